@@ -1,0 +1,81 @@
+// Package domain holds what every aggregate package shares: the typed
+// error that the API edge maps to an HTTP status, and small value types.
+// It imports only the standard library.
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error. The API maps each code to one HTTP status, in
+// one place (api/errors.go).
+type Code string
+
+// Error codes. The strings are the "code" of the error body.
+const (
+	// Invalid: the request as a whole is malformed (400).
+	Invalid Code = "invalid_request"
+	// Validation: a well-formed request breaks a rule (422).
+	Validation Code = "validation_error"
+	// Unauthorized: missing or invalid credentials (401).
+	Unauthorized Code = "unauthorized"
+	// Forbidden: valid credentials without the permission (403).
+	Forbidden Code = "forbidden"
+	// NotFound: no such resource (404).
+	NotFound Code = "not_found"
+	// MethodNotAllowed: the resource exists but not with this method (405).
+	MethodNotAllowed Code = "method_not_allowed"
+	// Conflict: a concurrent change or a duplicate (409).
+	Conflict Code = "conflict"
+	// TooLarge: the request body is over the limit (413).
+	TooLarge Code = "request_too_large"
+	// RateLimited: too many requests (429).
+	RateLimited Code = "rate_limited"
+	// Internal: a failure on our side (500).
+	Internal Code = "internal_error"
+)
+
+// FieldError is one problem with one field.
+type FieldError struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// Error is a domain error with a code, a message for the client, and
+// optional per-field details.
+type Error struct {
+	Code    Code
+	Message string
+	Details []FieldError
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, Internal
+// for any other error, and "" for nil.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// ErrorMessage returns the client-facing message of err: the message of
+// its *Error, or a generic text for internal errors (never their details).
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}

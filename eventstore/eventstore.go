@@ -1,0 +1,229 @@
+// Package eventstore declares the event store port: an append-only log of
+// immutable domain events, grouped in streams (one per aggregate instance)
+// and written in atomic multi-stream commits with optimistic concurrency.
+//
+// Adapters live in subpackages: postgres (the default), memory (unit tests)
+// and esdb (EventStoreDB). Every adapter passes the contract suite in
+// eventstore/storetest.
+package eventstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Expected versions with a special meaning. Any other non-negative value is
+// the exact version the stream must have (0 is the same as NoStream).
+const (
+	// Any skips the concurrency check for the stream.
+	Any int64 = -1
+	// NoStream requires that the stream does not exist yet.
+	NoStream int64 = 0
+	// StreamExists requires that the stream has at least one event.
+	StreamExists int64 = -2
+)
+
+// Metadata describes who caused an event and why. It is stored with every
+// event and never changes.
+type Metadata struct {
+	// CompanyID is the tenant the event belongs to. Required.
+	CompanyID string `json:"company_id"`
+	// RunID is the import run or request that produced the event.
+	RunID string `json:"run_id,omitempty"`
+	// Actor is who acted: "users/<id>", "integrations/<id>", "tokens/<id>" or "system".
+	Actor string `json:"actor,omitempty"`
+	// Source is the channel: api, csv, sftp, cli, system.
+	Source string `json:"source,omitempty"`
+	// CorrelationID groups every event caused by one original request.
+	CorrelationID string `json:"correlation_id,omitempty"`
+	// CausationID is the id of the message or event that caused this one.
+	CausationID string `json:"causation_id,omitempty"`
+}
+
+// Event is a new event to append.
+type Event struct {
+	// Type names the domain event, e.g. "AccessTokenCreated".
+	Type string
+	// Data is the JSON encoding of the event.
+	Data json.RawMessage
+}
+
+// StreamAppend is the part of a commit that goes to one stream.
+type StreamAppend struct {
+	// StreamID names the stream, "<kind>-<company>-<id>".
+	StreamID string
+	// ExpectedVersion is the version the stream must have before the append:
+	// Any, NoStream, StreamExists or an exact version.
+	ExpectedVersion int64
+	// Events are appended in order, with versions ExpectedVersion+1, ...
+	Events []Event
+}
+
+// Commit is one atomic write: events for one or more streams, all or nothing.
+type Commit struct {
+	Metadata Metadata
+	Streams  []StreamAppend
+}
+
+// Position orders the log. Commits are ordered by the transaction that wrote
+// them, then by global position; see the postgres adapter for why.
+type Position struct {
+	// TxID is the id of the committing transaction (a commit sequence number
+	// in adapters without transactions).
+	TxID uint64 `json:"tx_id"`
+	// Global is the event's global position, unique across the log.
+	Global int64 `json:"global"`
+}
+
+// Less reports whether p comes before q in the log.
+func (p Position) Less(q Position) bool {
+	if p.TxID != q.TxID {
+		return p.TxID < q.TxID
+	}
+	return p.Global < q.Global
+}
+
+// IsZero reports whether p is the start of the log.
+func (p Position) IsZero() bool { return p == Position{} }
+
+// String formats p as "tx:global".
+func (p Position) String() string { return fmt.Sprintf("%d:%d", p.TxID, p.Global) }
+
+// RecordedEvent is an event as stored.
+type RecordedEvent struct {
+	StreamID      string
+	StreamVersion int64
+	Type          string
+	Data          json.RawMessage
+	Metadata      Metadata
+	RecordedAt    time.Time
+	Position      Position
+}
+
+// Committed describes a successful append.
+type Committed struct {
+	// TxID identifies the commit; every event of the commit shares it.
+	TxID uint64
+	// First and Last are the positions of the first and last event.
+	First, Last Position
+	// Events are the appended events as recorded.
+	Events []RecordedEvent
+}
+
+// Store is the event store port.
+type Store interface {
+	// Append writes the commit atomically. A stream whose version differs
+	// from its expected version makes the whole commit fail with a
+	// *ConflictError and nothing is written.
+	Append(ctx context.Context, c Commit) (Committed, error)
+	// ReadStream returns the events of a stream with a version above
+	// afterVersion, in version order. A stream that does not exist has no
+	// events.
+	ReadStream(ctx context.Context, streamID string, afterVersion int64) ([]RecordedEvent, error)
+	// ReadLog returns up to limit events after the given position, in log
+	// order, whole commits only (a commit is never split across two pages,
+	// so a page may exceed limit to finish a commit). It never returns an
+	// event while an earlier one may still appear: a reader that resumes
+	// from the last position it saw never skips an event.
+	ReadLog(ctx context.Context, after Position, limit int) ([]RecordedEvent, error)
+	// Head returns the position of the last event visible to ReadLog.
+	Head(ctx context.Context) (Position, error)
+}
+
+// ConflictError reports that a stream's version was not the expected one.
+type ConflictError struct {
+	StreamID string
+	Expected int64
+	Actual   int64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("eventstore: stream %q is at version %d, expected %s", e.StreamID, e.Actual, expectedString(e.Expected))
+}
+
+func expectedString(v int64) string {
+	switch v {
+	case Any:
+		return "any"
+	case StreamExists:
+		return "an existing stream"
+	case NoStream:
+		return "no stream"
+	}
+	return fmt.Sprint(v)
+}
+
+// ErrInvalidCommit reports a commit that can never be written (no streams,
+// an empty stream id, an event without type, a stream twice in one commit,
+// no company).
+var ErrInvalidCommit = errors.New("eventstore: invalid commit")
+
+// Validate checks the shape of a commit; adapters call it before writing.
+func (c Commit) Validate() error {
+	if c.Metadata.CompanyID == "" {
+		return fmt.Errorf("%w: no company", ErrInvalidCommit)
+	}
+	if len(c.Streams) == 0 {
+		return fmt.Errorf("%w: no streams", ErrInvalidCommit)
+	}
+	seen := make(map[string]bool, len(c.Streams))
+	for _, s := range c.Streams {
+		if s.StreamID == "" {
+			return fmt.Errorf("%w: empty stream id", ErrInvalidCommit)
+		}
+		if seen[s.StreamID] {
+			return fmt.Errorf("%w: stream %q twice", ErrInvalidCommit, s.StreamID)
+		}
+		seen[s.StreamID] = true
+		if len(s.Events) == 0 {
+			return fmt.Errorf("%w: stream %q has no events", ErrInvalidCommit, s.StreamID)
+		}
+		if s.ExpectedVersion < StreamExists {
+			return fmt.Errorf("%w: stream %q: bad expected version %d", ErrInvalidCommit, s.StreamID, s.ExpectedVersion)
+		}
+		for _, e := range s.Events {
+			if e.Type == "" {
+				return fmt.Errorf("%w: stream %q: event without type", ErrInvalidCommit, s.StreamID)
+			}
+			if !json.Valid(e.Data) {
+				return fmt.Errorf("%w: stream %q: event %s: data is not JSON", ErrInvalidCommit, s.StreamID, e.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckVersion applies the expected-version rule to a stream at version
+// actual (0 when it does not exist).
+func CheckVersion(streamID string, expected, actual int64) error {
+	ok := false
+	switch expected {
+	case Any:
+		ok = true
+	case StreamExists:
+		ok = actual > 0
+	default:
+		ok = actual == expected
+	}
+	if !ok {
+		return &ConflictError{StreamID: streamID, Expected: expected, Actual: actual}
+	}
+	return nil
+}
+
+// Count returns the number of events in the commit.
+func (c Commit) Count() int {
+	n := 0
+	for _, s := range c.Streams {
+		n += len(s.Events)
+	}
+	return n
+}
+
+// StreamID builds a stream name "<kind>-<company>-<id>".
+func StreamID(kind, companyID, id string) string {
+	return kind + "-" + companyID + "-" + id
+}

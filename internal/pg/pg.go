@@ -1,0 +1,80 @@
+// Package pg is the PostgreSQL plumbing shared by every adapter: the
+// connection pool, the embedded migrations and the embedded server that
+// runs a private PostgreSQL from the machine's own binaries.
+package pg
+
+import (
+	"context"
+	"embed"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Open connects a pool to url and checks that the server answers.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pg: parse database url: %w", err)
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pg: connect: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pg: connect: %w", err)
+	}
+	return pool, nil
+}
+
+// Migrate applies every embedded migration not yet applied. Concurrent
+// callers are serialised by an advisory lock.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("pg: migrate: %w", err)
+	}
+	sub, err := fsSub()
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("pg: migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("pg: migrate: %w", err)
+	}
+	return nil
+}
+
+// MigrationsFingerprint identifies the set of embedded migrations; test
+// harnesses key their template databases on it.
+func MigrationsFingerprint() (string, error) {
+	entries, err := migrations.ReadDir("migrations")
+	if err != nil {
+		return "", err
+	}
+	h := fnv64()
+	for _, e := range entries {
+		b, err := migrations.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(e.Name()))
+		h.Write(b)
+	}
+	return fmt.Sprintf("%016x", h.Sum64()), nil
+}

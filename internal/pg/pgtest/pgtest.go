@@ -1,0 +1,182 @@
+// Package pgtest hands out fresh, migrated PostgreSQL databases to tests.
+//
+// One embedded server serves every test process of a `go test` run (the
+// processes attach to the same data directory; the last one out stops it).
+// A template database is migrated once per set of migrations, and each test
+// gets its own copy, dropped when the test ends. With
+// CLIENTELE_TEST_DATABASE_URL set, that server is used instead.
+//
+// A package that uses pgtest calls pgtest.Main from its TestMain.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/internal/pg"
+)
+
+var (
+	mu       sync.Mutex
+	server   *pg.Embedded
+	adminURL string // a URL to the "postgres" database of the test server
+	template string
+	initErr  error
+	initDone bool
+)
+
+// Main runs the tests of a package and then detaches from the shared
+// server. Use it as `func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }`.
+func Main(m *testing.M) int {
+	code := m.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	if server != nil {
+		if err := server.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest: stop server:", err)
+		}
+		server = nil
+	}
+	return code
+}
+
+// Dir is the data directory of the shared test server.
+func Dir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("clientele-pgtest-%d", os.Getuid()))
+}
+
+func setup() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if initDone {
+		return initErr
+	}
+	initDone = true
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if url := os.Getenv("CLIENTELE_TEST_DATABASE_URL"); url != "" {
+		adminURL = url
+	} else {
+		s, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: Dir(), Fast: true, Database: "postgres"})
+		if err != nil {
+			initErr = err
+			return err
+		}
+		server = s
+		adminURL = s.URL()
+	}
+	initErr = ensureTemplate(ctx)
+	return initErr
+}
+
+// ensureTemplate creates and migrates the template database for the
+// current migrations, once for all processes (an advisory lock serialises
+// them).
+func ensureTemplate(ctx context.Context) error {
+	fp, err := pg.MigrationsFingerprint()
+	if err != nil {
+		return err
+	}
+	template = "clientele_tmpl_" + fp
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(7311)`); err != nil {
+		return err
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock(7311)`) //nolint:errcheck
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, template).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	building := template + "_build"
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+building); err != nil {
+		return err
+	}
+	pool, err := pg.Open(ctx, urlFor(building))
+	if err != nil {
+		return err
+	}
+	err = pg.Migrate(ctx, pool)
+	pool.Close()
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, template))
+	return err
+}
+
+func urlFor(db string) string {
+	u := adminURL
+	q := ""
+	if i := strings.Index(u, "?"); i >= 0 {
+		u, q = u[:i], u[i:]
+	}
+	i := strings.LastIndex(u, "/")
+	return u[:i+1] + db + q
+}
+
+// URL creates a fresh migrated database for the test and returns its
+// connection string. The database is dropped when the test ends.
+func URL(tb testing.TB) string {
+	tb.Helper()
+	if err := setup(); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	raw := make([]byte, 6)
+	_, _ = rand.Read(raw)
+	name := "t_" + hex.EncodeToString(raw)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", name, template)); err != nil {
+		tb.Fatalf("pgtest: create database: %v", err)
+	}
+	tb.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, adminURL)
+		if err != nil {
+			tb.Logf("pgtest: drop %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			tb.Logf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	return urlFor(name)
+}
+
+// NewPool creates a fresh migrated database and returns a pool on it,
+// closed when the test ends.
+func NewPool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	url := URL(tb)
+	pool, err := pg.Open(context.Background(), url)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}

@@ -1,0 +1,34 @@
+// Package projections turns committed domain events into read-model rows.
+//
+// A Projector owns some read-model tables and applies events to them. Inline
+// projectors run inside the event store's append transaction (a client reads
+// its own write at once); async projectors are Watermill handlers that follow
+// the log one commit per message and keep a checkpoint in the same
+// transaction as their rows, so a redelivered commit is skipped.
+package projections
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/eventstore"
+)
+
+// Projector applies events to the read-model tables it owns.
+type Projector interface {
+	// Name is the projector's durable identifier: it keys the checkpoint and
+	// the Watermill consumer group. Renaming it re-consumes the whole log.
+	Name() string
+	// Tables lists the tables the projector owns, in the public schema.
+	// A rebuild recreates them empty (CREATE TABLE ... (LIKE ... INCLUDING
+	// ALL)) in a scratch schema placed first on the search_path, replays
+	// the log into them and swaps them in; so Apply must use unqualified
+	// table names.
+	Tables() []string
+	// Apply applies events in log order within tx. The events are one commit
+	// (or, during a rebuild, a page of whole commits) and may be of any
+	// type: ignore the ones you do not use. Write in bulk: one statement per
+	// table per call where possible, never one round trip per event.
+	Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error
+}
