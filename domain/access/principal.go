@@ -1,5 +1,6 @@
 // Package access holds users, integrations, access tokens and their rules:
-// roles, scopes, token hints. It decides who may do what; it stores nothing.
+// roles, scopes, token hints and who may create what. It decides who may do
+// what; it stores nothing.
 package access
 
 import "strings"
@@ -15,7 +16,8 @@ const (
 )
 
 // Scope limits a token to one path (and optionally one method). A token
-// without scopes may reach every path its roles allow.
+// without scopes may reach every path its roles allow. See ScopesAllow for
+// how a request is matched.
 type Scope struct {
 	Method string `json:"method,omitempty"`
 	Path   string `json:"path"`
@@ -36,9 +38,19 @@ type Principal struct {
 	// Password is true when the request authenticated with a user's
 	// password (HTTP basic), which is accepted only to create a token.
 	Password bool
+	// System is the operator acting through the CLI (or the service
+	// itself): it passes every role check. Never set it for a request.
+	System bool
 }
 
-// Actor names the principal in event metadata: "tokens/<id>" or "users/<id>".
+// System returns the operator principal for companyID (which may be empty
+// for commands that are not about one company yet, such as CreateCompany).
+func System(companyID string) Principal {
+	return Principal{CompanyID: companyID, System: true}
+}
+
+// Actor names the principal in event metadata: "tokens/<id>", "users/<id>"
+// or "system".
 func (p Principal) Actor() string {
 	if p.TokenID != "" {
 		return "tokens/" + p.TokenID
@@ -49,10 +61,35 @@ func (p Principal) Actor() string {
 	return "system"
 }
 
-// HasRole reports whether the principal carries r (superuser implies admin).
+// Owner returns the owner the principal acts for: its OwnerID,
+// "users/<UserID>" when only the user is known, or "" for the system.
+func (p Principal) Owner() string {
+	if p.OwnerID != "" {
+		return p.OwnerID
+	}
+	if p.UserID != "" {
+		return UserOwner(p.UserID)
+	}
+	return ""
+}
+
+// CreatedBy is what the principal is recorded as in created_by fields:
+// its owner, or "system".
+func (p Principal) CreatedBy() string {
+	if o := p.Owner(); o != "" {
+		return o
+	}
+	return "system"
+}
+
+// HasRole reports whether the principal carries r (superuser implies
+// admin and staff, admin implies staff; the system has every role).
 func (p Principal) HasRole(r Role) bool {
+	if p.System {
+		return true
+	}
 	for _, have := range p.Roles {
-		if have == r || (have == RoleSuperuser && r == RoleAdmin) {
+		if have == r || have == RoleSuperuser || (have == RoleAdmin && r == RoleStaff) {
 			return true
 		}
 	}

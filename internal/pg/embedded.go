@@ -45,6 +45,9 @@ type Embedded struct {
 	url     string
 	runAs   *syscall.Credential
 	started bool
+	// client names this attachment in Dir/clients: "<pid>-<random>", so
+	// that two attachments of one process count twice.
+	client string
 }
 
 // ErrNoPostgres reports that no PostgreSQL server binaries were found.
@@ -78,6 +81,9 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("embedded postgres: %w", err)
 	}
+	if err := e.checkReachable(); err != nil {
+		return nil, err
+	}
 	unlock, err := lockFile(filepath.Join(dir, "embedded.lock"))
 	if err != nil {
 		return nil, err
@@ -103,7 +109,8 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 		return nil, err
 	}
 	e.url = base + opts.Database + "?sslmode=disable"
-	if err := os.WriteFile(filepath.Join(dir, "clients", strconv.Itoa(os.Getpid())), nil, 0o644); err != nil {
+	e.client = fmt.Sprintf("%d-%s", os.Getpid(), randomHex(6))
+	if err := os.WriteFile(filepath.Join(dir, "clients", e.client), nil, 0o644); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -127,10 +134,11 @@ func (e *Embedded) Close() error {
 	}
 	defer unlock()
 	clients := filepath.Join(e.dir, "clients")
-	_ = os.Remove(filepath.Join(clients, strconv.Itoa(os.Getpid())))
+	_ = os.Remove(filepath.Join(clients, e.client))
 	entries, _ := os.ReadDir(clients)
 	for _, ent := range entries {
-		pid, err := strconv.Atoi(ent.Name())
+		pidPart, _, _ := strings.Cut(ent.Name(), "-")
+		pid, err := strconv.Atoi(pidPart)
 		if err == nil && processAlive(pid) {
 			return nil // someone still uses the server
 		}
@@ -163,11 +171,7 @@ func (e *Embedded) ensureCluster(ctx context.Context, fast bool) (string, error)
 	if err := e.chown(e.pgdata); err != nil {
 		return "", err
 	}
-	raw := make([]byte, 18)
-	if _, err := rand.Read(raw); err != nil {
-		return "", err
-	}
-	password := hex.EncodeToString(raw)
+	password := randomHex(18)
 	if err := os.WriteFile(pwPath, []byte(password+"\n"), 0o600); err != nil {
 		return "", err
 	}
@@ -239,6 +243,28 @@ func (e *Embedded) run(ctx context.Context, name string, args ...string) error {
 	return nil
 }
 
+// checkReachable fails clearly when the unprivileged server user could not
+// reach the data directory (a parent directory closed to others, such as
+// one made by os.MkdirTemp).
+func (e *Embedded) checkReachable() error {
+	if e.runAs == nil {
+		return nil
+	}
+	for d := e.dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if ok && st.Uid != e.runAs.Uid && fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("embedded postgres: the server runs as uid %d (PostgreSQL refuses root), which cannot enter %s: allow it (chmod o+x %s) or choose another --data-dir", e.runAs.Uid, d, d)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
 func (e *Embedded) chown(path string) error {
 	if e.runAs == nil {
 		return nil
@@ -307,6 +333,12 @@ func createDatabase(ctx context.Context, url, name string) error {
 		return nil
 	}
 	return err
+}
+
+func randomHex(n int) string {
+	raw := make([]byte, n)
+	_, _ = rand.Read(raw) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(raw)
 }
 
 func freePort() (int, error) {

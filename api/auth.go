@@ -1,0 +1,139 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+)
+
+// Credential carriers (docs/openapi.yaml, securitySchemes).
+const (
+	// tokenUser is the HTTP basic user name that marks the password as an
+	// access token.
+	tokenUser = "access-token"
+	// tokenQuery is the query parameter that may carry an access token.
+	tokenQuery = "access-token"
+	// headerTOTP carries the current two-factor code of a user who logs in
+	// with a password.
+	headerTOTP = "Clientele-TOTP-Code"
+)
+
+// credentials are what a request presented: a token, or a user's email
+// and password, or nothing.
+type credentials struct {
+	token           string
+	email, password string
+}
+
+func (cr credentials) none() bool { return cr.token == "" && cr.email == "" }
+
+// credentialsOf reads the credentials of r from, in order, the
+// Authorization header (Bearer, Token, or Basic with the user name
+// access-token for a token and any other user name for a user's password)
+// and the access-token query parameter.
+func credentialsOf(r *http.Request) (credentials, error) {
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	if h == "" {
+		return credentials{token: r.URL.Query().Get(tokenQuery)}, nil
+	}
+	scheme, rest, _ := strings.Cut(h, " ")
+	rest = strings.TrimSpace(rest)
+	switch strings.ToLower(scheme) {
+	case "bearer", "token":
+		if rest == "" {
+			return credentials{}, domain.Errorf(domain.Unauthorized, "the Authorization header has no token after %q", scheme)
+		}
+		return credentials{token: rest}, nil
+	case "basic":
+		user, pass, ok := r.BasicAuth()
+		switch {
+		case !ok:
+			return credentials{}, domain.Errorf(domain.Unauthorized, "the Authorization header is not valid HTTP basic authentication")
+		case user == tokenUser && pass == "":
+			return credentials{}, domain.Errorf(domain.Unauthorized, "HTTP basic authentication as %q needs the access token as password", tokenUser)
+		case user == tokenUser:
+			return credentials{token: pass}, nil
+		case user == "" || pass == "":
+			return credentials{}, domain.Errorf(domain.Unauthorized, "HTTP basic authentication needs a user name and a password")
+		}
+		return credentials{email: user, password: pass}, nil
+	}
+	return credentials{}, domain.Errorf(domain.Unauthorized, "unsupported Authorization scheme %q; send Authorization: Bearer <access token>", scheme)
+}
+
+// authenticate identifies the principal of the request within its
+// company. A user's password is accepted only where password is true
+// (POST /api/access-tokens/): everywhere else an access token is required.
+func (s *Server) authenticate(password bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, err := s.principal(c, password)
+		if err != nil {
+			s.writeError(c, err)
+			c.Abort()
+			return
+		}
+		c.Set(keyPrincipal, p)
+		c.Next()
+	}
+}
+
+func (s *Server) principal(c *gin.Context, passwordAllowed bool) (access.Principal, error) {
+	co, _ := companyOf(c)
+	cr, err := credentialsOf(c.Request)
+	if err != nil {
+		return access.Principal{}, err
+	}
+	var p access.Principal
+	switch {
+	case cr.none():
+		return p, domain.Errorf(domain.Unauthorized, "missing credentials: send an access token as Authorization: Bearer <token>")
+	case cr.token != "":
+		p, err = s.access.AuthenticateToken(c.Request.Context(), co.ID, cr.token)
+	case !passwordAllowed:
+		// Refused before the password is checked, so other routes are no
+		// oracle for guessing passwords.
+		return p, domain.Errorf(domain.Unauthorized, "a user's password is accepted only by POST /api/access-tokens/; create an access token there and send it as Authorization: Bearer <token>")
+	default:
+		if ok, wait := s.logins.allow(co.ID + "/" + strings.ToLower(cr.email)); !ok {
+			return p, &rateLimitError{what: "password attempts", wait: wait}
+		}
+		p, err = s.access.AuthenticatePassword(c.Request.Context(), co.ID, cr.email, cr.password, strings.TrimSpace(c.GetHeader(headerTOTP)))
+	}
+	if err != nil {
+		return access.Principal{}, err
+	}
+	if p.CompanyID != co.ID {
+		// The read model already looks credentials up within the company;
+		// this keeps a token of one company away from another's data even
+		// if it did not.
+		return access.Principal{}, domain.Errorf(domain.Unauthorized, "invalid credentials")
+	}
+	return p, nil
+}
+
+// authorize enforces the token's scopes on every request. Roles are
+// checked by the commands, which know what each use case needs.
+func (s *Server) authorize(c *gin.Context) {
+	p, _ := principalOf(c)
+	path := c.Request.URL.Path
+	if !access.ScopesAllow(p.Scopes, c.Request.Method, path) {
+		s.writeError(c, domain.Errorf(domain.Forbidden, "this access token's scopes do not allow %s %s", c.Request.Method, path))
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+// principalOf returns the authenticated principal of the request.
+func principalOf(c *gin.Context) (access.Principal, bool) {
+	v, ok := c.Get(keyPrincipal)
+	if !ok {
+		return access.Principal{}, false
+	}
+	p, ok := v.(access.Principal)
+	return p, ok
+}

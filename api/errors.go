@@ -1,0 +1,132 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// errorBody is the body of every error answer.
+type errorBody struct {
+	Error errorJSON `json:"error"`
+}
+
+type errorJSON struct {
+	Code    domain.Code         `json:"code"`
+	Message string              `json:"message"`
+	Details []domain.FieldError `json:"details,omitempty"`
+}
+
+// codeUnavailable is the code of 503 answers (GET /readyz while not ready).
+const codeUnavailable domain.Code = "unavailable"
+
+// statusOf maps each error code to its HTTP status.
+var statusOf = map[domain.Code]int{
+	domain.Invalid:          http.StatusBadRequest,
+	domain.Validation:       http.StatusUnprocessableEntity,
+	domain.Unauthorized:     http.StatusUnauthorized,
+	domain.Forbidden:        http.StatusForbidden,
+	domain.NotFound:         http.StatusNotFound,
+	domain.MethodNotAllowed: http.StatusMethodNotAllowed,
+	domain.Conflict:         http.StatusConflict,
+	domain.TooLarge:         http.StatusRequestEntityTooLarge,
+	domain.RateLimited:      http.StatusTooManyRequests,
+	domain.Internal:         http.StatusInternalServerError,
+	codeUnavailable:         http.StatusServiceUnavailable,
+}
+
+// notReadyError is the answer of GET /readyz while Deps.Ready fails.
+type notReadyError struct{ err error }
+
+func (e *notReadyError) Error() string { return "not ready: " + e.err.Error() }
+func (e *notReadyError) Unwrap() error { return e.err }
+
+// errorResponse is the one mapping of errors to an HTTP status and the
+// error body. Anything it does not recognise is an internal error, whose
+// text never reaches the client.
+func errorResponse(err error) (int, errorBody) {
+	var (
+		de       *domain.Error
+		conflict *eventstore.ConflictError
+		tooLarge *http.MaxBytesError
+		syntax   *json.SyntaxError
+		typ      *json.UnmarshalTypeError
+		notReady *notReadyError
+		limited  *rateLimitError
+	)
+	var e errorJSON
+	switch {
+	case errors.As(err, &de):
+		e = errorJSON{Code: de.Code, Message: de.Message, Details: de.Details}
+	case errors.As(err, &conflict):
+		e = errorJSON{Code: domain.Conflict, Message: "a concurrent change conflicted with this request; retry it"}
+	case errors.As(err, &tooLarge):
+		e = errorJSON{Code: domain.TooLarge, Message: fmt.Sprintf("the request body is over the limit of %d bytes", tooLarge.Limit)}
+	case errors.As(err, &syntax):
+		e = errorJSON{Code: domain.Invalid, Message: fmt.Sprintf("the request body is not valid JSON: %v (at byte %d)", syntax, syntax.Offset)}
+	case errors.As(err, &typ):
+		e = errorJSON{Code: domain.Invalid, Message: fmt.Sprintf("the request body has a %s where a %s is expected", typ.Value, typ.Type)}
+		if typ.Field != "" {
+			e.Message = fmt.Sprintf("field %q must be a %s, not a %s", typ.Field, typ.Type, typ.Value)
+			e.Details = []domain.FieldError{{Field: typ.Field, Reason: "must be a " + typ.Type.String()}}
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		e = errorJSON{Code: domain.Invalid, Message: "the request body ends before its JSON value does"}
+	case errors.As(err, &limited):
+		e = errorJSON{Code: domain.RateLimited, Message: limited.Error()}
+	case errors.As(err, &notReady):
+		e = errorJSON{Code: codeUnavailable, Message: "the service is not ready"}
+	default:
+		e = errorJSON{Code: domain.Internal, Message: "internal error"}
+	}
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	return status, errorBody{Error: e}
+}
+
+// authChallenge is sent with every 401: an access token, or for
+// POST /api/access-tokens/ a user's email and password.
+const authChallenge = `Bearer realm="clientele", Basic realm="clientele"`
+
+// writeError answers the request with err, unless an answer has begun.
+// Only server-side (5xx) errors are logged, and only here.
+func (s *Server) writeError(c *gin.Context, err error) {
+	status, body := errorResponse(err)
+	c.Set(keyErrorCode, string(body.Error.Code))
+	if status >= http.StatusInternalServerError {
+		level := slog.LevelError
+		if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+			// The client went away; nothing is wrong on our side.
+			level = slog.LevelInfo
+		}
+		s.log.LogAttrs(c.Request.Context(), level, "request failed",
+			slog.String("method", c.Request.Method),
+			slog.String("route", route(c)),
+			slog.String("request_id", c.GetString(keyRequestID)),
+			slog.Int("status", status),
+			slog.String("err", err.Error()))
+	}
+	if c.Writer.Written() {
+		return
+	}
+	if status == http.StatusUnauthorized {
+		c.Header("WWW-Authenticate", authChallenge)
+	}
+	var limited *rateLimitError
+	if errors.As(err, &limited) {
+		c.Header("Retry-After", strconv.Itoa(limited.retryAfter()))
+	}
+	c.AbortWithStatusJSON(status, body)
+}

@@ -1,0 +1,129 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+)
+
+// createIntegrationRequest is the body of POST /api/integrations/. The
+// legacy body {"name": "...", "description": "..."} is read too.
+type createIntegrationRequest struct {
+	IntegrationName string                `json:"integration_name"`
+	Parameters      integrationParameters `json:"parameters"`
+	Name            string                `json:"name"`
+	Description     string                `json:"description"`
+}
+
+type integrationParameters struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// integrationJSON is an integration as answered. The datasource and
+// datatarget lists and the configuration are always empty: Clientele has
+// no built-in datasources, and datatargets are a resource of their own.
+type integrationJSON struct {
+	ID                   string                `json:"id"`
+	Name                 string                `json:"name"`
+	IntegrationName      string                `json:"integration_name"`
+	Enabled              bool                  `json:"enabled"`
+	AvailableDatasources []string              `json:"available_datasources"`
+	CreatedAt            string                `json:"created_at"`
+	Datasources          []map[string]any      `json:"datasources"`
+	Datatargets          []map[string]any      `json:"datatargets"`
+	DatatargetTemplates  []map[string]any      `json:"datatarget_templates"`
+	Description          string                `json:"description"`
+	Configuration        map[string]any        `json:"configuration"`
+	Parameters           integrationParameters `json:"parameters"`
+}
+
+func newIntegrationJSON(i access.Integration) integrationJSON {
+	return integrationJSON{
+		ID:                   i.ID,
+		Name:                 i.Name,
+		IntegrationName:      i.IntegrationName,
+		Enabled:              i.Enabled,
+		AvailableDatasources: []string{},
+		CreatedAt:            timestampMicros(i.CreatedAt),
+		Datasources:          []map[string]any{},
+		Datatargets:          []map[string]any{},
+		DatatargetTemplates:  []map[string]any{},
+		Description:          i.Description,
+		Configuration:        map[string]any{},
+		Parameters:           integrationParameters{Name: i.Name, Description: i.Description},
+	}
+}
+
+// handleCreateIntegration serves POST /api/integrations/: it creates an
+// integration (admin role), to which tokens can then be given.
+func (s *Server) handleCreateIntegration(c *gin.Context) error {
+	var req createIntegrationRequest
+	if err := decodeJSON(c.Request, &req, false); err != nil {
+		return err
+	}
+	name, description := req.Parameters.Name, req.Parameters.Description
+	if name == "" && description == "" {
+		name, description = req.Name, req.Description
+	}
+	p, _ := principalOf(c)
+	in, err := s.commands.CreateIntegration.Handle(commandContext(c), commands.CreateIntegration{
+		Principal:       p,
+		IntegrationName: req.IntegrationName,
+		Name:            name,
+		Description:     description,
+	})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"integration": newIntegrationJSON(in)})
+	return nil
+}
+
+// handleListIntegrations serves GET /api/integrations/ (our addition):
+// every integration of the company, oldest first.
+func (s *Server) handleListIntegrations(c *gin.Context) error {
+	p, _ := principalOf(c)
+	if err := mayReadIntegration(p, ""); err != nil {
+		return err
+	}
+	list, err := s.access.Integrations(c.Request.Context(), p.CompanyID)
+	if err != nil {
+		return err
+	}
+	out := make([]integrationJSON, 0, len(list))
+	for _, in := range list {
+		out = append(out, newIntegrationJSON(in))
+	}
+	c.JSON(http.StatusOK, gin.H{"integrations": out})
+	return nil
+}
+
+// handleGetIntegration serves GET /api/integrations/<id>/ (our addition).
+func (s *Server) handleGetIntegration(c *gin.Context) error {
+	p, _ := principalOf(c)
+	id := c.Param("id")
+	if err := mayReadIntegration(p, id); err != nil {
+		return err
+	}
+	in, err := s.access.Integration(c.Request.Context(), p.CompanyID, id)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"integration": newIntegrationJSON(in)})
+	return nil
+}
+
+// mayReadIntegration decides who reads integrations: staff and admins read
+// them all, an integration's own token reads that integration (id; "" for
+// the list).
+func mayReadIntegration(p access.Principal, id string) error {
+	if p.HasRole(access.RoleStaff) || (id != "" && p.OwnerID == access.IntegrationOwner(id)) {
+		return nil
+	}
+	return domain.Errorf(domain.Forbidden, "reading integrations requires the staff or admin role")
+}

@@ -1,0 +1,34 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/goccy/go-yaml"
+
+	"github.com/clientele/clientele/docs"
+)
+
+// openAPIJSON converts docs/openapi.yaml to JSON, once, for clients that
+// read no YAML.
+func openAPIJSON() ([]byte, error) {
+	b, err := yaml.YAMLToJSON(docs.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("api: docs/openapi.yaml: %w", err)
+	}
+	return b, nil
+}
+
+// handleOpenAPIYAML serves GET /api/openapi.yaml: the API reference.
+func (s *Server) handleOpenAPIYAML(c *gin.Context) error {
+	c.Data(http.StatusOK, "application/yaml; charset=utf-8", docs.OpenAPI)
+	return nil
+}
+
+// handleOpenAPIJSON serves GET /api/openapi.json: the API reference as
+// JSON.
+func (s *Server) handleOpenAPIJSON(c *gin.Context) error {
+	c.Data(http.StatusOK, "application/json; charset=utf-8", s.docsJSON)
+	return nil
+}

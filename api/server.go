@@ -1,0 +1,313 @@
+// Package api is Clientele's HTTP edge. It resolves the company from the
+// request host, authenticates the caller, enforces token scopes and rate
+// limits, decodes JSON, and maps errors to the one error body
+// {"error": {"code", "message", "details"}}. It translates HTTP into
+// commands and read-model queries and decides nothing itself: role checks
+// and validation live in the commands and the domain.
+//
+// Every API path is served under four spellings: with and without the /api
+// prefix and with and without the trailing slash (docs/openapi.yaml lists
+// the canonical /api/.../ spelling).
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/company"
+)
+
+// Config tunes the server. The zero value is usable: every field has a
+// default.
+type Config struct {
+	// BaseDomain is the domain under which companies are served, as
+	// <slug>.<BaseDomain>. Hosts are resolved by Deps.Companies; the API
+	// uses it only to say where a company is found when a host is unknown.
+	BaseDomain string
+	// MaxBodyBytes is the largest request body accepted; a larger one is
+	// answered 413 request_too_large. Default 32 MiB.
+	MaxBodyBytes int64
+	// RateLimit is the sustained number of requests per second allowed to
+	// one principal (one access token, or one user authenticating with a
+	// password). Default 50. math.Inf(1) disables rate limiting.
+	RateLimit float64
+	// RateBurst is how many requests a principal may make at once before
+	// RateLimit applies. Default 200.
+	RateBurst int
+	// Logger receives one access log line per request and every internal
+	// (5xx) error. Default slog.Default().
+	Logger *slog.Logger
+	// Registerer registers the HTTP metrics and Gatherer is served at
+	// /metrics. Set both or neither; by default both are one new registry
+	// that holds only the HTTP metrics.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	// TrustedProxies lists the addresses or CIDRs of reverse proxies whose
+	// X-Forwarded-For header is believed for the client address written to
+	// the access log. Default none: the peer address is logged.
+	TrustedProxies []string
+	// Now is the clock of the rate limiter. Default time.Now.
+	Now func() time.Time
+}
+
+// Default values of Config.
+const (
+	DefaultMaxBodyBytes = 32 << 20
+	DefaultRateLimit    = 50
+	DefaultRateBurst    = 200
+)
+
+func (c *Config) setDefaults() {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.RateLimit == 0 {
+		c.RateLimit = DefaultRateLimit
+	}
+	if c.RateBurst == 0 {
+		c.RateBurst = DefaultRateBurst
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registerer == nil && c.Gatherer == nil {
+		reg := prometheus.NewRegistry()
+		c.Registerer, c.Gatherer = reg, reg
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate reports every problem of the configuration at once. Zero fields
+// are valid: they take their defaults.
+func (c Config) Validate() error {
+	c.setDefaults()
+	var errs []error
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("api: MaxBodyBytes must be positive, got %d", c.MaxBodyBytes))
+	}
+	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) {
+		errs = append(errs, fmt.Errorf("api: RateLimit must be positive, got %g", c.RateLimit))
+	}
+	if c.RateBurst < 0 {
+		errs = append(errs, fmt.Errorf("api: RateBurst must be positive, got %d", c.RateBurst))
+	}
+	if c.Registerer == nil || c.Gatherer == nil {
+		errs = append(errs, errors.New("api: set both Registerer and Gatherer, or neither"))
+	}
+	if strings.ContainsAny(c.BaseDomain, "/: ") {
+		errs = append(errs, fmt.Errorf("api: BaseDomain must be a bare domain name, got %q", c.BaseDomain))
+	}
+	return errors.Join(errs...)
+}
+
+// Companies resolves the tenant of a request from its host.
+// readmodels.Companies implements it.
+type Companies interface {
+	// ByHost returns the company served at host (no port, lower case), or
+	// a domain.NotFound error.
+	ByHost(ctx context.Context, host string) (company.Company, error)
+}
+
+// Access authenticates principals and reads integrations.
+// readmodels.Access implements it.
+type Access interface {
+	// AuthenticateToken returns the principal of an access token of the
+	// company, or a domain.Unauthorized error.
+	AuthenticateToken(ctx context.Context, companyID, token string) (access.Principal, error)
+	// AuthenticatePassword returns the principal of a user of the company
+	// (Principal.Password set), checking the TOTP code when the user has
+	// two-factor authentication, or a domain.Unauthorized error.
+	AuthenticatePassword(ctx context.Context, companyID, email, password, totpCode string) (access.Principal, error)
+	// Integration returns one integration of the company, or a
+	// domain.NotFound error.
+	Integration(ctx context.Context, companyID, id string) (access.Integration, error)
+	// Integrations returns every integration of the company.
+	Integrations(ctx context.Context, companyID string) ([]access.Integration, error)
+}
+
+// Deps are what the server serves: read models, the command handlers and
+// a readiness check.
+type Deps struct {
+	Companies Companies
+	Access    Access
+	// Commands lists the write-side use cases.
+	Commands commands.Commands
+	// Ready reports whether the service can serve traffic (database
+	// reachable, projections running); GET /readyz answers 503 while it
+	// returns an error. Nil means always ready.
+	Ready func(ctx context.Context) error
+}
+
+func (d Deps) validate() error {
+	var errs []error
+	if d.Companies == nil {
+		errs = append(errs, errors.New("api: Deps.Companies is nil"))
+	}
+	if d.Access == nil {
+		errs = append(errs, errors.New("api: Deps.Access is nil"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	cfg      Config
+	engine   *gin.Engine
+	log      *slog.Logger
+	metrics  *metrics
+	limiter  *limiter // requests per principal
+	logins   *limiter // password attempts per email
+	docsJSON []byte
+
+	companies Companies
+	access    Access
+	commands  commands.Commands
+	ready     func(ctx context.Context) error
+}
+
+// NewServer builds the server and its routes. It fails when the
+// configuration or the dependencies are incomplete or invalid.
+func NewServer(cfg Config, deps Deps) (*Server, error) {
+	if err := errors.Join(cfg.Validate(), deps.validate()); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	m, err := newMetrics(cfg.Registerer, cfg.Gatherer, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	docsJSON, err := openAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	if deps.Ready == nil {
+		deps.Ready = func(context.Context) error { return nil }
+	}
+	// gin's debug mode prints every route to stdout; the access log and
+	// docs/openapi.yaml already say all of it.
+	if gin.IsDebugging() {
+		gin.SetMode(gin.ReleaseMode)
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		metrics:   m,
+		limiter:   newLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
+		logins:    newLimiter(float64(time.Second)/float64(loginEvery), loginBurst, cfg.Now),
+		docsJSON:  docsJSON,
+		companies: deps.Companies,
+		access:    deps.Access,
+		commands:  deps.Commands,
+		ready:     deps.Ready,
+	}
+	e := gin.New()
+	// Both spellings of every path are registered, so a redirect would only
+	// turn a POST into a GET in some clients.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = true
+	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("api: TrustedProxies: %w", err)
+	}
+	e.Use(s.requestID, s.observe, s.recoverer, s.limitBody)
+	e.NoRoute(s.adapt(s.handleNoRoute))
+	e.NoMethod(s.adapt(s.handleNoMethod))
+	s.engine = e
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+// Route is one registered method and path, in gin's syntax (":id").
+type Route struct {
+	Method string
+	Path   string
+}
+
+// Routes lists every registered method and path, all spellings included.
+func (s *Server) Routes() []Route {
+	var out []Route
+	for _, r := range s.engine.Routes() {
+		out = append(out, Route{Method: r.Method, Path: r.Path})
+	}
+	return out
+}
+
+// routes registers every endpoint. Keep docs/openapi.yaml in step: a test
+// compares the two.
+func (s *Server) routes() {
+	s.plain(http.MethodGet, "/healthz", s.handleHealthz)
+	s.plain(http.MethodGet, "/readyz", s.handleReadyz)
+	s.plain(http.MethodGet, "/metrics", s.handleMetrics)
+	s.plain(http.MethodGet, "/api/openapi.yaml", s.handleOpenAPIYAML)
+	s.plain(http.MethodGet, "/api/openapi.json", s.handleOpenAPIJSON)
+
+	s.tenant(http.MethodPost, "/api/access-tokens/", s.handleCreateAccessToken, allowPassword)
+	s.tenant(http.MethodGet, "/api/integrations/", s.handleListIntegrations)
+	s.tenant(http.MethodPost, "/api/integrations/", s.handleCreateIntegration)
+	s.tenant(http.MethodGet, "/api/integrations/:id/", s.handleGetIntegration)
+}
+
+// handlerFunc is a handler that returns its error instead of writing it;
+// adapt writes it with the one error mapping.
+type handlerFunc func(c *gin.Context) error
+
+func (s *Server) adapt(h handlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			s.writeError(c, err)
+		}
+	}
+}
+
+// plain registers a path that needs no company and no credentials, under
+// its exact spelling only.
+func (s *Server) plain(method, path string, h handlerFunc) {
+	s.engine.Handle(method, path, routeName(path), s.adapt(h))
+}
+
+// routeOption changes how a tenant route authenticates.
+type routeOption int
+
+// allowPassword accepts a user's email and password (HTTP basic) besides
+// access tokens.
+const allowPassword routeOption = 1
+
+// tenant registers an API path under all its spellings, behind tenancy,
+// authentication, rate limiting and scope checks.
+func (s *Server) tenant(method, path string, h handlerFunc, opts ...routeOption) {
+	password := false
+	for _, o := range opts {
+		password = password || o == allowPassword
+	}
+	chain := []gin.HandlerFunc{routeName(path), s.resolveCompany, s.authenticate(password), s.rateLimit, s.authorize, s.adapt(h)}
+	for _, p := range spellings(path) {
+		s.engine.Handle(method, p, chain...)
+	}
+}
+
+// spellings returns the four spellings of an /api path: with and without
+// the prefix, with and without the trailing slash.
+func spellings(path string) []string {
+	base := strings.TrimSuffix(path, "/")
+	out := []string{base + "/", base}
+	if rest, ok := strings.CutPrefix(base, "/api"); ok && rest != "" {
+		out = append(out, rest+"/", rest)
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/readmodels"
+)
+
+type serveFlags struct {
+	addr         string
+	baseDomain   string
+	rateLimit    float64
+	rateBurst    int
+	maxBodyBytes int64
+	demo         bool
+}
+
+func newServeCommand(g *globals) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API and run the projections",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withApp(cmd, func(ctx context.Context, a *app) error { return serve(ctx, g, a, f) })
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", envOr(g.getenv, "CLIENTELE_ADDR", "127.0.0.1:8080"), "listen address (env CLIENTELE_ADDR)")
+	fl.StringVar(&f.baseDomain, "base-domain", envOr(g.getenv, "CLIENTELE_BASE_DOMAIN", "localhost"), "companies are served at <slug>.<base-domain> (env CLIENTELE_BASE_DOMAIN)")
+	fl.Float64Var(&f.rateLimit, "rate-limit", envFloat(g.getenv, "CLIENTELE_RATE_LIMIT", 50), "requests per second per token (env CLIENTELE_RATE_LIMIT)")
+	fl.IntVar(&f.rateBurst, "rate-burst", int(envFloat(g.getenv, "CLIENTELE_RATE_BURST", 200)), "burst of requests per token (env CLIENTELE_RATE_BURST)")
+	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", int64(envFloat(g.getenv, "CLIENTELE_MAX_BODY_BYTES", 32<<20)), "largest accepted request body (env CLIENTELE_MAX_BODY_BYTES)")
+	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
+	return cmd
+}
+
+func envFloat(getenv func(string) string, key string, def float64) float64 {
+	if v, err := strconv.ParseFloat(getenv(key), 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := a.runtime.Register(reg); err != nil {
+		return err
+	}
+
+	var demo *demoLogin
+	if f.demo {
+		var err error
+		if demo, err = ensureDemo(ctx, g, a); err != nil {
+			return fmt.Errorf("demo set-up: %w", err)
+		}
+	}
+
+	handler, err := api.NewServer(api.Config{
+		BaseDomain:   f.baseDomain,
+		MaxBodyBytes: f.maxBodyBytes,
+		RateLimit:    f.rateLimit,
+		RateBurst:    f.rateBurst,
+		Logger:       a.log,
+		Registerer:   reg,
+		Gatherer:     reg,
+	}, api.Deps{
+		Companies: readmodels.NewCompanies(a.pool, f.baseDomain),
+		Access:    readmodels.NewAccess(a.pool),
+		Commands:  a.commands,
+		Ready: func(ctx context.Context) error {
+			if err := a.pool.Ping(ctx); err != nil {
+				return fmt.Errorf("database: %w", err)
+			}
+			if !a.runtime.Running() {
+				return errors.New("projections are not running")
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := a.runtime.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			errs <- fmt.Errorf("projections: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("http: %w", err)
+		}
+	}()
+	printWelcome(g, ln.Addr().String(), f.baseDomain, demo)
+	a.log.Info("serving", "addr", ln.Addr().String(), "base_domain", f.baseDomain)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errs:
+	}
+	a.log.Info("shutting down")
+	shutdownCtx, done := context.WithTimeout(context.Background(), 30*time.Second)
+	defer done()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		a.log.Error("http shutdown", "err", err)
+	}
+	cancel()
+	wg.Wait()
+	return runErr
+}
+
+func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin) {
+	_, port, _ := net.SplitHostPort(addr)
+	fmt.Fprintf(g.stdout, "Clientele is listening on http://%s\n", addr)
+	if demo == nil {
+		fmt.Fprintf(g.stdout, "Companies are served at http://<slug>.%s:%s/\n", baseDomain, port)
+		return
+	}
+	base := fmt.Sprintf("http://%s.%s:%s", demo.slug, baseDomain, port)
+	fmt.Fprintf(g.stdout, "Demo company %q: %s/\n", demo.slug, base)
+	fmt.Fprintf(g.stdout, "Log in as %s with password %s\n", demo.email, demo.password)
+	fmt.Fprintf(g.stdout, "Get an access token:\n  curl -u '%s:%s' -X POST %s/api/access-tokens/\n", demo.email, demo.password, base)
+	fmt.Fprintf(g.stdout, "API reference: %s/api/openapi.yaml\n", base)
+}

@@ -1,0 +1,159 @@
+// Package commands is the write side: one file per command handler. A
+// handler loads what it needs from the event store, lets the domain decide,
+// and appends the resulting events in one commit.
+//
+// Handlers depend only on the eventstore.Store port, so they run on every
+// adapter. Uniqueness (company slugs, custom domains, user emails) is
+// enforced by the event store too: a reservation stream per unique value,
+// appended with ExpectedVersion NoStream in the same commit as the entity,
+// turns a duplicate into a conflict without any read model.
+//
+// Identifiers are UUIDv7 without dashes (32 hex digits): random enough to
+// need no coordination, and ordered by creation time, which keeps indexes
+// compact and listings in creation order.
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// Commands lists every use case of the write side.
+type Commands struct {
+	CreateCompany         CreateCompanyHandler
+	UpdateCompanySettings UpdateCompanySettingsHandler
+	CreateUser            CreateUserHandler
+	CreateIntegration     CreateIntegrationHandler
+	CreateAccessToken     CreateAccessTokenHandler
+}
+
+// New returns every handler on store, with now as the clock.
+func New(store eventstore.Store, now func() time.Time) Commands {
+	return Commands{
+		CreateCompany:         NewCreateCompanyHandler(store, now),
+		UpdateCompanySettings: NewUpdateCompanySettingsHandler(store, now),
+		CreateUser:            NewCreateUserHandler(store, now),
+		CreateIntegration:     NewCreateIntegrationHandler(store, now),
+		CreateAccessToken:     NewCreateAccessTokenHandler(store, now),
+	}
+}
+
+// Stream names. Aggregates follow "<kind>-<company>-<id>"; reservation
+// streams, which make a value unique, are named after the value.
+func CompanyStream(companyID string) string {
+	return eventstore.StreamID("company", companyID, companyID)
+}
+
+// CompanySlugStream is the reservation stream of a slug.
+func CompanySlugStream(slug string) string { return "companyslug-" + slug }
+
+// CompanyDomainStream is the reservation stream of a custom domain.
+func CompanyDomainStream(host string) string { return "companydomain-" + host }
+
+// UserStream is a user's stream.
+func UserStream(companyID, userID string) string {
+	return eventstore.StreamID("user", companyID, userID)
+}
+
+// UserEmailStream is the reservation stream of an email within a company.
+func UserEmailStream(companyID, email string) string {
+	return "useremail-" + companyID + "-" + email
+}
+
+// IntegrationStream is an integration's stream.
+func IntegrationStream(companyID, integrationID string) string {
+	return eventstore.StreamID("integration", companyID, integrationID)
+}
+
+// AccessTokenStream is an access token's stream.
+func AccessTokenStream(companyID, tokenID string) string {
+	return eventstore.StreamID("accesstoken", companyID, tokenID)
+}
+
+// NewID returns a fresh identifier: a UUIDv7 without dashes.
+func NewID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		// Only a failing random source gets here.
+		panic(fmt.Sprintf("commands: new id: %v", err))
+	}
+	return strings.ReplaceAll(id.String(), "-", "")
+}
+
+type requestKey struct{}
+
+type requestInfo struct {
+	source, correlationID string
+}
+
+// WithRequest returns a context that makes handlers record source ("api",
+// "cli", ...) and correlationID in the metadata of the events they append.
+// Without it the source is "cli" for the system principal and "api"
+// otherwise, and each command gets a fresh correlation id.
+func WithRequest(ctx context.Context, source, correlationID string) context.Context {
+	return context.WithValue(ctx, requestKey{}, requestInfo{source: source, correlationID: correlationID})
+}
+
+// metadata returns the metadata of events appended for p in companyID.
+func metadata(ctx context.Context, p access.Principal, companyID string) eventstore.Metadata {
+	info, _ := ctx.Value(requestKey{}).(requestInfo)
+	if info.source == "" {
+		info.source = "api"
+		if p.System {
+			info.source = "cli"
+		}
+	}
+	if info.correlationID == "" {
+		info.correlationID = NewID()
+	}
+	return eventstore.Metadata{CompanyID: companyID, Actor: p.Actor(), Source: info.source, CorrelationID: info.correlationID}
+}
+
+// event encodes a domain event for the store.
+func event(typ string, data any) eventstore.Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		// Domain events are plain structs: this is a programming error.
+		panic(fmt.Sprintf("commands: encode %s: %v", typ, err))
+	}
+	return eventstore.Event{Type: typ, Data: b}
+}
+
+// conflictOn reports whether err is a version conflict on streamID.
+// Adapters may not know which stream conflicted (a unique violation
+// reported by PostgreSQL on a concurrent creation names one stream only),
+// so an unnamed conflict matches any stream.
+func conflictOn(err error, streamID string) bool {
+	var c *eventstore.ConflictError
+	return errors.As(err, &c) && (c.StreamID == "" || c.StreamID == streamID)
+}
+
+// appendError wraps a store error that no handler rule explains.
+func appendError(err error) error {
+	var c *eventstore.ConflictError
+	if errors.As(err, &c) {
+		return fmt.Errorf("%w (%w)", domain.Errorf(domain.Conflict, "a concurrent change got there first; retry"), err)
+	}
+	return err
+}
+
+func requireCompany(p access.Principal) error {
+	if p.CompanyID == "" {
+		return domain.Errorf(domain.Invalid, "no company")
+	}
+	return nil
+}
+
+// stamp is the time recorded for an event: UTC, to the microsecond that
+// PostgreSQL keeps, so that what a command returns equals what is read back.
+func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,147 @@
+// Package memory is an in-memory event store adapter for unit tests. It
+// keeps the whole log in a slice behind one mutex, so commits are trivially
+// atomic and visible in the order they were written; it passes the same
+// contract suite (eventstore/storetest) as the PostgreSQL adapter.
+package memory
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/clientele/clientele/eventstore"
+)
+
+// Store is an in-memory eventstore.Store. The zero value is not ready; use
+// New.
+type Store struct {
+	// Now is the clock stamped on recorded events. Set it before the store
+	// is used.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	log      []eventstore.RecordedEvent
+	versions map[string]int64
+	lastTx   uint64
+}
+
+var _ eventstore.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{Now: time.Now, versions: make(map[string]int64)}
+}
+
+// Append writes the commit atomically. TxID is the commit's sequence number,
+// starting at 1; global positions count events from 1.
+func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Committed, error) {
+	if err := ctx.Err(); err != nil {
+		return eventstore.Committed{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return eventstore.Committed{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Check every stream before writing anything: all or nothing.
+	for _, st := range c.Streams {
+		if err := eventstore.CheckVersion(st.StreamID, st.ExpectedVersion, s.versions[st.StreamID]); err != nil {
+			return eventstore.Committed{}, err
+		}
+	}
+	// Truncated like the PostgreSQL adapter, so tests compare equal across
+	// adapters.
+	now := s.Now().UTC().Truncate(time.Microsecond)
+	s.lastTx++
+	next := int64(len(s.log)) + 1
+	events := make([]eventstore.RecordedEvent, 0, c.Count())
+	for _, st := range c.Streams {
+		v := s.versions[st.StreamID]
+		for _, e := range st.Events {
+			v++
+			events = append(events, eventstore.RecordedEvent{
+				StreamID:      st.StreamID,
+				StreamVersion: v,
+				Type:          e.Type,
+				// Copied: the caller may reuse its buffer.
+				Data:       slices.Clone(e.Data),
+				Metadata:   c.Metadata,
+				RecordedAt: now,
+				Position:   eventstore.Position{TxID: s.lastTx, Global: next},
+			})
+			next++
+		}
+		s.versions[st.StreamID] = v
+	}
+	s.log = append(s.log, events...)
+	return eventstore.Committed{
+		TxID:   s.lastTx,
+		First:  events[0].Position,
+		Last:   events[len(events)-1].Position,
+		Events: cloneEvents(events),
+	}, nil
+}
+
+// ReadStream returns the events of a stream above afterVersion.
+func (s *Store) ReadStream(ctx context.Context, streamID string, afterVersion int64) ([]eventstore.RecordedEvent, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []eventstore.RecordedEvent
+	for _, e := range s.log {
+		if e.StreamID == streamID && e.StreamVersion > afterVersion {
+			out = append(out, e)
+		}
+	}
+	return cloneEvents(out), nil
+}
+
+// ReadLog returns whole commits after the position: limit events, more to
+// finish the last commit, fewer at the end of the log. A limit of zero or
+// less means 1000, as in the PostgreSQL adapter.
+func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 1000
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.log), func(i int) bool { return after.Less(s.log[i].Position) })
+	j := min(i+limit, len(s.log))
+	for j > i && j < len(s.log) && s.log[j].Position.TxID == s.log[j-1].Position.TxID {
+		j++
+	}
+	return cloneEvents(s.log[i:j]), nil
+}
+
+// Head returns the position of the last event, or the zero position.
+func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
+	if err := ctx.Err(); err != nil {
+		return eventstore.Position{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.log) == 0 {
+		return eventstore.Position{}, nil
+	}
+	return s.log[len(s.log)-1].Position, nil
+}
+
+// cloneEvents copies events and their data, so that callers cannot alter
+// the log through what they were given.
+func cloneEvents(evs []eventstore.RecordedEvent) []eventstore.RecordedEvent {
+	if len(evs) == 0 {
+		return nil
+	}
+	out := slices.Clone(evs)
+	for i := range out {
+		out[i].Data = slices.Clone(out[i].Data)
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/eventstore"
+)
+
+const selectEvents = `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at, transaction_id::text, global_position FROM events `
+
+// ReadStream returns the events of one stream above afterVersion.
+func (s *Store) ReadStream(ctx context.Context, streamID string, afterVersion int64) ([]eventstore.RecordedEvent, error) {
+	return s.query(ctx, selectEvents+`WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`, streamID, afterVersion)
+}
+
+// ReadLog returns whole commits after the position, at least limit events
+// unless the visible log ends first.
+func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	evs, err := s.query(ctx, selectEvents+`
+		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
+		  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY transaction_id, global_position
+		LIMIT $3`, strconv.FormatUint(after.TxID, 10), after.Global, limit)
+	if err != nil || len(evs) < limit {
+		return evs, err
+	}
+	// Finish the last commit: it is committed, so all of it is visible.
+	last := evs[len(evs)-1].Position
+	rest, err := s.query(ctx, selectEvents+`WHERE transaction_id = $1::text::xid8 AND global_position > $2 ORDER BY global_position`,
+		strconv.FormatUint(last.TxID, 10), last.Global)
+	return append(evs, rest...), err
+}
+
+// ReadCommit returns the events of the commit written by transaction txID.
+func (s *Store) ReadCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, error) {
+	return s.query(ctx, selectEvents+`WHERE transaction_id = $1::text::xid8 ORDER BY global_position`, strconv.FormatUint(txID, 10))
+}
+
+// Head returns the position of the last event visible to ReadLog.
+func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
+	var p eventstore.Position
+	err := s.pool.QueryRow(ctx, `SELECT transaction_id, global_position FROM events
+		WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&p.TxID, &p.Global)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return eventstore.Position{}, nil
+	}
+	return p, err
+}
+
+func (s *Store) query(ctx context.Context, sql string, args ...any) ([]eventstore.RecordedEvent, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: read: %w", err)
+	}
+	return ScanEvents(rows)
+}
+
+// ScanEvents reads rows of the columns of selectEvents: stream_id,
+// stream_version, event_type, data, metadata, recorded_at,
+// transaction_id::text, global_position.
+func ScanEvents(rows pgx.Rows) ([]eventstore.RecordedEvent, error) {
+	defer rows.Close()
+	var out []eventstore.RecordedEvent
+	for rows.Next() {
+		var e eventstore.RecordedEvent
+		var data, meta []byte
+		var xid string
+		if err := rows.Scan(&e.StreamID, &e.StreamVersion, &e.Type, &data, &meta, &e.RecordedAt, &xid, &e.Position.Global); err != nil {
+			return nil, fmt.Errorf("eventstore: read: %w", err)
+		}
+		e.Data = data
+		if err := json.Unmarshal(meta, &e.Metadata); err != nil {
+			return nil, fmt.Errorf("eventstore: metadata of %s/%d: %w", e.StreamID, e.StreamVersion, err)
+		}
+		var err error
+		if e.Position.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+			return nil, err
+		}
+		e.RecordedAt = e.RecordedAt.UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("eventstore: read: %w", err)
+	}
+	return out, nil
+}

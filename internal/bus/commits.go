@@ -1,0 +1,111 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
+)
+
+// CommitHeader is the payload of a message on CommitsTopic. It announces a
+// commit without carrying its events: a consumer reads them from the event
+// store (postgres.Store.ReadCommit), so the data is never copied, and a
+// commit of a thousand events is one small message.
+type CommitHeader struct {
+	// TxID identifies the commit (eventstore.Committed.TxID).
+	TxID uint64 `json:"tx_id"`
+	// CompanyID is the tenant of the commit; brokers partition by it.
+	CompanyID string `json:"company_id"`
+	// First and Last are the global positions of the commit's first and
+	// last event.
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+	// Count is the number of events in the commit.
+	Count int `json:"count"`
+}
+
+// FirstPosition is the log position of the commit's first event.
+func (h CommitHeader) FirstPosition() eventstore.Position {
+	return eventstore.Position{TxID: h.TxID, Global: h.First}
+}
+
+// LastPosition is the log position of the commit's last event.
+func (h CommitHeader) LastPosition() eventstore.Position {
+	return eventstore.Position{TxID: h.TxID, Global: h.Last}
+}
+
+// HeaderOf describes a commit.
+func HeaderOf(c eventstore.Committed) CommitHeader {
+	h := CommitHeader{TxID: c.TxID, First: c.First.Global, Last: c.Last.Global, Count: len(c.Events)}
+	if len(c.Events) > 0 {
+		h.CompanyID = c.Events[0].Metadata.CompanyID
+	}
+	return h
+}
+
+// ParseCommitHeader decodes and checks the payload of a commit message.
+func ParseCommitHeader(payload []byte) (CommitHeader, error) {
+	var h CommitHeader
+	if err := json.Unmarshal(payload, &h); err != nil {
+		return CommitHeader{}, fmt.Errorf("bus: commit header: %w", err)
+	}
+	if h.TxID == 0 || h.Count <= 0 || h.First > h.Last {
+		return CommitHeader{}, fmt.Errorf("bus: commit header %s: %w", payload, errInvalidHeader)
+	}
+	return h, nil
+}
+
+var errInvalidHeader = errors.New("invalid")
+
+// NewCommitMessage returns the message announcing the commit h.
+func NewCommitMessage(ctx context.Context, h CommitHeader) (*message.Message, error) {
+	payload, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	msg := message.NewMessage(watermill.NewUUID(), payload)
+	msg.Metadata.Set("company_id", h.CompanyID)
+	msg.Metadata.Set("tx_id", strconv.FormatUint(h.TxID, 10))
+	msg.SetContext(ctx)
+	return msg, nil
+}
+
+// CommitPublisher is the postgres.TxHook that publishes one message per
+// commit on CommitsTopic, inside the append transaction (the outbox): the
+// message exists exactly when the commit does. The zero value is ready to
+// use.
+type CommitPublisher struct {
+	// Logger receives the publisher's trace logs; nil discards them.
+	Logger *slog.Logger
+}
+
+var _ postgres.TxHook = CommitPublisher{}
+
+// AfterAppend writes the commit's message in tx.
+func (p CommitPublisher) AfterAppend(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+	var logger watermill.LoggerAdapter = watermill.NopLogger{}
+	if p.Logger != nil {
+		logger = Logger(p.Logger)
+	}
+	pub, err := OutboxPublisher(tx, logger)
+	if err != nil {
+		return err
+	}
+	msg, err := NewCommitMessage(ctx, HeaderOf(c))
+	if err != nil {
+		return err
+	}
+	if err := pub.Publish(CommitsTopic, msg); err != nil {
+		return fmt.Errorf("bus: publish commit %d: %w", c.TxID, err)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+// Package secret holds the credential primitives: password hashing
+// (argon2id), token hashing (SHA-256) and TOTP (RFC 6238). It keeps the
+// choice of algorithms and parameters in one place.
+package secret
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/alexedwards/argon2id"
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+)
+
+// PasswordParams are the argon2id parameters of new hashes: the library's
+// defaults (64 MiB, one pass, a 16-byte salt), above OWASP's minimum
+// (46 MiB, one pass). Each hash records its own parameters, so changing
+// these affects only new hashes.
+var PasswordParams = argon2id.DefaultParams
+
+// HashPassword returns an argon2id hash of password in PHC string format.
+func HashPassword(password string) (string, error) {
+	h, err := argon2id.CreateHash(password, PasswordParams)
+	if err != nil {
+		return "", fmt.Errorf("secret: hash password: %w", err)
+	}
+	return h, nil
+}
+
+var (
+	dummyOnce sync.Once
+	dummyHash string
+)
+
+// CheckPassword reports whether password matches hash. An empty or
+// malformed hash never matches, but costs as much as a real one, so that
+// the time taken does not reveal whether a user exists.
+func CheckPassword(password, hash string) bool {
+	if hash == "" {
+		dummyOnce.Do(func() { dummyHash, _ = argon2id.CreateHash("no such user", PasswordParams) })
+		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
+		return false
+	}
+	ok, err := argon2id.ComparePasswordAndHash(password, hash)
+	return err == nil && ok
+}
+
+// HashToken returns the hex SHA-256 of a token value, the only form in
+// which a token is stored. Token values are long and random, so a fast
+// hash is enough (no salt, no stretching) and lookups stay indexable.
+func HashToken(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return hex.EncodeToString(sum[:])
+}
+
+// TOTP settings: six digits, 30 seconds, SHA-1, as every authenticator app
+// expects.
+const (
+	totpPeriod = 30
+	totpSkew   = 1 // accept the previous and the next code too
+)
+
+// NewTOTP generates a TOTP secret for account (shown in authenticator
+// apps under issuer) and returns the base32 secret and its otpauth:// URI.
+func NewTOTP(issuer, account string) (secret, uri string, err error) {
+	key, err := totp.Generate(totp.GenerateOpts{
+		Issuer: issuer, AccountName: account, Period: totpPeriod,
+		Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1,
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("secret: generate TOTP key: %w", err)
+	}
+	return key.Secret(), key.URL(), nil
+}
+
+// CheckTOTP reports whether code is valid for secret at time now, allowing
+// one period of clock drift either way.
+func CheckTOTP(code, secret string, now time.Time) bool {
+	ok, err := totp.ValidateCustom(code, secret, now.UTC(), totp.ValidateOpts{
+		Period: totpPeriod, Skew: totpSkew, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1,
+	})
+	return err == nil && ok
+}

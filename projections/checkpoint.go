@@ -1,0 +1,129 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/clientele/clientele/eventstore"
+)
+
+// A checkpoint is the last position a projector applied, kept in
+// projection_checkpoints as an (xid8, global position) pair: log order is
+// transaction order first (see eventstore/postgres), so a global position
+// alone could not say whether a commit was applied.
+type checkpoint struct {
+	Position      eventstore.Position
+	EventsApplied int64
+	UpdatedAt     time.Time
+}
+
+// querier is what the checkpoint functions need of a pool, a connection or
+// a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+const selectCheckpoint = `SELECT transaction_id::text, global_position, events_applied, updated_at
+	FROM projection_checkpoints WHERE name = $1`
+
+func scanCheckpoint(row pgx.Row) (checkpoint, error) {
+	var cp checkpoint
+	var xid string
+	if err := row.Scan(&xid, &cp.Position.Global, &cp.EventsApplied, &cp.UpdatedAt); err != nil {
+		return checkpoint{}, err
+	}
+	var err error
+	if cp.Position.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		return checkpoint{}, fmt.Errorf("checkpoint transaction id %q: %w", xid, err)
+	}
+	return cp, nil
+}
+
+// ensureCheckpoint creates the projector's checkpoint at the start of the
+// log unless it exists.
+func ensureCheckpoint(ctx context.Context, q querier, name string) error {
+	_, err := q.Exec(ctx, `INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, name)
+	if err != nil {
+		return fmt.Errorf("projections: %s: create checkpoint: %w", name, err)
+	}
+	return nil
+}
+
+// readCheckpoint returns the projector's checkpoint, the start of the log
+// when it has none.
+func readCheckpoint(ctx context.Context, q querier, name string) (checkpoint, error) {
+	cp, err := scanCheckpoint(q.QueryRow(ctx, selectCheckpoint, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint{}, nil
+	}
+	if err != nil {
+		return checkpoint{}, fmt.Errorf("projections: %s: read checkpoint: %w", name, err)
+	}
+	return cp, nil
+}
+
+// lockCheckpoint reads the projector's checkpoint and locks it until tx
+// ends, creating it first if needed. The lock serialises everything that
+// moves the checkpoint: consumers of the same projector on several nodes,
+// and the final step of a rebuild.
+func lockCheckpoint(ctx context.Context, tx pgx.Tx, name string) (checkpoint, error) {
+	cp, err := scanCheckpoint(tx.QueryRow(ctx, selectCheckpoint+` FOR UPDATE`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		if err := ensureCheckpoint(ctx, tx, name); err != nil {
+			return checkpoint{}, err
+		}
+		cp, err = scanCheckpoint(tx.QueryRow(ctx, selectCheckpoint+` FOR UPDATE`, name))
+	}
+	if err != nil {
+		return checkpoint{}, fmt.Errorf("projections: %s: lock checkpoint: %w", name, err)
+	}
+	return cp, nil
+}
+
+// advanceCheckpoint moves the checkpoint to pos after n more events.
+func advanceCheckpoint(ctx context.Context, tx pgx.Tx, name string, pos eventstore.Position, n int) error {
+	_, err := tx.Exec(ctx, `UPDATE projection_checkpoints
+		SET transaction_id = $2::text::xid8, global_position = $3, events_applied = events_applied + $4, updated_at = now()
+		WHERE name = $1`, name, strconv.FormatUint(pos.TxID, 10), pos.Global, n)
+	if err != nil {
+		return fmt.Errorf("projections: %s: advance checkpoint: %w", name, err)
+	}
+	return nil
+}
+
+// resetCheckpoint sets the checkpoint of a rebuilt projector: at pos, after
+// applying n events from the start of the log.
+func resetCheckpoint(ctx context.Context, tx pgx.Tx, name string, pos eventstore.Position, n int64) error {
+	_, err := tx.Exec(ctx, `UPDATE projection_checkpoints
+		SET transaction_id = $2::text::xid8, global_position = $3, events_applied = $4, updated_at = now()
+		WHERE name = $1`, name, strconv.FormatUint(pos.TxID, 10), pos.Global, n)
+	if err != nil {
+		return fmt.Errorf("projections: %s: reset checkpoint: %w", name, err)
+	}
+	return nil
+}
+
+// countEvents counts the events after `after` up to and including upTo.
+// The range is a scan of the events primary key, so it costs what it
+// counts: cheap for a lag, a full scan from the start of the log.
+func countEvents(ctx context.Context, q querier, after, upTo eventstore.Position) (int64, error) {
+	if !after.Less(upTo) {
+		return 0, nil
+	}
+	var n int64
+	err := q.QueryRow(ctx, `SELECT count(*) FROM events
+		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
+		  AND (transaction_id, global_position) <= ($3::text::xid8, $4)`,
+		strconv.FormatUint(after.TxID, 10), after.Global, strconv.FormatUint(upTo.TxID, 10), upTo.Global).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("projections: count events: %w", err)
+	}
+	return n, nil
+}

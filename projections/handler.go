@@ -1,0 +1,85 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/clientele/clientele/internal/bus"
+)
+
+// handler applies the commit announced by a message to an async projector.
+//
+// Delivery is at least once: a crash between the read-model commit and the
+// ack, or a lost ack, brings the same commit again. The read model is
+// exactly once all the same, because the rows and the checkpoint change in
+// one transaction, and that transaction first locks the checkpoint and
+// skips a commit that is not after it. Commits arrive in log order (the
+// outbox is read in transaction order, like the log), so "after the
+// checkpoint" means "not applied yet".
+func (r *Runtime) handler(p Projector) message.NoPublishHandlerFunc {
+	name := p.Name()
+	applied := r.metrics.applied.WithLabelValues(name)
+	skipped := r.metrics.skipped.WithLabelValues(name)
+	return func(msg *message.Message) error {
+		h, err := bus.ParseCommitHeader(msg.Payload)
+		if err != nil {
+			return fmt.Errorf("projections: %s: %w", name, err)
+		}
+		n, err := r.apply(msg.Context(), p, h)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			skipped.Inc()
+			return nil
+		}
+		applied.Add(float64(n))
+		if r.cfg.AfterApply != nil {
+			r.cfg.AfterApply(name)
+		}
+		return nil
+	}
+}
+
+// apply applies commit h unless the checkpoint is already past it, and
+// returns the number of events applied.
+func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (n int, err error) {
+	name := p.Name()
+	tx, err := r.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("projections: %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	cp, err := lockCheckpoint(ctx, tx, name)
+	if err != nil {
+		return 0, err
+	}
+	if !cp.Position.Less(h.LastPosition()) {
+		// A redelivery: ending the transaction releases the lock.
+		return 0, tx.Commit(ctx)
+	}
+	events, err := r.cfg.Store.ReadCommit(ctx, h.TxID)
+	if err != nil {
+		return 0, fmt.Errorf("projections: %s: read commit %d: %w", name, h.TxID, err)
+	}
+	if len(events) != h.Count || events[0].Position != h.FirstPosition() || events[len(events)-1].Position != h.LastPosition() {
+		return 0, fmt.Errorf("projections: %s: commit %d has %d events in the log, its message announced %d (%d..%d)",
+			name, h.TxID, len(events), h.Count, h.First, h.Last)
+	}
+	if err := p.Apply(ctx, tx, events); err != nil {
+		return 0, fmt.Errorf("projections: %s: apply commit %d: %w", name, h.TxID, err)
+	}
+	if err := advanceCheckpoint(ctx, tx, name, h.LastPosition(), len(events)); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("projections: %s: commit: %w", name, err)
+	}
+	return len(events), nil
+}

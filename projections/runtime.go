@@ -1,0 +1,243 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
+)
+
+// Runtime runs the projectors: inline ones through InlineHook, async ones
+// as Watermill handlers of bus.CommitsTopic (Run).
+type Runtime struct {
+	cfg       RuntimeConfig
+	transport bus.Transport
+	wlog      watermill.LoggerAdapter
+	metrics   *metrics
+	running   atomic.Bool
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// NewRuntime checks cfg and returns a runtime. It does not start anything.
+func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Runtime{cfg: cfg, transport: cfg.Transport, wlog: bus.Logger(cfg.Logger)}
+	if r.transport == nil {
+		t, err := bus.NewPostgres(cfg.Pool, bus.PostgresConfig{PollInterval: cfg.PollInterval, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		r.transport = t
+	}
+	var names []string
+	for _, p := range append(append([]Projector(nil), cfg.Inline...), cfg.Async...) {
+		names = append(names, p.Name())
+	}
+	r.metrics = newMetrics(names)
+	if cfg.Registerer != nil {
+		if err := r.Register(cfg.Registerer); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Register registers the runtime's metrics on reg.
+func (r *Runtime) Register(reg prometheus.Registerer) error { return r.metrics.register(reg) }
+
+// InlineHook is the event store hook that applies every inline projector to
+// each commit inside its append transaction; an error aborts the append.
+// Inline projectors keep no checkpoint: they are exactly as current as the
+// log, and writing a checkpoint row in every append would serialise all
+// appends on that row's lock.
+func (r *Runtime) InlineHook() postgres.TxHook {
+	return postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+		for _, p := range r.cfg.Inline {
+			if err := p.Apply(ctx, tx, c.Events); err != nil {
+				return fmt.Errorf("projections: %s: %w", p.Name(), err)
+			}
+			r.metrics.applied.WithLabelValues(p.Name()).Add(float64(len(c.Events)))
+		}
+		return nil
+	})
+}
+
+// Running reports whether the async projectors are consuming (for a
+// readiness probe).
+func (r *Runtime) Running() bool { return r.running.Load() }
+
+// Run consumes commits for the async projectors until ctx is cancelled or
+// Close is called, then returns nil; it returns an error if the projectors
+// cannot start or stop on their own. It may be called once.
+func (r *Runtime) Run(ctx context.Context) error {
+	r.mu.Lock()
+	if r.started || r.closed {
+		r.mu.Unlock()
+		return errors.New("projections: runtime already started or closed")
+	}
+	r.started = true
+	ctx, cancel := context.WithCancel(ctx)
+	r.stop, r.done = cancel, make(chan struct{})
+	r.mu.Unlock()
+	defer close(r.done)
+	defer cancel()
+	defer r.running.Store(false)
+
+	for _, p := range r.cfg.Async {
+		if err := ensureCheckpoint(ctx, r.cfg.Pool, p.Name()); err != nil {
+			return err
+		}
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.watchLag(ctx)
+	}()
+
+	if len(r.cfg.Async) == 0 {
+		r.running.Store(true)
+		<-ctx.Done()
+		return nil
+	}
+	router, err := r.router()
+	if err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-router.Running():
+			r.running.Store(ctx.Err() == nil)
+		case <-ctx.Done():
+		}
+	}()
+	if err := router.Run(ctx); err != nil {
+		return fmt.Errorf("projections: %w", err)
+	}
+	if ctx.Err() == nil {
+		return errors.New("projections: every handler stopped")
+	}
+	return nil
+}
+
+// router builds the Watermill router: one handler per async projector, its
+// name and consumer group the projector's name.
+func (r *Runtime) router() (*message.Router, error) {
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 30 * time.Second}, r.wlog)
+	if err != nil {
+		return nil, fmt.Errorf("projections: %w", err)
+	}
+	retry := middleware.Retry{
+		// Forever, in effect: a skipped commit would corrupt the read
+		// model. The subscriber's ack deadline ends the attempts on one
+		// delivery; the commit is then delivered again.
+		MaxRetries:          math.MaxInt32,
+		InitialInterval:     100 * time.Millisecond,
+		MaxInterval:         r.cfg.RetryMaxInterval,
+		Multiplier:          2,
+		RandomizationFactor: 0.2,
+		Logger:              r.wlog,
+	}
+	for _, p := range r.cfg.Async {
+		sub, err := r.transport.Subscriber(p.Name())
+		if err != nil {
+			return nil, err
+		}
+		h := router.AddNoPublisherHandler(p.Name(), bus.CommitsTopic, sub, r.handler(p))
+		// Retry outermost; the error counter sees every failed attempt,
+		// panics included, since Recoverer turns them into errors.
+		h.AddMiddleware(retry.Middleware, r.countErrors(p.Name()), middleware.Recoverer)
+	}
+	return router, nil
+}
+
+func (r *Runtime) countErrors(name string) message.HandlerMiddleware {
+	errs := r.metrics.errors.WithLabelValues(name)
+	return func(h message.HandlerFunc) message.HandlerFunc {
+		return func(msg *message.Message) ([]*message.Message, error) {
+			out, err := h(msg)
+			if err != nil && msg.Context().Err() == nil {
+				errs.Inc()
+			}
+			return out, err
+		}
+	}
+}
+
+// Close stops Run and waits for it to return.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	stop, done := r.stop, r.done
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	return nil
+}
+
+// watchLag refreshes the lag gauge every LagInterval until ctx ends.
+func (r *Runtime) watchLag(ctx context.Context) {
+	for _, p := range r.cfg.Inline {
+		r.metrics.lag.WithLabelValues(p.Name()).Set(0)
+	}
+	if len(r.cfg.Async) == 0 {
+		return
+	}
+	t := time.NewTicker(r.cfg.LagInterval)
+	defer t.Stop()
+	for {
+		if err := r.updateLag(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.Warn("projections: measure lag", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Runtime) updateLag(ctx context.Context) error {
+	head, err := r.cfg.Store.Head(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range r.cfg.Async {
+		cp, err := readCheckpoint(ctx, r.cfg.Pool, p.Name())
+		if err != nil {
+			return err
+		}
+		n, err := countEvents(ctx, r.cfg.Pool, cp.Position, head)
+		if err != nil {
+			return err
+		}
+		r.metrics.lag.WithLabelValues(p.Name()).Set(float64(n))
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package readmodels_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/argon2id"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/internal/secret"
+	"github.com/clientele/clientele/projections"
+)
+
+func TestMain(m *testing.M) {
+	secret.PasswordParams = &argon2id.Params{Memory: 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
+	os.Exit(pgtest.Main(m))
+}
+
+// setup returns a fresh database with an event store that runs the inline
+// projectors in its append transaction, and the commands on it.
+func setup(t *testing.T) (*pgxpool.Pool, commands.Commands) {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	store := postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+		for _, p := range projections.Inline() {
+			if err := p.Apply(ctx, tx, c.Events); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return pool, commands.New(store, time.Now)
+}
+
+func mustCompany(t *testing.T, cmds commands.Commands, slug string, domains ...string) company.Company {
+	t.Helper()
+	c, err := cmds.CreateCompany.Handle(context.Background(), commands.CreateCompany{
+		Principal: access.System(""), Slug: slug, Settings: company.Settings{Name: slug, Domains: domains},
+	})
+	if err != nil {
+		t.Fatalf("CreateCompany(%s): %v", slug, err)
+	}
+	return c
+}
