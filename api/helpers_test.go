@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // created is the fixed time of the commands' clock, so answers have
 // stable timestamps.
-var created = time.Date(2025, 1, 2, 3, 4, 5, 123456789, time.UTC)
+var created = time.Date(2025, 1, 2, 3, 4, 5, 123456000, time.UTC)
 
 const password = "correct horse battery"
 

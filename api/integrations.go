@@ -120,7 +120,8 @@ func (s *Server) handleGetIntegration(c *gin.Context) error {
 
 // mayReadIntegration decides who reads integrations: staff and admins read
 // them all, an integration's own token reads that integration (id; "" for
-// the list).
+// the list). The interface has no read endpoints, so this rule is ours;
+// it belongs in domain/access beside NewIntegration once that has it.
 func mayReadIntegration(p access.Principal, id string) error {
 	if p.HasRole(access.RoleStaff) || (id != "" && p.OwnerID == access.IntegrationOwner(id)) {
 		return nil

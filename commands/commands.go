@@ -48,7 +48,8 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 	}
 }
 
-// Stream names. Aggregates follow "<kind>-<company>-<id>"; reservation
+// CompanyStream is a company's stream. Aggregate streams are named
+// "<kind>-<company>-<id>" (a company is its own company); reservation
 // streams, which make a value unique, are named after the value.
 func CompanyStream(companyID string) string {
 	return eventstore.StreamID("company", companyID, companyID)
@@ -152,6 +153,16 @@ func requireCompany(p access.Principal) error {
 		return domain.Errorf(domain.Invalid, "no company")
 	}
 	return nil
+}
+
+// checkSystemCompany makes sure the company of a system principal exists.
+// An authenticated principal's company exists: it was found by host.
+func checkSystemCompany(ctx context.Context, store eventstore.Store, p access.Principal) error {
+	if !p.System {
+		return nil
+	}
+	_, _, err := loadCompany(ctx, store, p.CompanyID)
+	return err
 }
 
 // stamp is the time recorded for an event: UTC, to the microsecond that

@@ -105,6 +105,14 @@ func TestCreateCompany(t *testing.T) {
 	if domain.ErrorCode(err) != domain.Conflict {
 		t.Errorf("taken domain: %v, want conflict", err)
 	}
+	_, err = cmds.CreateCompany.Handle(context.Background(), commands.CreateCompany{Principal: access.System(""), Slug: "ACME", Settings: company.Settings{Name: "x"}})
+	if domain.ErrorCode(err) != domain.Conflict || domain.ErrorMessage(err) != "company slug already taken" {
+		t.Errorf("taken slug: %v, want conflict", err)
+	}
+	_, err = cmds.CreateIntegration.Handle(context.Background(), commands.CreateIntegration{Principal: access.System("nope"), Name: "x"})
+	if domain.ErrorCode(err) != domain.NotFound {
+		t.Errorf("integration of an unknown company: %v, want not found", err)
+	}
 }
 
 func TestCreateCompanyDuplicateSlugConcurrently(t *testing.T) {

@@ -43,6 +43,9 @@ func (h CreateAccessTokenHandler) Handle(ctx context.Context, cmd CreateAccessTo
 	if err := requireCompany(p); err != nil {
 		return access.AccessToken{}, "", err
 	}
+	if err := checkSystemCompany(ctx, h.store, p); err != nil {
+		return access.AccessToken{}, "", err
+	}
 	value := access.NewTokenValue()
 	t, err := access.NewAccessToken(p, access.TokenRequest{
 		Name: cmd.Name, OwnerID: cmd.OwnerID, Scopes: cmd.Scopes, TransferPrivileges: cmd.TransferPrivileges,

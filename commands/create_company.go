@@ -43,6 +43,13 @@ func (h CreateCompanyHandler) Handle(ctx context.Context, cmd CreateCompany) (co
 	if err != nil {
 		return company.Company{}, err
 	}
+	// Checked here for a precise answer; the reservation in the commit
+	// settles a race.
+	if taken, err := h.store.ReadStream(ctx, CompanySlugStream(c.Slug), 0); err != nil {
+		return company.Company{}, err
+	} else if len(taken) > 0 {
+		return company.Company{}, domain.Errorf(domain.Conflict, "company slug already taken")
+	}
 	streams := []eventstore.StreamAppend{
 		{StreamID: CompanyStream(c.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{event(company.CreatedType, company.NewCreated(c))}},
 		{StreamID: CompanySlugStream(c.Slug), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{event(company.SlugReservedType, company.SlugReserved{Slug: c.Slug, CompanyID: c.ID})}},

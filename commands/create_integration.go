@@ -39,6 +39,9 @@ func (h CreateIntegrationHandler) Handle(ctx context.Context, cmd CreateIntegrat
 	if err := requireCompany(p); err != nil {
 		return access.Integration{}, err
 	}
+	if err := checkSystemCompany(ctx, h.store, p); err != nil {
+		return access.Integration{}, err
+	}
 	i, err := access.NewIntegration(p, NewID(), cmd.IntegrationName, cmd.Name, cmd.Description, stamp(h.now()))
 	if err != nil {
 		return access.Integration{}, err

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,24 +16,36 @@ import (
 // identified by its transaction id, so a transaction holds at most one.
 var ErrTxHasCommit = errors.New("eventstore: the transaction already holds a commit")
 
-// reserveSQL locks the commit's streams and advances their versions,
-// creating missing ones, and reserves the events' positions, in one round
-// trip. The upsert locks existing rows in input order (sorted ids, so that
-// commits cannot deadlock) and waits for a concurrent creation of the same
-// stream to end, then sees its result: the version it returns is always
-// current, and the expected-version check made from it is exact.
+// reserveSQL reserves the commit's positions, then locks its streams and
+// advances their versions, creating missing ones, in one round trip.
+//
+// The upsert locks existing rows in id order (so that commits cannot
+// deadlock) and waits for a concurrent creation of the same stream to end,
+// then sees its result: the version it returns is always current, and the
+// expected-version check made from it is exact, with no retry.
+//
+// A new stream's key is the position of its first event: unique, and
+// growing, so that the events_stream index is appended to at its end.
 const reserveSQL = `
-WITH up AS (
-	INSERT INTO streams AS s (stream_id, company_id, version)
-	SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+WITH pos AS MATERIALIZED (
+	SELECT array_agg(nextval('events_global_position_seq') ORDER BY g) AS a FROM generate_series(1, $5) g
+), up AS (
+	INSERT INTO streams AS s (stream_id, stream_key, company_id, version)
+	SELECT u.id, pos.a[u.first], $2, u.n
+	FROM unnest($1::text[], $3::bigint[], $4::int[]) AS u(id, n, first), pos
+	ORDER BY u.id
 	ON CONFLICT (stream_id) DO UPDATE SET version = s.version + EXCLUDED.version
-	RETURNING s.stream_id, s.version
+	RETURNING s.stream_id, s.stream_key, s.version
 )
 SELECT pg_current_xact_id(),
 	EXISTS (SELECT FROM events WHERE transaction_id = pg_current_xact_id()),
-	(SELECT array_agg(nextval('events_global_position_seq')) FROM generate_series(1, $4)),
-	array_agg(up.stream_id), array_agg(up.version)
+	(SELECT a FROM pos), array_agg(up.stream_id), array_agg(up.stream_key), array_agg(up.version)
 FROM up`
+
+// streamState is a stream as the reservation left it.
+type streamState struct {
+	key, version int64
+}
 
 // AppendTx writes the commit in the caller's transaction, so that write-side
 // state can change atomically with it. A transaction holds at most one
@@ -47,45 +56,32 @@ func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (e
 	if err := c.Validate(); err != nil {
 		return eventstore.Committed{}, err
 	}
-	streams := slices.Clone(c.Streams)
-	slices.SortFunc(streams, func(a, b eventstore.StreamAppend) int { return strings.Compare(a.StreamID, b.StreamID) })
-	ids := make([]string, len(streams))
-	companies := make([]string, len(streams))
-	counts := make([]int64, len(streams))
-	for i, st := range streams {
-		ids[i], companies[i], counts[i] = st.StreamID, c.Metadata.CompanyID, int64(len(st.Events))
+	ids := make([]string, len(c.Streams))
+	counts := make([]int64, len(c.Streams))
+	firsts := make([]int32, len(c.Streams)) // 1-based index of the stream's first event
+	n := 0
+	for i, st := range c.Streams {
+		ids[i], counts[i], firsts[i] = st.StreamID, int64(len(st.Events)), int32(n+1)
+		n += len(st.Events)
 	}
 
-	n := c.Count()
 	var (
-		txID        uint64
-		taken       bool
-		positions   []int64
-		gotIDs      []string
-		gotVersions []int64
+		txID      uint64
+		taken     bool
+		positions []int64
+		gotIDs    []string
+		gotKeys   []int64
+		gotVers   []int64
 	)
-	t0 := time.Now()
-	defer func() { StepTimes[2] += time.Since(t0) }()
-	q := reserveSQL
-	switch os.Getenv("EXP") {
-	case "noseq":
-		q = strings.Replace(q, "nextval('events_global_position_seq')", "g+(SELECT coalesce(max(global_position),0) FROM events)", 1)
-		q = strings.Replace(q, "generate_series(1, $4)", "generate_series(1, $4) g", 1)
-	case "nostreams":
-		q = `SELECT pg_current_xact_id(), false, (SELECT array_agg(nextval('events_global_position_seq')) FROM generate_series(1, $4)), $1::text[], $3::bigint[] WHERE $2::text[] IS NOT NULL`
-	}
-	if err := tx.QueryRow(ctx, q, ids, companies, counts, n).Scan(&txID, &taken, &positions, &gotIDs, &gotVersions); err != nil {
+	if err := tx.QueryRow(ctx, reserveSQL, ids, c.Metadata.CompanyID, counts, firsts, n).Scan(&txID, &taken, &positions, &gotIDs, &gotKeys, &gotVers); err != nil {
 		return eventstore.Committed{}, fmt.Errorf("eventstore: lock streams: %w", err)
 	}
-	StepTimes[0] += time.Since(t0)
-	t1 := time.Now()
 	if taken {
 		return eventstore.Committed{}, ErrTxHasCommit
 	}
-	slices.Sort(positions)
-	newVersion := make(map[string]int64, len(gotIDs))
+	streams := make(map[string]streamState, len(gotIDs))
 	for i, id := range gotIDs {
-		newVersion[id] = gotVersions[i]
+		streams[id] = streamState{key: gotKeys[i], version: gotVers[i]}
 	}
 
 	meta, err := json.Marshal(c.Metadata)
@@ -96,7 +92,8 @@ func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (e
 	recorded := make([]eventstore.RecordedEvent, 0, n)
 	rows := make([][]any, 0, n)
 	for _, st := range c.Streams {
-		v := newVersion[st.StreamID] - int64(len(st.Events))
+		state := streams[st.StreamID]
+		v := state.version - int64(len(st.Events))
 		if err := eventstore.CheckVersion(st.StreamID, st.ExpectedVersion, v); err != nil {
 			return eventstore.Committed{}, err
 		}
@@ -108,15 +105,14 @@ func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (e
 				Metadata: c.Metadata, RecordedAt: now,
 				Position: eventstore.Position{TxID: txID, Global: pos},
 			})
-			rows = append(rows, []any{pos, st.StreamID, v, c.Metadata.CompanyID, e.Type, []byte(e.Data), meta, now})
+			rows = append(rows, []any{pos, st.StreamID, state.key, v, c.Metadata.CompanyID, e.Type, []byte(e.Data), meta, now})
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
-		[]string{"global_position", "stream_id", "stream_version", "company_id", "event_type", "data", "metadata", "recorded_at"},
+		[]string{"global_position", "stream_id", "stream_key", "stream_version", "company_id", "event_type", "data", "metadata", "recorded_at"},
 		pgx.CopyFromRows(rows)); err != nil {
-		return eventstore.Committed{}, mapError(fmt.Errorf("eventstore: write events: %w", err))
+		return eventstore.Committed{}, fmt.Errorf("eventstore: write events: %w", err)
 	}
-	StepTimes[1] += time.Since(t1)
 	committed := eventstore.Committed{TxID: txID, Events: recorded, First: recorded[0].Position, Last: recorded[n-1].Position}
 	for _, h := range s.hooks {
 		if err := h.AfterAppend(ctx, tx, committed); err != nil {
@@ -125,6 +121,3 @@ func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (e
 	}
 	return committed, nil
 }
-
-// StepTimes is temporary instrumentation.
-var StepTimes [3]time.Duration

@@ -65,7 +65,6 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportMetric(appendRate, "append-events/s")
 	b.ReportMetric(copyRate, "copy-events/s")
 	b.ReportMetric(appendRate/copyRate, "append/copy")
-	b.Logf("reserve %v, build+copy %v, appendtx %v, append %v", postgres.StepTimes[0], postgres.StepTimes[1], postgres.StepTimes[2], appendTime)
 	var sizes string
 	if err := pool.QueryRow(ctx, `SELECT format('events %s (heap %s), streams %s, plain_events %s',
 		pg_size_pretty(pg_total_relation_size('events')), pg_size_pretty(pg_relation_size('events')),

@@ -16,7 +16,9 @@ const selectEvents = `SELECT stream_id, stream_version, event_type, data, metada
 
 // ReadStream returns the events of one stream above afterVersion.
 func (s *Store) ReadStream(ctx context.Context, streamID string, afterVersion int64) ([]eventstore.RecordedEvent, error) {
-	return s.query(ctx, selectEvents+`WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`, streamID, afterVersion)
+	return s.query(ctx, selectEvents+`
+		WHERE stream_key = (SELECT stream_key FROM streams WHERE stream_id = $1) AND stream_version > $2
+		ORDER BY stream_version`, streamID, afterVersion)
 }
 
 // ReadLog returns whole commits after the position, at least limit events

@@ -17,12 +17,9 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/eventstore"
@@ -74,24 +71,7 @@ func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 		return err
 	})
 	if err != nil {
-		return eventstore.Committed{}, mapError(err)
+		return eventstore.Committed{}, err
 	}
 	return out, nil
-}
-
-var duplicateStream = regexp.MustCompile(`\(stream_id(?:, stream_version)?\)=\((.*?)(?:, -?\d+)?\)`)
-
-// mapError turns a unique violation on a stream into a *ConflictError.
-// AppendTx locks stream rows before writing, so this only happens when a
-// stream's events and its streams row disagree; the versions are unknown.
-func mapError(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		id := ""
-		if m := duplicateStream.FindStringSubmatch(pgErr.Detail); m != nil {
-			id = m[1]
-		}
-		return &eventstore.ConflictError{StreamID: id, Expected: eventstore.Any, Actual: -1}
-	}
-	return err
 }
