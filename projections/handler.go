@@ -45,17 +45,15 @@ func (r *Runtime) handler(p Projector) message.NoPublishHandlerFunc {
 
 // apply applies commit h unless the checkpoint is already past it, and
 // returns the number of events applied.
-func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (n int, err error) {
+func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (int, error) {
 	name := p.Name()
 	tx, err := r.cfg.Pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("projections: %s: %w", name, err)
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
+	// Deferred, so that a panicking Apply releases the checkpoint lock too;
+	// after Commit it does nothing.
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
 	cp, err := lockCheckpoint(ctx, tx, name)
 	if err != nil {
 		return 0, err

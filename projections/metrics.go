@@ -22,7 +22,7 @@ func newMetrics(names []string) *metrics {
 		}, []string{"projection"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "clientele_projection_commits_skipped_total",
-			Help: "Commit messages an async projection received again after applying them (redeliveries), and skipped.",
+			Help: "Commit messages an async projection skipped because its checkpoint was past them: redeliveries, or commits a rebuild applied.",
 		}, []string{"projection"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "clientele_projection_handler_errors_total",

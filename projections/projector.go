@@ -24,7 +24,10 @@ type Projector interface {
 	// A rebuild recreates them empty (CREATE TABLE ... (LIKE ... INCLUDING
 	// ALL)) in a scratch schema placed first on the search_path, replays
 	// the log into them and swaps them in; so Apply must use unqualified
-	// table names.
+	// table names. The copies keep columns, defaults, constraints and
+	// indexes, not foreign keys, triggers or grants: give the tables none,
+	// and number rows with identity columns rather than serial (a copy would
+	// share the old table's sequence, which is dropped with it).
 	Tables() []string
 	// Apply applies events in log order within tx. The events are one commit
 	// (or, during a rebuild, a page of whole commits) and may be of any

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -20,10 +19,6 @@ import (
 // transaction: large pages amortise the round trips, short transactions
 // keep pg_snapshot_xmin moving for everyone else.
 const rebuildPageSize = 10_000
-
-// finishAttempts is how often a rebuild tries its final swap when it times
-// out waiting for a lock (a long query on an old table, say).
-const finishAttempts = 3
 
 // rebuildLockClass is the first key of the advisory lock that lets one
 // rebuild per projection run at a time ("RBLD").
@@ -126,8 +121,13 @@ type rebuilder struct {
 	schema   string // quoted
 
 	searchPath, scratchPath string
-	pos                     eventstore.Position // the last event applied
-	done, total             int64
+	cursor
+}
+
+// cursor is how far a rebuild got.
+type cursor struct {
+	pos         eventstore.Position // the last event applied
+	done, total int64
 }
 
 func (rb *rebuilder) run(ctx context.Context) error {
@@ -146,9 +146,15 @@ func (rb *rebuilder) run(ctx context.Context) error {
 		if err := rb.catchUp(ctx); err != nil {
 			return err
 		}
+		saved := rb.cursor
 		err := rb.finish(ctx)
+		if err == nil {
+			rb.progress(rb.done, rb.done)
+			return nil
+		}
+		rb.cursor = saved // what the failed transaction applied is gone
 		var pgErr *pgconn.PgError
-		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55P03" || attempt == finishAttempts {
+		if !errors.As(err, &pgErr) || pgErr.Code != "55P03" || attempt == finishAttempts {
 			return err
 		}
 	}
@@ -230,101 +236,5 @@ func (rb *rebuilder) advance(ctx context.Context, events []eventstore.RecordedEv
 		rb.total = rb.done + rest
 	}
 	rb.progress(rb.done, rb.total)
-	return nil
-}
-
-// finish applies the rest of the log and swaps the tables in one
-// transaction.
-func (rb *rebuilder) finish(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, rb.conn, func(tx pgx.Tx) error {
-		// Waiting for a lock here makes others wait behind us (appends, or
-		// readers of the old tables): give up soon and try again.
-		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '10s'`); err != nil {
-			return err
-		}
-		var err error
-		if rb.kind == KindInline {
-			err = rb.finishInline(ctx, tx)
-		} else {
-			err = rb.finishAsync(ctx, tx)
-		}
-		if err != nil {
-			return err
-		}
-		for _, t := range rb.p.Tables() {
-			if _, err := tx.Exec(ctx, `DROP TABLE `+pgx.Identifier{"public", t}.Sanitize()); err != nil {
-				return fmt.Errorf("drop old table %s: %w", t, err)
-			}
-			if _, err := tx.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s.%s SET SCHEMA public`, rb.schema, pgx.Identifier{t}.Sanitize())); err != nil {
-				return fmt.Errorf("move table %s: %w", t, err)
-			}
-		}
-		if rb.kind == KindAsync {
-			if err := resetCheckpoint(ctx, tx, rb.p.Name(), rb.pos, rb.done); err != nil {
-				return err
-			}
-		}
-		_, err = tx.Exec(ctx, `DROP SCHEMA `+rb.schema+` CASCADE`)
-		return err
-	})
-}
-
-// finishInline stops appends and applies every committed event. Appends
-// wrote to the old tables up to this point, so all of them must be in the
-// new ones: here no bound on pg_snapshot_xmin is needed nor wanted, since
-// with the lock held no transaction has uncommitted events, and one that
-// is still running (waiting for the lock) appends only after the swap.
-func (rb *rebuilder) finishInline(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`); err != nil {
-		return err
-	}
-	rows, err := tx.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at, transaction_id::text, global_position
-		FROM events WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
-		ORDER BY transaction_id, global_position`, strconv.FormatUint(rb.pos.TxID, 10), rb.pos.Global)
-	if err != nil {
-		return err
-	}
-	events, err := postgres.ScanEvents(rows)
-	if err != nil || len(events) == 0 {
-		return err
-	}
-	if err := rb.apply(ctx, tx, events); err != nil {
-		return err
-	}
-	return rb.advance(ctx, events)
-}
-
-// finishAsync stops the projector's handler (it waits on the checkpoint)
-// and applies the log as far as ReadLog goes. The checkpoint must stay
-// where ReadLog ended: a commit beyond pg_snapshot_xmin may still be
-// preceded by one that commits later, which the handler will bring.
-func (rb *rebuilder) finishAsync(ctx context.Context, tx pgx.Tx) error {
-	cp, err := lockCheckpoint(ctx, tx, rb.p.Name())
-	if err != nil {
-		return err
-	}
-	for {
-		events, err := rb.store.ReadLog(ctx, rb.pos, rebuildPageSize)
-		if err != nil {
-			return err
-		}
-		if len(events) > 0 {
-			if err := rb.apply(ctx, tx, events); err != nil {
-				return err
-			}
-			if err := rb.advance(ctx, events); err != nil {
-				return err
-			}
-		}
-		if len(events) < rebuildPageSize {
-			break
-		}
-	}
-	// The handler only applies what ReadLog could see before, so it cannot
-	// be ahead; if it were, its commits would be missing from the new
-	// tables for good.
-	if rb.pos.Less(cp.Position) {
-		return fmt.Errorf("the checkpoint %s is ahead of the log read %s", cp.Position, rb.pos)
-	}
 	return nil
 }

@@ -21,7 +21,13 @@ import (
 )
 
 // Runtime runs the projectors: inline ones through InlineHook, async ones
-// as Watermill handlers of bus.CommitsTopic (Run).
+// as Watermill handlers of bus.CommitsTopic (Run). Every store that
+// appends must carry both hooks, or async projectors miss its commits:
+//
+//	rt, err := projections.NewRuntime(cfg)
+//	store.AddHook(rt.InlineHook())
+//	store.AddHook(bus.CommitPublisher{})
+//	go rt.Run(ctx)
 type Runtime struct {
 	cfg       RuntimeConfig
 	transport bus.Transport
@@ -197,47 +203,6 @@ func (r *Runtime) Close() error {
 	if stop != nil {
 		stop()
 		<-done
-	}
-	return nil
-}
-
-// watchLag refreshes the lag gauge every LagInterval until ctx ends.
-func (r *Runtime) watchLag(ctx context.Context) {
-	for _, p := range r.cfg.Inline {
-		r.metrics.lag.WithLabelValues(p.Name()).Set(0)
-	}
-	if len(r.cfg.Async) == 0 {
-		return
-	}
-	t := time.NewTicker(r.cfg.LagInterval)
-	defer t.Stop()
-	for {
-		if err := r.updateLag(ctx); err != nil && ctx.Err() == nil {
-			r.cfg.Logger.Warn("projections: measure lag", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (r *Runtime) updateLag(ctx context.Context) error {
-	head, err := r.cfg.Store.Head(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range r.cfg.Async {
-		cp, err := readCheckpoint(ctx, r.cfg.Pool, p.Name())
-		if err != nil {
-			return err
-		}
-		n, err := countEvents(ctx, r.cfg.Pool, cp.Position, head)
-		if err != nil {
-			return err
-		}
-		r.metrics.lag.WithLabelValues(p.Name()).Set(float64(n))
 	}
 	return nil
 }

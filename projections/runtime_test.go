@@ -83,10 +83,15 @@ func TestInlineHook(t *testing.T) {
 	})
 
 	t.Run("status", func(t *testing.T) {
-		st, err := rt.Status(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var st []projections.ProjectionStatus
+		last := lastPosition(t, pool)
+		waitFor(t, 30*time.Second, "head", func() bool {
+			var err error
+			if st, err = rt.Status(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return st[0].Head == last
+		})
 		if len(st) != 1 || st[0].Kind != projections.KindInline || st[0].Lag != 0 || st[0].EventsApplied != 3 || st[0].Checkpoint != st[0].Head {
 			t.Errorf("status = %+v", st)
 		}
@@ -127,7 +132,7 @@ func TestAsyncOrdered(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	waitCaughtUp(t, pool, store, p)
+	waitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 
 	st, err := rt.Status(ctx)
@@ -168,7 +173,7 @@ func TestRedelivery(t *testing.T) {
 		committed = append(committed, mustAppend(t, store, ticks("acme", "a", i+1)))
 	}
 	startRuntime(t, rt)
-	waitCaughtUp(t, pool, store, p)
+	waitCaughtUp(t, pool, p)
 
 	// Publish the first three commits twice more; they come before the
 	// last commit, so once that one is applied they were all handled.
@@ -194,7 +199,7 @@ func TestRedelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAppend(t, store, ticks("acme", "a", 1))
-	waitCaughtUp(t, pool, store, p)
+	waitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 	if got := metricValue(t, reg, "clientele_projection_commits_skipped_total", "counts"); got != 6 {
 		t.Errorf("skipped = %v, want 6", got)
@@ -220,7 +225,7 @@ func TestRetry(t *testing.T) {
 		mustAppend(t, store, ticks("acme", "a", i+1))
 	}
 	startRuntime(t, rt)
-	waitCaughtUp(t, pool, store, p)
+	waitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 	if got := metricValue(t, reg, "clientele_projection_handler_errors_total", "counts"); got != 3 {
 		t.Errorf("handler errors = %v, want 3", got)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -115,5 +116,9 @@ func (r *Runtime) projector(name string) (Projector, Kind, error) {
 			return p, KindAsync, nil
 		}
 	}
-	return nil, "", fmt.Errorf("%w %q", ErrUnknownProjection, name)
+	var names []string
+	for _, p := range append(append([]Projector(nil), r.cfg.Inline...), r.cfg.Async...) {
+		names = append(names, p.Name())
+	}
+	return nil, "", fmt.Errorf("%w %q (projections: %s)", ErrUnknownProjection, name, strings.Join(names, ", "))
 }

@@ -6,10 +6,11 @@
 // (see OutboxPublisher and CommitPublisher), so a message exists if and only
 // if its change committed. Consuming goes through a Transport. The one
 // implemented here, Postgres, reads the outbox table itself. A NATS
-// JetStream or Kafka transport would keep the SQL outbox unchanged and run
-// Watermill's forwarder (components/forwarder) to move the outbox rows to
-// the broker, partitioned by the "company_id" metadata so that order holds
-// per tenant; only Transport.Subscriber would change.
+// JetStream or Kafka transport would keep the SQL outbox (its publisher
+// wrapped in forwarder.NewPublisher) and run Watermill's forwarder
+// (components/forwarder) to move the outbox rows to the broker, partitioned
+// by the "company_id" metadata so that order holds per tenant; consumers
+// would get their subscribers from that transport instead.
 package bus
 
 import (

@@ -137,7 +137,8 @@ func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) 
 
 // OutboxPublisher returns a publisher that writes messages as rows in tx:
 // they are delivered if and only if tx commits. It is cheap; make one per
-// transaction. Publish uses the context of the first message.
+// transaction. Publish uses the context of the first message; a nil logger
+// discards the publisher's logs.
 func OutboxPublisher(tx pgx.Tx, logger watermill.LoggerAdapter) (message.Publisher, error) {
 	pub, err := wsql.NewPublisher(wsql.TxFromPgx(tx), wsql.PublisherConfig{
 		SchemaAdapter:        schemaAdapter,
