@@ -14,11 +14,11 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// Store is an in-memory eventstore.Store. The zero value is not ready; use
-// New.
+// Store is an in-memory eventstore.Store. The zero value is an empty store
+// ready to use.
 type Store struct {
-	// Now is the clock stamped on recorded events. Set it before the store
-	// is used.
+	// Now is the clock stamped on recorded events; nil means time.Now. Set
+	// it before the store is used.
 	Now func() time.Time
 
 	mu       sync.Mutex
@@ -30,9 +30,7 @@ type Store struct {
 var _ eventstore.Store = (*Store)(nil)
 
 // New returns an empty store.
-func New() *Store {
-	return &Store{Now: time.Now, versions: make(map[string]int64)}
-}
+func New() *Store { return &Store{Now: time.Now} }
 
 // Append writes the commit atomically. TxID is the commit's sequence number,
 // starting at 1; global positions count events from 1.
@@ -45,6 +43,9 @@ func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.versions == nil {
+		s.versions = make(map[string]int64)
+	}
 	// Check every stream before writing anything: all or nothing.
 	for _, st := range c.Streams {
 		if err := eventstore.CheckVersion(st.StreamID, st.ExpectedVersion, s.versions[st.StreamID]); err != nil {
@@ -53,7 +54,11 @@ func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 	}
 	// Truncated like the PostgreSQL adapter, so tests compare equal across
 	// adapters.
-	now := s.Now().UTC().Truncate(time.Microsecond)
+	clock := s.Now
+	if clock == nil {
+		clock = time.Now
+	}
+	now := clock().UTC().Truncate(time.Microsecond)
 	s.lastTx++
 	next := int64(len(s.log)) + 1
 	events := make([]eventstore.RecordedEvent, 0, c.Count())

@@ -11,3 +11,7 @@ import (
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(*testing.T) eventstore.Store { return memory.New() })
 }
+
+func TestZeroValue(t *testing.T) {
+	storetest.Run(t, func(*testing.T) eventstore.Store { return new(memory.Store) })
+}

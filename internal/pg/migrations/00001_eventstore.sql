@@ -19,8 +19,8 @@ CREATE TABLE events (
 );
 -- Streams are read through their key, not their text id: a new stream's
 -- key is the position of its first event, so an import of new streams
--- appends to the end of this index instead of touching random pages of a
--- text index (measured: a quarter of the append cost).
+-- appends at the end of this index instead of at random pages of an index
+-- of text ids (measured: appends about 10% faster).
 CREATE UNIQUE INDEX events_stream ON events (stream_key, stream_version);
 
 -- The current version of every stream: the optimistic concurrency check
