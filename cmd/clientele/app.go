@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/internal/telemetry"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -62,6 +65,7 @@ func (g *globals) logger() (*slog.Logger, error) {
 // app is the object graph shared by the subcommands.
 type app struct {
 	log      *slog.Logger
+	metrics  *prometheus.Registry
 	pool     *pgxpool.Pool
 	store    *postgres.Store
 	runtime  *projections.Runtime
@@ -76,7 +80,8 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log}
+	a := &app{log: log, metrics: prometheus.NewRegistry()}
+	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	url := g.databaseURL
 	if url == "" {
 		emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: g.dataDir})
@@ -101,11 +106,12 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	}
 	a.store = postgres.New(a.pool)
 	a.runtime, err = projections.NewRuntime(projections.RuntimeConfig{
-		Pool:   a.pool,
-		Store:  a.store,
-		Inline: projections.Inline(),
-		Async:  asyncProjectors(),
-		Logger: log,
+		Pool:       a.pool,
+		Store:      a.store,
+		Inline:     projections.Inline(),
+		Async:      asyncProjectors(),
+		Logger:     log,
+		Registerer: a.metrics,
 	})
 	if err != nil {
 		a.close()
@@ -113,7 +119,12 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	}
 	a.store.AddHook(a.runtime.InlineHook())
 	a.store.AddHook(bus.CommitPublisher{})
-	a.commands = commands.New(a.store, time.Now)
+	instrumented, err := telemetry.InstrumentStore(a.store, a.metrics)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	a.commands = commands.New(instrumented, time.Now)
 	return a, nil
 }
 

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/api"
@@ -55,12 +53,6 @@ func envFloat(getenv func(string) string, key string, def float64) float64 {
 }
 
 func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if err := a.runtime.Register(reg); err != nil {
-		return err
-	}
-
 	var demo *demoLogin
 	if f.demo {
 		var err error
@@ -75,8 +67,8 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		RateLimit:    f.rateLimit,
 		RateBurst:    f.rateBurst,
 		Logger:       a.log,
-		Registerer:   reg,
-		Gatherer:     reg,
+		Registerer:   a.metrics,
+		Gatherer:     a.metrics,
 	}, api.Deps{
 		Companies: readmodels.NewCompanies(a.pool, f.baseDomain),
 		Access:    readmodels.NewAccess(a.pool),
