@@ -72,21 +72,29 @@ func projectionStatus(ctx context.Context, g *globals, a *app, sample time.Durat
 }
 
 func projectionRebuild(ctx context.Context, g *globals, a *app, name string) error {
-	bar := progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(g.stderr),
-		progressbar.OptionSetDescription("rebuilding "+name),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("events"),
-		progressbar.OptionThrottle(200*time.Millisecond),
-	)
+	// The bar appears with the first progress report, so a refused rebuild
+	// (unknown name, one already running) prints only its error.
+	var bar *progressbar.ProgressBar
 	start := time.Now()
 	var total int64
 	err := a.runtime.Rebuild(ctx, name, func(done, all int64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(all,
+				progressbar.OptionSetWriter(g.stderr),
+				progressbar.OptionSetDescription("rebuilding "+name),
+				progressbar.OptionShowCount(),
+				progressbar.OptionShowIts(),
+				progressbar.OptionSetItsString("events"),
+				progressbar.OptionThrottle(200*time.Millisecond),
+			)
+		}
 		total = done
 		bar.ChangeMax64(all)
 		_ = bar.Set64(done)
 	})
+	if bar == nil {
+		return err
+	}
 	_ = bar.Finish()
 	fmt.Fprintln(g.stderr)
 	if err != nil {
