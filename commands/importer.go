@@ -1,0 +1,51 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// Importer applies staged records of one entity type, one chunk at a
+// time. The import worker calls it inside the chunk's transaction, in
+// upload order, one chunk at a time per deployment, so identity
+// resolution sees every earlier chunk and has no races.
+type Importer interface {
+	// Entity is the entity type the importer handles.
+	Entity() importing.Entity
+	// ImportChunk validates every record of the chunk and applies the
+	// domain rules, using and updating the write-side state in tx, and
+	// appends the resulting events as one commit with TxAppender.AppendTx
+	// in the same tx (no commit when nothing changed). A record that breaks
+	// a rule becomes a Rejection and never blocks the others. An error
+	// aborts the whole chunk, which is then retried.
+	ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (accepted int, rejections []importing.Rejection, err error)
+}
+
+// Chunk is a slice of one upload's records, in upload order.
+type Chunk struct {
+	Company company.Company
+	RunID   string
+	// Seq numbers the chunks of a run from 0.
+	Seq int
+	// FirstIndex is the index in the upload of Records[0].
+	FirstIndex int
+	// Records are JSON objects. Records from CSV have string values (the
+	// importer coerces them) and nested objects/lists built from
+	// property-path columns.
+	Records []json.RawMessage
+	// Metadata is stamped on every event of the chunk: company, run,
+	// actor, source ("api", "csv", "cli", "sftp"), correlation id.
+	Metadata eventstore.Metadata
+}
+
+// TxAppender appends a commit inside the caller's transaction; the
+// PostgreSQL event store implements it.
+type TxAppender interface {
+	AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error)
+}

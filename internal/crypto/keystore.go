@@ -1,0 +1,81 @@
+package crypto
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Querier is a pool, a connection or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// KeyStore keeps the subjects' data keys, wrapped, in the table
+// customer_keys (company_id, customer_id, wrapped_key).
+type KeyStore struct {
+	Keyring *Keyring
+}
+
+// Load returns the clear data keys of the given subjects that still have
+// one; a forgotten subject is absent from the map. One query for all.
+func (s KeyStore) Load(ctx context.Context, q Querier, companyID string, subjectIDs []string) (map[string][]byte, error) {
+	keys := make(map[string][]byte, len(subjectIDs))
+	if len(subjectIDs) == 0 {
+		return keys, nil
+	}
+	rows, err := q.Query(ctx, `SELECT customer_id, wrapped_key FROM customer_keys WHERE company_id = $1 AND customer_id = ANY($2)`, companyID, subjectIDs)
+	if err != nil {
+		return nil, fmt.Errorf("crypto: load keys: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var wrapped []byte
+		if err := rows.Scan(&id, &wrapped); err != nil {
+			return nil, fmt.Errorf("crypto: load keys: %w", err)
+		}
+		if keys[id], err = s.Keyring.Unwrap(wrapped); err != nil {
+			return nil, fmt.Errorf("crypto: key of %s: %w (wrong master key?)", id, err)
+		}
+	}
+	return keys, rows.Err()
+}
+
+// Create makes and stores a data key for each subject (which must have
+// none yet) and returns the clear keys. One statement for all.
+func (s KeyStore) Create(ctx context.Context, q Querier, companyID string, subjectIDs []string) (map[string][]byte, error) {
+	keys := make(map[string][]byte, len(subjectIDs))
+	if len(subjectIDs) == 0 {
+		return keys, nil
+	}
+	wrapped := make([][]byte, len(subjectIDs))
+	for i, id := range subjectIDs {
+		plain, w, err := s.Keyring.NewDataKey()
+		if err != nil {
+			return nil, err
+		}
+		keys[id], wrapped[i] = plain, w
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO customer_keys (company_id, customer_id, wrapped_key)
+		SELECT $1, * FROM unnest($2::text[], $3::bytea[])`, companyID, subjectIDs, wrapped); err != nil {
+		return nil, fmt.Errorf("crypto: store keys: %w", err)
+	}
+	return keys, nil
+}
+
+// Destroy deletes the data keys of the subjects: crypto-shredding. Run it
+// in the transaction that records the forgetting.
+func (s KeyStore) Destroy(ctx context.Context, q Querier, companyID string, subjectIDs []string) error {
+	if len(subjectIDs) == 0 {
+		return nil
+	}
+	_, err := q.Exec(ctx, `DELETE FROM customer_keys WHERE company_id = $1 AND customer_id = ANY($2)`, companyID, subjectIDs)
+	if err != nil {
+		return fmt.Errorf("crypto: destroy keys: %w", err)
+	}
+	return nil
+}
