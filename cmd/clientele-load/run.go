@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/internal/pg"
+)
+
+const (
+	slug     = "load"
+	host     = slug + ".localhost"
+	email    = "load@load.test"
+	password = "load-driver-password"
+)
+
+func run(ctx context.Context, o options) (result, error) {
+	res := result{entity: o.entity, n: o.n}
+	gen, ok := generators[o.entity]
+	if !ok {
+		return res, fmt.Errorf("no generator for entity %q", o.entity)
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return res, err
+	}
+	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: o.dir, Database: "postgres"})
+	if err != nil {
+		return res, err
+	}
+	defer emb.Close()
+	dbName := fmt.Sprintf("load_%d", time.Now().Unix())
+	admin, err := pgx.Connect(ctx, emb.URL())
+	if err != nil {
+		return res, err
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
+		return res, err
+	}
+	if !o.keep {
+		defer admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") //nolint:errcheck
+	}
+	url := emb.ServerURL(dbName)
+
+	for _, args := range [][]string{
+		{"migrate"},
+		{"company", "create", slug},
+		{"user", "create", "--company", slug, "--email", email, "--password", password, "--role", "admin"},
+	} {
+		cmd := exec.CommandContext(ctx, o.binary, append(args, "--database-url", url, "--log-level", "warn")...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return res, fmt.Errorf("clientele %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	srv, err := startServer(ctx, o.binary, url)
+	if err != nil {
+		return res, err
+	}
+	defer srv.stop()
+
+	token, err := createToken(srv.base)
+	if err != nil {
+		return res, err
+	}
+
+	// Uploads, one after another, each streamed from the generator.
+	start := time.Now()
+	var runs []string
+	for first := 0; first < o.n; first += o.perUpload {
+		count := min(o.perUpload, o.n-first)
+		runID, n, err := upload(srv.base, token, o.entity, gen, first, count)
+		if err != nil {
+			return res, err
+		}
+		res.bytes += n
+		runs = append(runs, runID)
+	}
+	res.uploadTime = time.Since(start)
+
+	// Until every accepted record is retrievable.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close(context.Background())
+	for {
+		accepted, rejected, done, err := importProgress(srv.base, token, runs)
+		if err != nil {
+			return res, err
+		}
+		if done {
+			visible, err := countRetrievable(ctx, conn, o.entity)
+			if err != nil {
+				return res, err
+			}
+			if visible >= accepted {
+				res.accepted, res.rejected = accepted, rejected
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	res.endToEnd = time.Since(start)
+	res.peakRSSKiB = peakRSS(srv.cmd.Process.Pid)
+
+	// The same records, COPYed into one jsonb table of the same server.
+	if res.copyTime, err = copyRecords(ctx, conn, gen, o.n); err != nil {
+		return res, err
+	}
+	res.uploadPerSec = float64(o.n) / res.uploadTime.Seconds()
+	res.uploadMBPerSec = float64(res.bytes) / 1e6 / res.uploadTime.Seconds()
+	res.e2eRowsPerSec = float64(res.accepted) / res.endToEnd.Seconds()
+	res.copyRowsPerSec = float64(o.n) / res.copyTime.Seconds()
+	res.ratioToCopy = res.e2eRowsPerSec / res.copyRowsPerSec
+	return res, nil
+}
+
+type server struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+func startServer(ctx context.Context, binary, url string) (*server, error) {
+	cmd := exec.CommandContext(ctx, binary, "serve", "--database-url", url, "--addr", "127.0.0.1:0",
+		"--log-level", "warn", "--rate-limit", "1000000", "--rate-burst", "1000000")
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	re := regexp.MustCompile(`listening on (http://\S+)`)
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if m := re.FindStringSubmatch(lines.Text()); m != nil {
+			go io.Copy(io.Discard, stdout) //nolint:errcheck
+			return &server{cmd: cmd, base: m[1]}, nil
+		}
+	}
+	_ = cmd.Wait()
+	return nil, errors.New("serve exited before listening")
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+}
+
+func do(method, url, token string, body io.Reader, contentType string, out any) error {
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		return err
+	}
+	req.Host = host
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	} else {
+		req.SetBasicAuth(email, password)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, b)
+	}
+	return json.Unmarshal(b, out)
+}
+
+func createToken(base string) (string, error) {
+	var v struct {
+		AccessToken struct {
+			Token string `json:"token"`
+		} `json:"access_token"`
+	}
+	err := do("POST", base+"/api/access-tokens/", "", nil, "", &v)
+	return v.AccessToken.Token, err
+}
+
+// upload streams count generated records, from index first, as one
+// wrapped JSON upload and returns the run id and the bytes sent.
+func upload(base, token, entity string, gen generator, first, count int) (string, int64, error) {
+	pr, pw := io.Pipe()
+	var sent int64
+	go func() {
+		bw := bufio.NewWriterSize(pw, 1<<20)
+		n, _ := fmt.Fprintf(bw, `{%q:[`, entity)
+		sent += int64(n)
+		for i := first; i < first+count; i++ {
+			if i > first {
+				bw.WriteByte(',')
+				sent++
+			}
+			b := gen(i)
+			bw.Write(b)
+			sent += int64(len(b))
+		}
+		bw.WriteString("]}")
+		sent += 2
+		pw.CloseWithError(bw.Flush())
+	}()
+	var v struct {
+		RunID string `json:"run_id"`
+	}
+	err := do("POST", base+"/api/"+entity+"/upload/", token, pr, "application/json", &v)
+	return v.RunID, sent, err
+}
+
+func importProgress(base, token string, runs []string) (accepted, rejected int, done bool, err error) {
+	done = true
+	for _, id := range runs {
+		var v struct {
+			Import struct {
+				State    string `json:"state"`
+				Accepted int    `json:"accepted"`
+				Rejected int    `json:"rejected"`
+			} `json:"import"`
+		}
+		if err := do("GET", base+"/api/imports/"+id+"/?limit=1", token, nil, "", &v); err != nil {
+			return 0, 0, false, err
+		}
+		if v.Import.State == "failed" {
+			return 0, 0, false, fmt.Errorf("import %s failed", id)
+		}
+		done = done && v.Import.State == "completed"
+		accepted += v.Import.Accepted
+		rejected += v.Import.Rejected
+	}
+	return accepted, rejected, done, nil
+}
+
+// countRetrievable counts the records the retrieval endpoint would show.
+func countRetrievable(ctx context.Context, conn *pgx.Conn, entity string) (int, error) {
+	var n int
+	err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{entity}.Sanitize()+" WHERE NOT is_deleted").Scan(&n)
+	return n, err
+}
+
+func copyRecords(ctx context.Context, conn *pgx.Conn, gen generator, n int) (time.Duration, error) {
+	if _, err := conn.Exec(ctx, `CREATE TABLE load_copy (doc jsonb NOT NULL)`); err != nil {
+		return 0, err
+	}
+	i := 0
+	start := time.Now()
+	_, err := conn.CopyFrom(ctx, pgx.Identifier{"load_copy"}, []string{"doc"}, pgx.CopyFromFunc(func() ([]any, error) {
+		if i == n {
+			return nil, nil
+		}
+		i++
+		return []any{gen(i - 1)}, nil
+	}))
+	return time.Since(start), err
+}
+
+// peakRSS reads the peak resident set size (VmHWM) of a process, in KiB.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kib
+		}
+	}
+	return 0
+}
