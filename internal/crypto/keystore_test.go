@@ -3,6 +3,7 @@ package crypto_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"testing"
 
@@ -44,5 +45,37 @@ func TestKeyStoreCreateLoadDestroy(t *testing.T) {
 	}
 	if raw != 0 {
 		t.Fatal("a clear data key is stored")
+	}
+}
+
+func TestMasterKeyFileAndDatabaseCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := dir + "/master.key"
+	key, created, err := crypto.LoadMasterKey(path)
+	if err != nil || !created {
+		t.Fatalf("first load: created=%v err=%v", created, err)
+	}
+	again, created, err := crypto.LoadMasterKey(path)
+	if err != nil || created || !bytes.Equal(key, again) {
+		t.Fatalf("second load: created=%v err=%v same=%v", created, err, bytes.Equal(key, again))
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("master key file mode %v, want 0600", fi.Mode().Perm())
+	}
+	pool := pgtest.NewPool(t)
+	kr, _ := crypto.NewKeyring(key)
+	if err := kr.CheckDatabase(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := kr.CheckDatabase(ctx, pool); err != nil {
+		t.Fatalf("same key twice: %v", err)
+	}
+	other, _ := crypto.NewKeyring(crypto.NewMasterKey())
+	if err := other.CheckDatabase(ctx, pool); !errors.Is(err, crypto.ErrMasterKeyMismatch) {
+		t.Fatalf("another key: %v, want ErrMasterKeyMismatch", err)
+	}
+	if _, err := crypto.ParseMasterKey("not base64!"); err == nil {
+		t.Fatal("a bad key was parsed")
 	}
 }

@@ -9,5 +9,14 @@ CREATE TABLE customer_keys (
     PRIMARY KEY (company_id, customer_id)
 );
 
+-- The fingerprint of the master key this database was set up with: a
+-- process started with another master key refuses to run rather than
+-- seal data that the others cannot open.
+CREATE TABLE master_key (
+    id          int   PRIMARY KEY CHECK (id = 1),
+    fingerprint bytea NOT NULL
+);
+
 -- +goose Down
+DROP TABLE master_key;
 DROP TABLE customer_keys;
