@@ -1,0 +1,126 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/crypto"
+)
+
+// CustomerStream is a customer's stream.
+func CustomerStream(companyID, customerID string) string {
+	return "customer-" + companyID + "-" + customerID
+}
+
+// CustomerImporter imports customer records: it validates each record
+// (customer.Parser), finds or creates its customer in the identity
+// registry (customer.Book), and appends the customers' events, their
+// personal data sealed with each customer's data key, as one commit per
+// chunk. The registry and the customers' write-side state live in the
+// tables customer_identities and customer_states, changed in the chunk's
+// transaction (see customer_state.go).
+type CustomerImporter struct {
+	store TxAppender
+	keys  crypto.KeyStore
+	now   func() time.Time
+}
+
+var _ Importer = (*CustomerImporter)(nil)
+
+// NewCustomerImporter returns the customers importer. keys holds the
+// customers' data keys and hashes their identities; now stamps the
+// write-side state.
+func NewCustomerImporter(store TxAppender, keys crypto.KeyStore, now func() time.Time) *CustomerImporter {
+	if store == nil || keys.Keyring == nil || now == nil {
+		panic("commands: NewCustomerImporter: nil dependency")
+	}
+	return &CustomerImporter{store: store, keys: keys, now: now}
+}
+
+// Entity implements Importer.
+func (*CustomerImporter) Entity() importing.Entity { return importing.Customers }
+
+// ImportChunk implements Importer. Records are decided in order against
+// the state as the earlier records of the chunk left it, so two records of
+// one new person create one customer. The chunk costs a fixed number of
+// round trips whatever its size: the registry and the states are read
+// with one query each, the data keys with one statement per operation,
+// the events with one commit, and the state written back with a COPY per
+// table for new rows and one batch for the rest.
+func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (accepted int, rejections []importing.Rejection, err error) {
+	co := chunk.Company
+	meta := chunk.Metadata
+	switch meta.CompanyID {
+	case "":
+		meta.CompanyID = co.ID
+	case co.ID:
+	default:
+		return 0, nil, fmt.Errorf("commands: import customers: metadata of company %s in a chunk of %s", meta.CompanyID, co.ID)
+	}
+	reject := func(i int, err error) error {
+		var p *customer.Problem
+		if !errors.As(err, &p) {
+			return err
+		}
+		rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: p.Reason, Field: p.Field})
+		return nil
+	}
+
+	records, problems := parseCustomers(customer.NewParser(co), chunk.Records)
+	for i, err := range problems {
+		if err != nil {
+			if err := reject(i, err); err != nil {
+				return 0, nil, err
+			}
+		}
+	}
+
+	book := customer.NewBook(func(k customer.Kind, v string) customer.Key {
+		return customer.Key(h.keys.Keyring.IdentifierHash(co.ID, string(k), v))
+	}, NewID)
+	versions, err := loadCustomerBook(ctx, tx, co.ID, book, records)
+	if err != nil {
+		return 0, nil, err
+	}
+	var streams customerStreams
+	for i, r := range records {
+		if r == nil {
+			continue
+		}
+		o, err := book.Decide(*r)
+		if err != nil {
+			if err := reject(i, err); err != nil {
+				return 0, nil, fmt.Errorf("commands: import customers: %w", err)
+			}
+			continue
+		}
+		accepted++
+		streams.add(o, versions[o.CustomerID])
+	}
+
+	if len(streams.order) > 0 {
+		commit, err := h.customerCommit(ctx, tx, co.ID, &streams)
+		if err != nil {
+			return 0, nil, err
+		}
+		commit.Metadata = meta
+		if _, err := h.store.AppendTx(ctx, tx, commit); err != nil {
+			return 0, nil, fmt.Errorf("commands: import customers: %w", err)
+		}
+		// Crypto-shredding in the transaction that records the forgetting:
+		// both happen or neither.
+		if err := h.keys.Destroy(ctx, tx, co.ID, streams.forgotten); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := saveCustomerBook(ctx, tx, co.ID, book, versions, h.now().UTC()); err != nil {
+		return 0, nil, err
+	}
+	return accepted, rejections, nil
+}
