@@ -23,8 +23,11 @@ lint:
 test: lint
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
 
+# Every Go benchmark once (each sizes its own work), then the load driver:
+# a real `serve` fed through the HTTP API.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./eventstore/postgres/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(PKGS)
+	$(GO) run ./cmd/clientele-load -entity customers -n 1000000
 
 clean:
 	rm -rf bin

@@ -21,6 +21,10 @@ type Config struct {
 	// MaxBodyBytes is the largest request body accepted; a larger one is
 	// answered 413 request_too_large. Default 32 MiB.
 	MaxBodyBytes int64
+	// MaxUploadBytes replaces MaxBodyBytes for uploads (POST
+	// /api/<entity>/upload/), which are streamed to staging and never held
+	// in memory. Default 4 GiB.
+	MaxUploadBytes int64
 	// RateLimit is the sustained number of requests per second allowed to
 	// one principal (one access token, or one user authenticating with a
 	// password). Default 50. math.Inf(1) disables rate limiting.
@@ -46,14 +50,18 @@ type Config struct {
 
 // Default values of Config.
 const (
-	DefaultMaxBodyBytes = 32 << 20
-	DefaultRateLimit    = 50
-	DefaultRateBurst    = 200
+	DefaultMaxBodyBytes   = 32 << 20
+	DefaultMaxUploadBytes = 4 << 30
+	DefaultRateLimit      = 50
+	DefaultRateBurst      = 200
 )
 
 func (c *Config) setDefaults() {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	if c.RateLimit == 0 {
 		c.RateLimit = DefaultRateLimit
@@ -80,6 +88,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("api: MaxBodyBytes must be positive, got %d", c.MaxBodyBytes))
+	}
+	if c.MaxUploadBytes < 0 {
+		errs = append(errs, fmt.Errorf("api: MaxUploadBytes must be positive, got %d", c.MaxUploadBytes))
 	}
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) {
 		errs = append(errs, fmt.Errorf("api: RateLimit must be positive, got %g", c.RateLimit))

@@ -16,6 +16,11 @@ func TestRoutingErrors(t *testing.T) {
 
 	e.do(http.MethodGet, "/api/nothing-here/", bearer(token)).wantError(t, http.StatusNotFound, "not_found")
 	e.do(http.MethodGet, "/", bearer(token)).wantError(t, http.StatusNotFound, "not_found")
+	// An upload of an entity that cannot be imported is a bad request, not
+	// a missing page (decisions: unknown entity is a whole-request 400).
+	for _, path := range []string{"/api/gadgets/upload/", "/gadgets/upload", "/api/gadgets/upload"} {
+		e.do(http.MethodPost, path, bearer(token)).wantError(t, http.StatusBadRequest, "invalid_request")
+	}
 
 	res := e.do(http.MethodDelete, "/api/integrations/", bearer(token))
 	res.wantError(t, http.StatusMethodNotAllowed, "method_not_allowed")

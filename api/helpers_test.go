@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,13 +21,18 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/crypto"
+	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
 	"github.com/clientele/clientele/projections"
@@ -66,6 +72,13 @@ type env struct {
 	totp     user // acme, admin with two-factor authentication
 	globexAd user
 	logs     *syncBuffer
+
+	pool    *pgxpool.Pool
+	store   *postgres.Store
+	keys    crypto.KeyStore // customers' data keys
+	runtime *projections.Runtime
+	// importers are the server's Deps.Importers; runImports runs them.
+	importers map[importing.Entity]commands.Importer
 }
 
 // newEnv starts the server; configure may change its Config and Deps.
@@ -80,8 +93,13 @@ func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 			}
 		}
 		return nil
-	}))
-	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }), logs: &syncBuffer{}}
+	}), bus.CommitPublisher{}) // for the async projectors of runProjections
+	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }), logs: &syncBuffer{},
+		pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}}
 	e.acme = e.mustCompany(ctx, "acme")
 	e.globex = e.mustCompany(ctx, "globex")
 	e.admin = e.mustUser(ctx, e.acme, "admin@acme.test", access.RoleAdmin, false)
@@ -99,10 +117,22 @@ func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		Access:    acc,
 		Commands:  e.cmds,
 		Ready:     pool.Ping,
+
+		Customers:       readmodels.NewCustomers(pool),
+		CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
+
+		Datatargets: readmodels.NewDatatargets(pool),
+
+		Importers: map[importing.Entity]commands.Importer{
+			importing.Customers: commands.NewCustomerImporter(store, e.keys, func() time.Time { return created }),
+		},
+		Uploads: commands.NewStageUploadHandler(pool, ingest.Limits{}),
+		Imports: readmodels.NewImports(pool),
 	}
 	for _, f := range configure {
 		f(&cfg, &deps)
 	}
+	e.importers = deps.Importers
 	s, err := api.NewServer(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
@@ -369,4 +399,67 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// runProjections runs the async projectors as the service does, until the
+// test ends; waitProjections waits until they have applied the whole log.
+func (e *env) runProjections(async ...projections.Projector) {
+	e.t.Helper()
+	rt, err := projections.NewRuntime(projections.RuntimeConfig{
+		Pool: e.pool, Store: e.store, Async: async, PollInterval: 10 * time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	e.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			e.t.Errorf("projections: %v", err)
+		}
+	})
+	e.runtime = rt
+}
+
+// waitProjections waits until every async projector has applied every
+// event committed so far. It aims at the last event in the table, not at
+// the log's head, which stops at the oldest transaction running anywhere
+// on the shared test server.
+func (e *env) waitProjections() {
+	e.t.Helper()
+	if e.runtime == nil {
+		e.t.Fatal("waitProjections: no projections run; call runProjections first")
+	}
+	ctx := context.Background()
+	var xid string
+	var target eventstore.Position
+	if err := e.pool.QueryRow(ctx, `SELECT transaction_id::text, global_position FROM events
+		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&xid, &target.Global); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(xid, &target.TxID); err != nil {
+		e.t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		status, err := e.runtime.Status(ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		behind := ""
+		for _, s := range status {
+			if s.Kind == projections.KindAsync && s.Checkpoint.Less(target) {
+				behind = s.Name
+			}
+		}
+		if behind == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("projection %s did not catch up within 30s", behind)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"runtime/debug"
 	"time"
 
@@ -119,10 +120,14 @@ func (s *Server) recoverer(c *gin.Context) {
 	c.Next()
 }
 
-// limitBody refuses a body over Config.MaxBodyBytes: at once when its
-// length is declared, and when a handler reads past the limit otherwise.
+// limitBody refuses a body over Config.MaxBodyBytes (MaxUploadBytes for
+// upload routes): at once when its length is declared, and when a handler
+// reads past the limit otherwise.
 func (s *Server) limitBody(c *gin.Context) {
 	max := s.cfg.MaxBodyBytes
+	if s.uploadRoutes[c.FullPath()] {
+		max = s.cfg.MaxUploadBytes
+	}
 	if c.Request.ContentLength > max {
 		s.writeError(c, &http.MaxBytesError{Limit: max})
 		c.Abort()
@@ -136,8 +141,16 @@ func (s *Server) limitBody(c *gin.Context) {
 
 // handleNoRoute answers a path that no route serves.
 func (s *Server) handleNoRoute(c *gin.Context) error {
+	if m := uploadPath.FindStringSubmatch(c.Request.URL.Path); m != nil && c.Request.Method == http.MethodPost {
+		// An upload of an entity we do not import is a whole-request
+		// problem (decisions: "unknown entity" is a 400), not a missing page.
+		return domain.Errorf(domain.Invalid, "unknown entity %q: no such import", m[1])
+	}
 	return domain.Errorf(domain.NotFound, "no such path: %s", c.Request.URL.Path)
 }
+
+// uploadPath matches the path of an upload of any entity.
+var uploadPath = regexp.MustCompile(`^(?:/api)?/([A-Za-z0-9_-]+)/upload/?$`)
 
 // handleNoMethod answers a served path asked with a method it does not
 // take; gin has set the Allow header.

@@ -24,6 +24,7 @@ import (
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/importing"
 )
 
 // Companies resolves the tenant of a request from its host.
@@ -58,6 +59,19 @@ type Deps struct {
 	Access    Access
 	// Commands lists the write-side use cases.
 	Commands commands.Commands
+	// Customers and CustomerHistory read customers.
+	Customers       Customers
+	CustomerHistory CustomerHistory
+	// Datatargets reads datatargets, their queues and outlet logs.
+	Datatargets Datatargets
+	// Importers are the Importers of the entities that can be uploaded:
+	// an entity gets its upload routes only when it has one (the import
+	// worker runs them; the server only needs to know which exist).
+	Importers map[importing.Entity]commands.Importer
+	// Uploads stages uploads; required when Importers is not empty.
+	Uploads Uploads
+	// Imports reads import runs (GET /api/imports/<id>/, served when set).
+	Imports ImportRuns
 	// Ready reports whether the service can serve traffic (database
 	// reachable, projections running); GET /readyz answers 503 while it
 	// returns an error. Nil means always ready.
@@ -71,6 +85,15 @@ func (d Deps) validate() error {
 	}
 	if d.Access == nil {
 		errs = append(errs, errors.New("api: Deps.Access is nil"))
+	}
+	if d.Customers == nil || d.CustomerHistory == nil {
+		errs = append(errs, errors.New("api: Deps.Customers or Deps.CustomerHistory is nil"))
+	}
+	if d.Datatargets == nil {
+		errs = append(errs, errors.New("api: Deps.Datatargets is nil"))
+	}
+	if len(d.Importers) > 0 && d.Uploads == nil {
+		errs = append(errs, errors.New("api: Deps.Uploads is nil but Deps.Importers is not empty"))
 	}
 	return errors.Join(errs...)
 }
@@ -89,6 +112,16 @@ type Server struct {
 	access    Access
 	commands  commands.Commands
 	ready     func(ctx context.Context) error
+
+	datatargets Datatargets
+
+	importers    map[importing.Entity]commands.Importer
+	uploads      Uploads
+	imports      ImportRuns
+	uploadRoutes map[string]bool // paths (gin syntax) limited by MaxUploadBytes
+
+	customers       Customers
+	customerHistory CustomerHistory
 }
 
 // NewServer builds the server and its routes. It fails when the
@@ -125,6 +158,16 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		access:    deps.Access,
 		commands:  deps.Commands,
 		ready:     deps.Ready,
+
+		datatargets: deps.Datatargets,
+
+		importers:    deps.Importers,
+		uploads:      deps.Uploads,
+		imports:      deps.Imports,
+		uploadRoutes: map[string]bool{},
+
+		customers:       deps.Customers,
+		customerHistory: deps.CustomerHistory,
 	}
 	e := gin.New()
 	// Both spellings of every path are registered, so a redirect would only
@@ -174,6 +217,25 @@ func (s *Server) routes() {
 	s.tenant(http.MethodGet, "/api/integrations/", s.handleListIntegrations)
 	s.tenant(http.MethodPost, "/api/integrations/", s.handleCreateIntegration)
 	s.tenant(http.MethodGet, "/api/integrations/:id/", s.handleGetIntegration)
+
+	s.uploadRoutesOf(importing.Customers, "/api/customers/upload/", "/api/customer/upload/")
+	if s.imports != nil {
+		s.tenant(http.MethodGet, "/api/imports/:id/", s.handleGetImport)
+	}
+
+	s.tenant(http.MethodGet, "/api/data/customers/", s.handleRetrieveCustomers)
+	s.tenant(http.MethodGet, "/api/customers/:id/history/", s.handleCustomerHistory)
+
+	s.tenant(http.MethodGet, "/api/datatargets/", s.handleListDatatargets)
+	s.tenant(http.MethodPost, "/api/datatargets/", s.handleCreateDatatarget)
+	s.tenant(http.MethodGet, "/api/datatargets/:id/", s.handleGetDatatarget)
+	s.tenant(http.MethodPatch, "/api/datatargets/:id/", s.handleUpdateDatatarget)
+	s.tenant(http.MethodPost, "/api/datatargets/:id/post/", s.handlePostMessages)
+	s.tenant(http.MethodGet, "/api/datatargets/:id/retrieve/", s.handleRetrieve)
+	s.tenant(http.MethodPost, "/api/datatargets/:id/outlets/", s.handleCreateOutlet)
+	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/", s.handleGetOutlet)
+	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/", s.handleOutletLog)
+	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/:entry/", s.handleOutletLogEntry)
 }
 
 // handlerFunc is a handler that returns its error instead of writing it;

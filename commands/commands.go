@@ -35,6 +35,13 @@ type Commands struct {
 	CreateUser            CreateUserHandler
 	CreateIntegration     CreateIntegrationHandler
 	CreateAccessToken     CreateAccessTokenHandler
+
+	// Datatargets and their outlets.
+	CreateDatatarget       CreateDatatargetHandler
+	UpdateDatatarget       UpdateDatatargetHandler
+	PostDatatargetMessages PostDatatargetMessagesHandler
+	CreateOutlet           CreateOutletHandler
+	DisableOutlet          DisableOutletHandler
 }
 
 // New returns every handler on store, with now as the clock.
@@ -45,6 +52,12 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		CreateUser:            NewCreateUserHandler(store, now),
 		CreateIntegration:     NewCreateIntegrationHandler(store, now),
 		CreateAccessToken:     NewCreateAccessTokenHandler(store, now),
+
+		CreateDatatarget:       NewCreateDatatargetHandler(store, now),
+		UpdateDatatarget:       NewUpdateDatatargetHandler(store, now),
+		PostDatatargetMessages: NewPostDatatargetMessagesHandler(store),
+		CreateOutlet:           NewCreateOutletHandler(store, now),
+		DisableOutlet:          NewDisableOutletHandler(store, now),
 	}
 }
 

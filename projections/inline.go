@@ -13,9 +13,9 @@ import (
 // Inline returns the projectors that run in the append transaction: the
 // read models of tenancy and access, which every request reads (its
 // company, its token) and which a client must see at once after creating
-// them.
+// them; and the datatarget queues, which a client that posts reads at once.
 func Inline() []Projector {
-	return []Projector{Companies{}, Users{}, Integrations{}, AccessTokens{}}
+	return []Projector{Companies{}, Users{}, Integrations{}, AccessTokens{}, Datatargets{}}
 }
 
 // decode unmarshals an event's data, naming the event on failure.

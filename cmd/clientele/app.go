@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/telemetry"
 	"github.com/clientele/clientele/projections"
@@ -30,6 +33,7 @@ type globals struct {
 	dataDir     string
 	logLevel    string
 	logFormat   string
+	masterKey   string
 }
 
 func (g *globals) bind(root *cobra.Command) {
@@ -37,6 +41,7 @@ func (g *globals) bind(root *cobra.Command) {
 	f.StringVar(&g.databaseURL, "database-url", g.getenv("DATABASE_URL"), "PostgreSQL connection string (env DATABASE_URL); without it an embedded server runs in --data-dir")
 	f.StringVar(&g.dataDir, "data-dir", envOr(g.getenv, "CLIENTELE_DATA_DIR", "./.clientele"), "directory of the embedded PostgreSQL (env CLIENTELE_DATA_DIR)")
 	f.StringVar(&g.logLevel, "log-level", envOr(g.getenv, "CLIENTELE_LOG_LEVEL", "info"), "debug, info, warn or error (env CLIENTELE_LOG_LEVEL)")
+	f.StringVar(&g.masterKey, "master-key-file", g.getenv("CLIENTELE_MASTER_KEY_FILE"), "file holding the base64 master key that wraps the customers' data keys (env CLIENTELE_MASTER_KEY_FILE; env CLIENTELE_MASTER_KEY gives the key itself; default <data-dir>/master.key, created on first use)")
 	f.StringVar(&g.logFormat, "log-format", envOr(g.getenv, "CLIENTELE_LOG_FORMAT", "json"), "json or text (env CLIENTELE_LOG_FORMAT)")
 }
 
@@ -68,9 +73,15 @@ type app struct {
 	metrics  *prometheus.Registry
 	pool     *pgxpool.Pool
 	store    *postgres.Store
+	keys     crypto.KeyStore
 	runtime  *projections.Runtime
 	commands commands.Commands
-	closers  []func()
+	// The import pipeline (import.go): the Importers by entity, the
+	// upload stager, and the worker (nil when no entity has an Importer).
+	importers    map[importing.Entity]commands.Importer
+	stageUpload  commands.StageUploadHandler
+	importWorker *commands.ImportWorker
+	closers      []func()
 }
 
 // open connects to the database (starting the embedded server when no URL
@@ -104,12 +115,16 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		a.close()
 		return nil, err
 	}
+	if a.keys, err = g.keyStore(ctx, a); err != nil {
+		a.close()
+		return nil, err
+	}
 	a.store = postgres.New(a.pool)
 	a.runtime, err = projections.NewRuntime(projections.RuntimeConfig{
 		Pool:       a.pool,
 		Store:      a.store,
 		Inline:     projections.Inline(),
-		Async:      asyncProjectors(),
+		Async:      asyncProjectors(a.keys),
 		Logger:     log,
 		Registerer: a.metrics,
 	})
@@ -125,11 +140,50 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	a.commands = commands.New(instrumented, time.Now)
+	if err := a.openImports(); err != nil {
+		a.close()
+		return nil, err
+	}
 	return a, nil
 }
 
-// asyncProjectors are the projectors that follow the log.
-func asyncProjectors() []projections.Projector { return nil }
+// keyStore loads the master key (CLIENTELE_MASTER_KEY, else the key file,
+// created on first use) and checks it is the one the database was set up
+// with.
+func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error) {
+	var key []byte
+	var err error
+	if v := g.getenv("CLIENTELE_MASTER_KEY"); v != "" {
+		key, err = crypto.ParseMasterKey(v)
+	} else {
+		path := g.masterKey
+		if path == "" {
+			path = filepath.Join(g.dataDir, "master.key")
+		}
+		var created bool
+		key, created, err = crypto.LoadMasterKey(path)
+		if created {
+			a.log.Warn("created a new master key: back it up, the customers' personal data cannot be read without it", "path", path)
+		}
+	}
+	if err != nil {
+		return crypto.KeyStore{}, err
+	}
+	kr, err := crypto.NewKeyring(key)
+	if err != nil {
+		return crypto.KeyStore{}, err
+	}
+	if err := kr.CheckDatabase(ctx, a.pool); err != nil {
+		return crypto.KeyStore{}, err
+	}
+	return crypto.KeyStore{Keyring: kr}, nil
+}
+
+// asyncProjectors are the projectors that follow the log; keys opens the
+// customers' sealed data.
+func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
+	return []projections.Projector{projections.NewCustomers(keys)}
+}
 
 // close releases everything in reverse order of acquisition.
 func (a *app) close() {

@@ -64,6 +64,8 @@ func newRootCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra
 		newCompanyCommand(g),
 		newUserCommand(g),
 		newProjectionsCommand(g),
+		newImportCommand(g),
+		newHistoryCommand(g),
 	)
 	return root
 }

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -23,6 +26,11 @@ type serveFlags struct {
 	rateBurst    int
 	maxBodyBytes int64
 	demo         bool
+	// maxUploadBytes replaces maxBodyBytes for uploads.
+	maxUploadBytes int64
+	// webhookAllowCIDRs lists networks webhook outlets may reach although
+	// they are private, loopback, link-local, ...
+	webhookAllowCIDRs string
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -41,6 +49,8 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.Float64Var(&f.rateLimit, "rate-limit", envFloat(g.getenv, "CLIENTELE_RATE_LIMIT", 50), "requests per second per token (env CLIENTELE_RATE_LIMIT)")
 	fl.IntVar(&f.rateBurst, "rate-burst", int(envFloat(g.getenv, "CLIENTELE_RATE_BURST", 200)), "burst of requests per token (env CLIENTELE_RATE_BURST)")
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", int64(envFloat(g.getenv, "CLIENTELE_MAX_BODY_BYTES", 32<<20)), "largest accepted request body (env CLIENTELE_MAX_BODY_BYTES)")
+	fl.StringVar(&f.webhookAllowCIDRs, "webhook-allow-cidrs", g.getenv("CLIENTELE_WEBHOOK_ALLOW_CIDRS"), "comma-separated networks (e.g. 127.0.0.0/8,10.1.0.0/16) that webhook outlets may reach although they are private, loopback or link-local (env CLIENTELE_WEBHOOK_ALLOW_CIDRS)")
+	fl.Int64Var(&f.maxUploadBytes, "max-upload-bytes", int64(envFloat(g.getenv, "CLIENTELE_MAX_UPLOAD_BYTES", api.DefaultMaxUploadBytes)), "largest accepted upload (POST /api/<entity>/upload/), which is streamed, never held in memory (env CLIENTELE_MAX_UPLOAD_BYTES)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
 	return cmd
 }
@@ -62,17 +72,27 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	}
 
 	handler, err := api.NewServer(api.Config{
-		BaseDomain:   f.baseDomain,
-		MaxBodyBytes: f.maxBodyBytes,
-		RateLimit:    f.rateLimit,
-		RateBurst:    f.rateBurst,
-		Logger:       a.log,
-		Registerer:   a.metrics,
-		Gatherer:     a.metrics,
+		BaseDomain:     f.baseDomain,
+		MaxBodyBytes:   f.maxBodyBytes,
+		MaxUploadBytes: f.maxUploadBytes,
+		RateLimit:      f.rateLimit,
+		RateBurst:      f.rateBurst,
+		Logger:         a.log,
+		Registerer:     a.metrics,
+		Gatherer:       a.metrics,
 	}, api.Deps{
 		Companies: readmodels.NewCompanies(a.pool, f.baseDomain),
 		Access:    readmodels.NewAccess(a.pool),
 		Commands:  a.commands,
+
+		Datatargets: readmodels.NewDatatargets(a.pool),
+
+		Importers: a.importers,
+		Uploads:   a.stageUpload,
+		Imports:   readmodels.NewImports(a.pool),
+
+		Customers:       readmodels.NewCustomers(a.pool),
+		CustomerHistory: readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
 		Ready: func(ctx context.Context) error {
 			if err := a.pool.Ping(ctx); err != nil {
 				return fmt.Errorf("database: %w", err)
@@ -80,8 +100,22 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			if !a.runtime.Running() {
 				return errors.New("projections are not running")
 			}
+			if a.importWorker != nil && !a.importWorker.Running() {
+				return errors.New("the import worker is not running")
+			}
 			return nil
 		},
+	})
+	if err != nil {
+		return err
+	}
+
+	allow, err := parseCIDRs(f.webhookAllowCIDRs)
+	if err != nil {
+		return fmt.Errorf("--webhook-allow-cidrs: %w", err)
+	}
+	deliverer, err := delivery.New(delivery.Config{
+		Pool: a.pool, Disable: a.commands.DisableOutlet.BySystem, AllowCIDRs: allow, Logger: a.log, Registerer: a.metrics,
 	})
 	if err != nil {
 		return err
@@ -96,14 +130,29 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	wg.Add(2)
+	errs := make(chan error, 4)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		if err := a.runtime.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
 			errs <- fmt.Errorf("projections: %w", err)
 		}
 	}()
+	go func() {
+		defer wg.Done()
+		if err := deliverer.Run(runCtx); err != nil {
+			errs <- fmt.Errorf("webhook delivery: %w", err)
+		}
+	}()
+	if a.importWorker != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.importWorker.Run(runCtx); err != nil {
+				errs <- fmt.Errorf("import worker: %w", err)
+			}
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -141,4 +190,20 @@ func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin) {
 	fmt.Fprintf(g.stdout, "Log in as %s with password %s\n", demo.email, demo.password)
 	fmt.Fprintf(g.stdout, "Get an access token:\n  curl -u '%s:%s' -X POST %s/api/access-tokens/\n", demo.email, demo.password, base)
 	fmt.Fprintf(g.stdout, "API reference: %s/api/openapi.yaml\n", base)
+}
+
+// parseCIDRs reads a comma-separated list of networks.
+func parseCIDRs(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

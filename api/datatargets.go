@@ -1,0 +1,123 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// Datatargets reads datatargets, their queues and their outlets' logs.
+// readmodels.Datatargets implements it.
+type Datatargets interface {
+	// Datatargets returns every datatarget of the company, with outlets.
+	Datatargets(ctx context.Context, companyID string) ([]datatarget.Datatarget, error)
+	// Datatarget returns one datatarget with its outlets, or NotFound.
+	Datatarget(ctx context.Context, companyID, id string) (datatarget.Datatarget, error)
+	// Outlet returns one outlet of a datatarget, or NotFound.
+	Outlet(ctx context.Context, companyID, datatargetID, id string) (datatarget.Outlet, error)
+	// Messages returns messages numbered above after, or NotFound.
+	Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (readmodels.MessagePage, error)
+	// Log returns a page of an outlet's attempts, or NotFound.
+	Log(ctx context.Context, q readmodels.LogQuery) (readmodels.LogPage, error)
+	// LogEntry returns one attempt with its raw request and reply.
+	LogEntry(ctx context.Context, companyID, datatargetID, outletID string, number int64) (datatarget.LogEntry, error)
+}
+
+// datatargetJSON is a datatarget as answered.
+type datatargetJSON struct {
+	ID                string       `json:"id"`
+	DatatargetType    string       `json:"datatarget_type"`
+	Name              string       `json:"name"`
+	Description       string       `json:"description"`
+	CreatedAt         string       `json:"created_at"`
+	Enabled           bool         `json:"enabled"`
+	Outlets           []outletJSON `json:"outlets"`
+	LastMessageNumber int64        `json:"last_message_number"`
+}
+
+func newDatatargetJSON(d datatarget.Datatarget) datatargetJSON {
+	out := datatargetJSON{
+		ID: d.ID, DatatargetType: string(d.Type), Name: d.Name, Description: d.Description,
+		CreatedAt: timestamp(d.CreatedAt), Enabled: d.Enabled, Outlets: make([]outletJSON, 0, len(d.Outlets)),
+		LastMessageNumber: d.LastMessageNumber,
+	}
+	for _, o := range d.Outlets {
+		out.Outlets = append(out.Outlets, newOutletJSON(o))
+	}
+	return out
+}
+
+// handleListDatatargets serves GET /api/datatargets/: every datatarget of
+// the company, oldest first, as {"datatargets": [...]}.
+func (s *Server) handleListDatatargets(c *gin.Context) error {
+	p, _ := principalOf(c)
+	list, err := s.datatargets.Datatargets(c.Request.Context(), p.CompanyID)
+	if err != nil {
+		return err
+	}
+	out := make([]datatargetJSON, 0, len(list))
+	for _, d := range list {
+		out = append(out, newDatatargetJSON(d))
+	}
+	c.JSON(http.StatusOK, gin.H{"datatargets": out})
+	return nil
+}
+
+// handleCreateDatatarget serves POST /api/datatargets/ (staff role).
+func (s *Server) handleCreateDatatarget(c *gin.Context) error {
+	var req struct {
+		DatatargetType string `json:"datatarget_type"`
+		Name           string `json:"name"`
+		Description    string `json:"description"`
+	}
+	if err := decodeJSON(c.Request, &req, false); err != nil {
+		return err
+	}
+	p, _ := principalOf(c)
+	d, err := s.commands.CreateDatatarget.Handle(commandContext(c), commands.CreateDatatarget{
+		Principal: p, Type: datatarget.Type(req.DatatargetType), Name: req.Name, Description: req.Description,
+	})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d)})
+	return nil
+}
+
+// handleGetDatatarget serves GET /api/datatargets/<id>/.
+func (s *Server) handleGetDatatarget(c *gin.Context) error {
+	p, _ := principalOf(c)
+	d, err := s.datatargets.Datatarget(c.Request.Context(), p.CompanyID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d)})
+	return nil
+}
+
+// handleUpdateDatatarget serves PATCH /api/datatargets/<id>/: name and
+// description (staff role); absent or null keys stay as they are.
+func (s *Server) handleUpdateDatatarget(c *gin.Context) error {
+	var req struct {
+		Name        *string `json:"name"`
+		Description *string `json:"description"`
+	}
+	if err := decodeJSON(c.Request, &req, false); err != nil {
+		return err
+	}
+	p, _ := principalOf(c)
+	id := c.Param("id")
+	if _, err := s.commands.UpdateDatatarget.Handle(commandContext(c), commands.UpdateDatatarget{
+		Principal: p, DatatargetID: id, Patch: datatarget.Patch{Name: req.Name, Description: req.Description},
+	}); err != nil {
+		return err
+	}
+	// The read model is inline: it already holds the change, with the
+	// outlets and counters the command does not know.
+	return s.handleGetDatatarget(c)
+}

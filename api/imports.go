@@ -1,0 +1,158 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/ingest"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// Uploads stages uploads; commands.StageUploadHandler implements it.
+type Uploads interface {
+	Handle(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error)
+}
+
+// ImportRuns reads import runs; readmodels.Imports implements it.
+type ImportRuns interface {
+	// Run returns a run of the company, or a domain.NotFound error.
+	Run(ctx context.Context, companyID, runID string) (readmodels.ImportRun, error)
+	// Rejections returns a page of the run's rejections after a cursor,
+	// and the cursor of the next page ("" on the last).
+	Rejections(ctx context.Context, runID, after string, limit int) ([]importing.Rejection, string, error)
+}
+
+// uploadRoutesOf registers paths as the upload routes of entity, if the
+// server has an Importer for it. Each importable entity adds one line to
+// the route table.
+func (s *Server) uploadRoutesOf(entity importing.Entity, paths ...string) {
+	if s.importers[entity] == nil {
+		return
+	}
+	for _, p := range paths {
+		s.tenant(http.MethodPost, p, s.handleUpload(entity))
+		for _, sp := range spellings(p) {
+			s.uploadRoutes[sp] = true
+		}
+	}
+}
+
+// handleUpload serves POST /api/<entity>/upload/: it streams the body (a
+// JSON list, {"<entity>": [...]}, or CSV) into staged chunks and answers
+// once the run is scheduled. A malformed body is answered 400 (413 over
+// Config.MaxUploadBytes) and schedules nothing; problems of single records
+// are reported on the run.
+func (s *Server) handleUpload(entity importing.Entity) handlerFunc {
+	return func(c *gin.Context) error {
+		format, charset, err := ingest.ParseContentType(c.GetHeader("Content-Type"))
+		if err != nil {
+			return err
+		}
+		source := "api"
+		if format == ingest.CSV {
+			source = "csv"
+		}
+		p, _ := principalOf(c)
+		up, err := s.uploads.Handle(commandContext(c), commands.StageUpload{
+			Principal: p, Entity: entity, Format: format, Charset: charset, Body: c.Request.Body, Source: source,
+		})
+		if err != nil {
+			return err
+		}
+		c.JSON(http.StatusOK, gin.H{"response": "ok", "run_id": up.RunID})
+		return nil
+	}
+}
+
+// importJSON is an import run as answered.
+type importJSON struct {
+	RunID      string           `json:"run_id"`
+	Entity     importing.Entity `json:"entity"`
+	State      importing.State  `json:"state"`
+	Received   int64            `json:"received"`
+	Accepted   int64            `json:"accepted"`
+	Rejected   int64            `json:"rejected"`
+	Failure    string           `json:"failure,omitempty"`
+	CreatedAt  string           `json:"created_at"`
+	StartedAt  *string          `json:"started_at"`
+	FinishedAt *string          `json:"finished_at"`
+	Rejections []rejectionJSON  `json:"rejections"`
+	NextURL    string           `json:"next_url,omitempty"`
+}
+
+type rejectionJSON struct {
+	Index  int     `json:"index"`
+	Reason string  `json:"reason"`
+	Field  *string `json:"field"`
+}
+
+// handleGetImport serves GET /api/imports/<run_id>/ (our addition): the
+// run's state, counts and timestamps, and its rejections in upload order,
+// paged with limit and cursor (next_url).
+func (s *Server) handleGetImport(c *gin.Context) error {
+	limit, after, err := rejectionsQuery(c.Request.URL)
+	if err != nil {
+		return err
+	}
+	p, _ := principalOf(c)
+	ctx := c.Request.Context()
+	run, err := s.imports.Run(ctx, p.CompanyID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rejections, next, err := s.imports.Rejections(ctx, run.ID, after, limit)
+	if err != nil {
+		return err
+	}
+	out := importJSON{
+		RunID: run.ID, Entity: run.Entity, State: run.State,
+		Received: run.Received, Accepted: run.Accepted, Rejected: run.Rejected, Failure: run.Failure,
+		CreatedAt: timestamp(run.CreatedAt), Rejections: make([]rejectionJSON, 0, len(rejections)),
+	}
+	if run.StartedAt != nil {
+		t := timestamp(*run.StartedAt)
+		out.StartedAt = &t
+	}
+	if run.FinishedAt != nil {
+		t := timestamp(*run.FinishedAt)
+		out.FinishedAt = &t
+	}
+	for _, r := range rejections {
+		rj := rejectionJSON{Index: r.Index, Reason: r.Reason}
+		if r.Field != "" {
+			rj.Field = &r.Field
+		}
+		out.Rejections = append(out.Rejections, rj)
+	}
+	if next != "" {
+		out.NextURL = nextURL(c.Request, encodeCursor(next))
+	}
+	c.JSON(http.StatusOK, gin.H{"import": out})
+	return nil
+}
+
+// rejectionsQuery reads limit (default 100, at most 10,000) and cursor.
+func rejectionsQuery(u *url.URL) (limit int, after string, err error) {
+	q := u.Query()
+	limit = readmodels.DefaultLimit
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+		if err != nil || n < 1 || n > readmodels.MaxLimit {
+			return 0, "", invalidParam("limit", "must be an integer from 1 to %d", readmodels.MaxLimit)
+		}
+		limit = n
+	}
+	if v := q.Get("cursor"); v != "" {
+		if after, err = decodeCursor(v); err != nil {
+			return 0, "", invalidParam("cursor", "is not a cursor of this endpoint; follow next_url")
+		}
+	}
+	return limit, after, nil
+}

@@ -1,0 +1,106 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/datatarget"
+)
+
+// outletJSON is a webhook outlet as answered. The secret is never shown:
+// has_secret (our addition) says whether requests are signed.
+type outletJSON struct {
+	ID                         string      `json:"id"`
+	OutletType                 string      `json:"outlet_type"`
+	Enabled                    bool        `json:"enabled"`
+	Request                    requestJSON `json:"request"`
+	IsBatched                  bool        `json:"is_batched"`
+	MaxBatchSize               int         `json:"max_batch_size"`
+	LastDeliveredMessageNumber int64       `json:"last_delivered_message_number"`
+	DeliveredBatchCount        int64       `json:"delivered_batch_count"`
+	MinRequestInterval         string      `json:"min_request_interval"`
+	HasSecret                  bool        `json:"has_secret"`
+	CreatedAt                  string      `json:"created_at"`
+}
+
+type requestJSON struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+	Format  string            `json:"format"`
+	Content json.RawMessage   `json:"content"`
+}
+
+func newOutletJSON(o datatarget.Outlet) outletJSON {
+	r := o.Request
+	if r.Headers == nil {
+		r.Headers = map[string]string{}
+	}
+	return outletJSON{
+		ID: o.ID, OutletType: o.Type, Enabled: o.Enabled,
+		Request:   requestJSON{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: r.Content},
+		IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize,
+		LastDeliveredMessageNumber: o.Progress.LastDeliveredMessageNumber,
+		DeliveredBatchCount:        o.Progress.DeliveredBatchCount,
+		MinRequestInterval:         strconv.FormatInt(o.MinRequestInterval.Milliseconds(), 10),
+		HasSecret:                  o.Secret != "", CreatedAt: timestamp(o.CreatedAt),
+	}
+}
+
+// createOutletRequest is the body of POST /api/datatargets/<id>/outlets/.
+// min_request_interval (milliseconds) is accepted as a number or a
+// numeric string, as it is answered as a string.
+type createOutletRequest struct {
+	OutletType         string             `json:"outlet_type"`
+	Request            datatarget.Request `json:"request"`
+	IsBatched          bool               `json:"is_batched"`
+	Secret             string             `json:"secret"`
+	MinRequestInterval json.RawMessage    `json:"min_request_interval"`
+}
+
+// handleCreateOutlet serves POST /api/datatargets/<id>/outlets/ (staff
+// role): a webhook outlet that delivers the datatarget's messages from the
+// first one.
+func (s *Server) handleCreateOutlet(c *gin.Context) error {
+	var req createOutletRequest
+	if err := decodeJSON(c.Request, &req, false); err != nil {
+		return err
+	}
+	var interval int64
+	if v := strings.Trim(string(req.MinRequestInterval), `" `); v != "" && v != "null" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return &domain.Error{Code: domain.Validation, Message: "invalid outlet",
+				Details: []domain.FieldError{{Field: "min_request_interval", Reason: "must be a whole number of milliseconds"}}}
+		}
+		interval = n
+	}
+	p, _ := principalOf(c)
+	o, err := s.commands.CreateOutlet.Handle(commandContext(c), commands.CreateOutlet{
+		Principal: p, DatatargetID: c.Param("id"),
+		Spec: datatarget.OutletSpec{Type: req.OutletType, Request: req.Request, IsBatched: req.IsBatched,
+			MinRequestInterval: interval, Secret: req.Secret},
+	})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o)})
+	return nil
+}
+
+// handleGetOutlet serves GET /api/datatargets/<id>/outlets/<outlet_id>/.
+func (s *Server) handleGetOutlet(c *gin.Context) error {
+	p, _ := principalOf(c)
+	o, err := s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), c.Param("outlet_id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o)})
+	return nil
+}

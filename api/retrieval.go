@@ -1,0 +1,113 @@
+package api
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// The retrieval endpoints (GET /api/data/<entity>/) share their query
+// string: limit, a cursor, and equality filters on any field. This file
+// reads it and writes the page with its next_url; each entity's handler
+// only picks its read model and its answer key.
+
+// reservedParams are the query parameters that are not filters. "from" is
+// the cursor's name in the interface's other paged listings.
+var reservedParams = map[string]bool{"limit": true, "cursor": true, "from": true, "access-token": true}
+
+// maxFilters bounds the filters of one request: each is a condition of the
+// query, and no client needs more.
+const maxFilters = 50
+
+// retrievalQuery reads limit, cursor and filters from the request.
+func retrievalQuery(r *http.Request, companyID string) (readmodels.PageQuery, error) {
+	params, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return readmodels.PageQuery{}, domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
+	}
+	q := readmodels.PageQuery{CompanyID: companyID, Limit: readmodels.DefaultLimit}
+	if v, ok := params["limit"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+		if err != nil || n < 1 || n > readmodels.MaxLimit {
+			return q, invalidParam("limit", "must be an integer from 1 to %d", readmodels.MaxLimit)
+		}
+		q.Limit = n
+	}
+	for _, name := range []string{"cursor", "from"} {
+		if v := params.Get(name); v != "" {
+			if q.After, err = decodeCursor(v); err != nil {
+				return q, invalidParam(name, "is not a cursor of this endpoint; follow next_url")
+			}
+		}
+	}
+	fields := make([]string, 0, len(params))
+	for f := range params {
+		if !reservedParams[f] && f != "" {
+			fields = append(fields, f)
+		}
+	}
+	// Sorted, so the same request is the same SQL.
+	sort.Strings(fields)
+	for _, f := range fields {
+		for _, v := range params[f] {
+			q.Filters = append(q.Filters, readmodels.Filter{Field: f, Value: v})
+		}
+	}
+	if len(q.Filters) > maxFilters {
+		return q, domain.Errorf(domain.Invalid, "at most %d filters are accepted, got %d", maxFilters, len(q.Filters))
+	}
+	return q, nil
+}
+
+func invalidParam(name, format string, args ...any) error {
+	e := domain.Errorf(domain.Invalid, "query parameter %s "+format, append([]any{name}, args...)...)
+	e.Details = []domain.FieldError{{Field: name, Reason: e.Message}}
+	return e
+}
+
+// A cursor is the id of the last item of the previous page, encoded so
+// that clients treat it as opaque and the encoding can change.
+func encodeCursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+func decodeCursor(s string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return string(b), err
+}
+
+// writeRetrieval answers {"<key>": [...], "next_url": "..."}; next_url
+// only when another page follows.
+func writeRetrieval(c *gin.Context, key string, p readmodels.Page) {
+	body := gin.H{key: p.Docs}
+	if p.Next != "" {
+		body["next_url"] = nextURL(c.Request, encodeCursor(p.Next))
+	}
+	c.JSON(http.StatusOK, body)
+}
+
+// nextURL is the absolute address of the next page: the request's own,
+// with the new cursor. The scheme is the one the client used, which
+// behind a TLS-terminating proxy only X-Forwarded-Proto knows; trusting it
+// from anyone is harmless, since it only shapes the client's own link.
+func nextURL(r *http.Request, cursor string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	if p := strings.ToLower(strings.TrimSpace(proto)); p == "http" || p == "https" {
+		scheme = p
+	}
+	q := r.URL.Query()
+	q.Del("from")
+	q.Set("cursor", cursor)
+	u := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+	return u.String()
+}

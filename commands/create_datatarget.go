@@ -1,0 +1,59 @@
+package commands
+
+import (
+	"context"
+	"time"
+
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// CreateDatatarget creates a datatarget in the principal's company; it
+// needs the staff role.
+type CreateDatatarget struct {
+	Principal   access.Principal
+	Type        datatarget.Type
+	Name        string
+	Description string
+}
+
+// CreateDatatargetHandler handles CreateDatatarget.
+type CreateDatatargetHandler struct {
+	store eventstore.Store
+	now   func() time.Time
+}
+
+// NewCreateDatatargetHandler returns a handler on store.
+func NewCreateDatatargetHandler(store eventstore.Store, now func() time.Time) CreateDatatargetHandler {
+	if store == nil || now == nil {
+		panic("commands: NewCreateDatatargetHandler: nil dependency")
+	}
+	return CreateDatatargetHandler{store: store, now: now}
+}
+
+// Handle creates the datatarget, enabled and empty.
+func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarget) (datatarget.Datatarget, error) {
+	p := cmd.Principal
+	if err := requireCompany(p); err != nil {
+		return datatarget.Datatarget{}, err
+	}
+	if err := checkSystemCompany(ctx, h.store, p); err != nil {
+		return datatarget.Datatarget{}, err
+	}
+	d, err := datatarget.New(p, NewID(), cmd.Type, cmd.Name, cmd.Description, stamp(h.now()))
+	if err != nil {
+		return datatarget.Datatarget{}, err
+	}
+	_, err = h.store.Append(ctx, eventstore.Commit{
+		Metadata: metadata(ctx, p, p.CompanyID),
+		Streams: []eventstore.StreamAppend{{
+			StreamID: DatatargetStream(p.CompanyID, d.ID), ExpectedVersion: eventstore.NoStream,
+			Events: []eventstore.Event{event(datatarget.CreatedType, datatarget.NewCreated(d))},
+		}},
+	})
+	if err != nil {
+		return datatarget.Datatarget{}, appendError(err)
+	}
+	return d, nil
+}

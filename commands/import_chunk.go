@@ -1,0 +1,123 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/ingest"
+)
+
+// ImportChunk applies one staged chunk of an import run: the command
+// carried by each message of ingest.ChunksTopic.
+type ImportChunk struct {
+	RunID string
+	Seq   int
+}
+
+// CompanyFinder finds a company by id; readmodels.Companies implements it.
+type CompanyFinder interface {
+	ByID(ctx context.Context, id string) (company.Company, error)
+}
+
+// PermanentError marks an Importer error that retrying cannot cure: the
+// chunk can never be imported. The run then fails with the error's
+// message as its reason (so the message must not quote record values),
+// instead of being retried for ever.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err in a *PermanentError.
+func Permanent(err error) error { return &PermanentError{Err: err} }
+
+// ImportChunkHandler handles ImportChunk.
+type ImportChunkHandler struct {
+	pool      *pgxpool.Pool
+	store     *ingest.Store
+	importers map[importing.Entity]Importer
+	companies CompanyFinder
+}
+
+// NewImportChunkHandler returns a handler that applies chunks with the
+// importers of their entities.
+func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Importer, companies CompanyFinder) ImportChunkHandler {
+	if pool == nil || companies == nil {
+		panic("commands: NewImportChunkHandler: nil dependency")
+	}
+	return ImportChunkHandler{pool: pool, store: ingest.NewStore(pool), importers: importers, companies: companies}
+}
+
+// Handle applies the chunk exactly once, in one transaction: lock the
+// chunk, skip it if it is done (a redelivered message), let the Importer
+// append its commit, store the rejections and counts, delete the payload.
+// Any error rolls all of that back, and the caller retries the chunk; a
+// *PermanentError instead fails the run, and Handle returns nil.
+func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
+	err := pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
+		c, ok, err := h.store.LockChunk(ctx, tx, cmd.RunID, cmd.Seq)
+		if err != nil || !ok || c.Done {
+			return err
+		}
+		imp := h.importers[c.Entity]
+		if imp == nil {
+			// Not permanent: this process lacks the importer (an older
+			// binary, a CLI built without it); another may have it.
+			return fmt.Errorf("commands: import chunk: no importer for %q", c.Entity)
+		}
+		co, err := h.companies.ByID(ctx, c.CompanyID)
+		if domain.ErrorCode(err) == domain.NotFound {
+			return Permanent(errors.New("the company no longer exists"))
+		}
+		if err != nil {
+			return err
+		}
+		accepted, rejections, err := imp.ImportChunk(ctx, tx, Chunk{
+			Company: co, RunID: c.RunID, Seq: c.Seq, FirstIndex: c.FirstIndex, Records: c.Records,
+			Metadata: eventstore.Metadata{
+				CompanyID: c.CompanyID, RunID: c.RunID, Actor: c.Actor, Source: c.Source, CorrelationID: c.CorrelationID,
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("commands: import chunk %d of run %s: %w", c.Seq, c.RunID, err)
+		}
+		rejected, err := checkOutcome(c, accepted, rejections)
+		if err != nil {
+			return err
+		}
+		return h.store.FinishChunk(ctx, tx, c, accepted, rejected, rejections)
+	})
+	var perm *PermanentError
+	if errors.As(err, &perm) {
+		return h.store.FailRun(ctx, cmd.RunID, perm.Error())
+	}
+	return err
+}
+
+// checkOutcome makes sure the Importer accounted for every record once,
+// and returns the number of records rejected. A mismatch is a bug of the
+// importer that retrying cannot cure.
+func checkOutcome(c ingest.Chunk, accepted int, rejections []importing.Rejection) (int, error) {
+	end := c.FirstIndex + len(c.Records)
+	rejected := map[int]bool{}
+	for _, r := range rejections {
+		if r.Index < c.FirstIndex || r.Index >= end {
+			return 0, Permanent(fmt.Errorf("internal error: the %s importer rejected record %d, outside chunk %d (records %d to %d)",
+				c.Entity, r.Index, c.Seq, c.FirstIndex, end-1))
+		}
+		rejected[r.Index] = true
+	}
+	if accepted < 0 || accepted+len(rejected) != len(c.Records) {
+		return 0, Permanent(fmt.Errorf("internal error: the %s importer accepted %d and rejected %d of the %d records of chunk %d",
+			c.Entity, accepted, len(rejected), len(c.Records), c.Seq))
+	}
+	return len(rejected), nil
+}

@@ -1,0 +1,190 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/ingest"
+)
+
+// ImportWorkerName names the worker's Watermill handler and its consumer
+// group. It is a durable identifier: renaming it would consume every
+// chunk message ever published again (harmlessly, since done chunks are
+// skipped, but slowly).
+const ImportWorkerName = "import_worker"
+
+// ImportWorker applies staged import chunks: a Watermill handler of
+// ingest.ChunksTopic that runs ImportChunkHandler for each message.
+//
+// Every worker of a deployment (serve, clientele import) shares one
+// consumer group, whose subscriber takes one message at a time under a
+// row lock: chunks are applied one at a time, in publication order, so
+// the uploads of a company apply in upload order and an Importer never
+// races another over write-side state.
+type ImportWorker struct {
+	cfg     ImportWorkerConfig
+	chunks  ImportChunkHandler
+	store   *ingest.Store
+	wlog    watermill.LoggerAdapter
+	running atomic.Bool
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// NewImportWorker checks cfg and returns a worker. It starts nothing.
+func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := &ImportWorker{
+		cfg:    cfg,
+		chunks: NewImportChunkHandler(cfg.Pool, cfg.Importers, cfg.Companies),
+		store:  ingest.NewStore(cfg.Pool),
+		wlog:   bus.Logger(cfg.Logger),
+	}
+	if w.cfg.Transport == nil {
+		// One message per subscriber transaction: watermill-sql holds that
+		// transaction (and a lock on the group's offset) while the handler
+		// runs, which holds back every reader of the log; one chunk at a
+		// time keeps it short.
+		t, err := bus.NewPostgres(cfg.Pool, bus.PostgresConfig{PollInterval: cfg.PollInterval, BatchSize: 1, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		w.cfg.Transport = t
+	}
+	return w, nil
+}
+
+// Importers returns the entities the worker can import.
+func (w *ImportWorker) Importers() map[importing.Entity]Importer { return w.cfg.Importers }
+
+// Running reports whether the worker is consuming (for a readiness probe).
+func (w *ImportWorker) Running() bool { return w.running.Load() }
+
+// Run cleans up abandoned uploads and applies chunks until ctx is
+// cancelled or Close is called, then returns nil. It may be called once.
+func (w *ImportWorker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.started || w.closed {
+		w.mu.Unlock()
+		return errors.New("commands: import worker already started or closed")
+	}
+	w.started = true
+	ctx, cancel := context.WithCancel(ctx)
+	w.stop, w.done = cancel, make(chan struct{})
+	w.mu.Unlock()
+	defer close(w.done)
+	defer cancel()
+	defer w.running.Store(false)
+
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 30 * time.Second}, w.wlog)
+	if err != nil {
+		return fmt.Errorf("commands: import worker: %w", err)
+	}
+	sub, err := w.cfg.Transport.Subscriber(ImportWorkerName)
+	if err != nil {
+		return err
+	}
+	retry := middleware.Retry{
+		// Forever, in effect: skipping a chunk would lose records. A chunk
+		// that cannot ever succeed says so with a *PermanentError, which
+		// fails its run instead. The ack deadline ends the attempts of one
+		// delivery; the chunk is then delivered again.
+		MaxRetries:          math.MaxInt32,
+		InitialInterval:     100 * time.Millisecond,
+		MaxInterval:         w.cfg.RetryMaxInterval,
+		Multiplier:          2,
+		RandomizationFactor: 0.2,
+		Logger:              w.wlog,
+	}
+	h := router.AddNoPublisherHandler(ImportWorkerName, ingest.ChunksTopic, sub, w.handle)
+	h.AddMiddleware(retry.Middleware, middleware.Recoverer)
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		w.cleanUpLoop(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		select {
+		case <-router.Running():
+			w.running.Store(ctx.Err() == nil)
+		case <-ctx.Done():
+		}
+	}()
+	if err := router.Run(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("commands: import worker: %w", err)
+	}
+	if ctx.Err() == nil {
+		return errors.New("commands: import worker: the handler stopped")
+	}
+	return nil
+}
+
+func (w *ImportWorker) handle(msg *message.Message) error {
+	m, err := ingest.ParseChunkMessage(msg.Payload)
+	if err != nil {
+		return err
+	}
+	if err := w.chunks.Handle(msg.Context(), ImportChunk{RunID: m.RunID, Seq: m.Seq}); err != nil {
+		if msg.Context().Err() == nil {
+			w.cfg.Logger.Error("import chunk failed; retrying", "run_id", m.RunID, "seq", m.Seq, "err", err)
+		}
+		return err
+	}
+	if w.cfg.AfterChunk != nil {
+		w.cfg.AfterChunk(m.RunID, m.Seq)
+	}
+	return nil
+}
+
+// cleanUpLoop deletes abandoned uploads at start and then now and then.
+func (w *ImportWorker) cleanUpLoop(ctx context.Context) {
+	for {
+		n, err := w.store.CleanUp(ctx, w.cfg.Now().Add(-w.cfg.AbandonAfter))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			w.cfg.Logger.Error("clean up abandoned uploads", "err", err)
+		case n > 0:
+			w.cfg.Logger.Info("deleted abandoned uploads", "runs", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(w.cfg.CleanUpInterval):
+		}
+	}
+}
+
+// Close stops Run and waits for it to return.
+func (w *ImportWorker) Close() error {
+	w.mu.Lock()
+	w.closed = true
+	stop, done := w.stop, w.done
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package commands
+
+import (
+	"context"
+	"io"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/ingest"
+)
+
+// StageUpload stages an upload of records of one entity for the
+// principal's company, and schedules it for the import worker. Any
+// principal of the company may upload (a token without roles included);
+// its scopes are checked at the edge.
+type StageUpload struct {
+	Principal access.Principal
+	Entity    importing.Entity
+	Format    ingest.Format
+	// Charset is the body's charset ("" is UTF-8; see ingest.NewRecords).
+	Charset string
+	// Body is read to its end, record by record.
+	Body io.Reader
+	// Source is recorded on the run's events: "api", "csv", "cli", "sftp".
+	// Empty takes the source of the context (WithRequest), else "api".
+	Source string
+}
+
+// StagedUpload is a scheduled run.
+type StagedUpload struct {
+	RunID    string
+	Received int
+}
+
+// StageUploadHandler handles StageUpload.
+type StageUploadHandler struct {
+	store  *ingest.Store
+	limits ingest.Limits
+}
+
+// NewStageUploadHandler returns a handler that stages uploads in pool.
+// It stages any importable entity: the callers offer only those that
+// have an Importer (the API registers no upload route for the others).
+func NewStageUploadHandler(pool *pgxpool.Pool, limits ingest.Limits) StageUploadHandler {
+	if pool == nil {
+		panic("commands: NewStageUploadHandler: nil pool")
+	}
+	return StageUploadHandler{store: ingest.NewStore(pool), limits: limits}
+}
+
+// importable lists the entities that can be uploaded at all.
+var importable = []importing.Entity{importing.Customers, importing.Events, importing.Products, importing.Sales, importing.Shops}
+
+// Handle reads the whole body and returns the run once it is scheduled.
+// A body that is not a valid upload is a domain.Invalid or
+// domain.TooLarge error, and leaves nothing scheduled.
+func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (StagedUpload, error) {
+	p := cmd.Principal
+	if err := requireCompany(p); err != nil {
+		return StagedUpload{}, err
+	}
+	if !slices.Contains(importable, cmd.Entity) {
+		return StagedUpload{}, domain.Errorf(domain.Invalid, "%q cannot be imported; importable: %v", cmd.Entity, importable)
+	}
+	records, err := ingest.NewRecords(cmd.Body, cmd.Format, cmd.Charset, cmd.Entity, h.limits)
+	if err != nil {
+		return StagedUpload{}, err
+	}
+	md := metadata(ctx, p, p.CompanyID)
+	if cmd.Source != "" {
+		md.Source = cmd.Source
+	}
+	run := ingest.Run{
+		ID: NewID(), CompanyID: p.CompanyID, Entity: cmd.Entity,
+		Actor: md.Actor, Source: md.Source, CorrelationID: md.CorrelationID,
+	}
+	n, err := h.store.Stage(ctx, run, records, h.limits)
+	if err != nil {
+		return StagedUpload{}, err
+	}
+	return StagedUpload{RunID: run.ID, Received: n}, nil
+}

@@ -1,0 +1,140 @@
+// Package datatarget holds datatargets (outbound queues of numbered
+// messages), their webhook outlets and the rules of both: what a valid
+// datatarget, outlet and message is, who may manage them, and how an
+// outlet's content template turns messages into a request body. It stores
+// and sends nothing: commands append its events, projections keep the
+// queues, and internal/delivery sends what outlets deliver.
+package datatarget
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+)
+
+// Type is the kind of a datatarget.
+type Type string
+
+// Datatarget types. A messages datatarget is a queue of free-form messages
+// posted by clients; a datasync datatarget follows the changes of one
+// entity type (not built yet: its messages will be written by an async
+// projection of those entities).
+const (
+	Messages Type = "messages"
+	Datasync Type = "datasync"
+)
+
+// Datatarget is an outbound queue. Its messages are numbered from 1 without
+// gaps; LastMessageNumber is the number of the last one (0 when none).
+type Datatarget struct {
+	ID                string
+	CompanyID         string
+	Type              Type
+	Name              string
+	Description       string
+	Enabled           bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	CreatedBy         string
+	LastMessageNumber int64
+	// Outlets are filled in by the read model, oldest first.
+	Outlets []Outlet
+}
+
+const (
+	maxName        = 200
+	maxDescription = 2000
+)
+
+// MayManage decides who creates and changes datatargets and outlets: the
+// staff role (or more). An outlet makes the service send data to any URL,
+// so a token without roles (an integration's, by default) may use
+// datatargets (post, retrieve, read) but not configure them.
+func MayManage(p access.Principal) error {
+	if p.HasRole(access.RoleStaff) {
+		return nil
+	}
+	return domain.Errorf(domain.Forbidden, "creating or changing datatargets and outlets requires the staff or admin role")
+}
+
+// New decides whether p may create a datatarget of typ and returns it,
+// enabled and empty.
+func New(p access.Principal, id string, typ Type, name, description string, now time.Time) (Datatarget, error) {
+	if err := MayManage(p); err != nil {
+		return Datatarget{}, err
+	}
+	name = strings.TrimSpace(name)
+	var problems []domain.FieldError
+	switch typ {
+	case Messages:
+	case Datasync:
+		return Datatarget{}, &domain.Error{Code: domain.Validation, Message: "datasync datatargets are not supported yet",
+			Details: []domain.FieldError{{Field: "datatarget_type", Reason: "not supported yet"}}}
+	case "":
+		problems = append(problems, domain.FieldError{Field: "datatarget_type", Reason: "required"})
+	default:
+		problems = append(problems, domain.FieldError{Field: "datatarget_type", Reason: `must be "messages" or "datasync"`})
+	}
+	problems = append(problems, checkName(name)...)
+	problems = append(problems, checkDescription(description)...)
+	if len(problems) > 0 {
+		return Datatarget{}, &domain.Error{Code: domain.Validation, Message: "invalid datatarget", Details: problems}
+	}
+	now = now.UTC()
+	return Datatarget{
+		ID: id, CompanyID: p.CompanyID, Type: typ, Name: name, Description: description,
+		Enabled: true, CreatedAt: now, UpdatedAt: now, CreatedBy: p.CreatedBy(),
+	}, nil
+}
+
+// Patch is a change of a datatarget's name or description; nil fields stay
+// as they are.
+type Patch struct {
+	Name, Description *string
+}
+
+// Apply decides whether p may change d with patch and returns d changed.
+// changed is false when the patch changes nothing (then no event is due).
+func (d Datatarget) Apply(p access.Principal, patch Patch, now time.Time) (out Datatarget, changed bool, err error) {
+	if err := MayManage(p); err != nil {
+		return d, false, err
+	}
+	var problems []domain.FieldError
+	out = d
+	if patch.Name != nil {
+		out.Name = strings.TrimSpace(*patch.Name)
+		problems = append(problems, checkName(out.Name)...)
+	}
+	if patch.Description != nil {
+		out.Description = *patch.Description
+		problems = append(problems, checkDescription(out.Description)...)
+	}
+	if len(problems) > 0 {
+		return d, false, &domain.Error{Code: domain.Validation, Message: "invalid datatarget", Details: problems}
+	}
+	if out.Name == d.Name && out.Description == d.Description {
+		return d, false, nil
+	}
+	out.UpdatedAt = now.UTC()
+	return out, true, nil
+}
+
+func checkName(name string) []domain.FieldError {
+	switch {
+	case name == "":
+		return []domain.FieldError{{Field: "name", Reason: "required"}}
+	case utf8.RuneCountInString(name) > maxName:
+		return []domain.FieldError{{Field: "name", Reason: "too long"}}
+	}
+	return nil
+}
+
+func checkDescription(d string) []domain.FieldError {
+	if utf8.RuneCountInString(d) > maxDescription {
+		return []domain.FieldError{{Field: "description", Reason: "too long"}}
+	}
+	return nil
+}

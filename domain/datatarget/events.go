@@ -1,0 +1,119 @@
+package datatarget
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event type names, as stored in the event log. They are durable: never
+// rename one.
+const (
+	CreatedType        = "DatatargetCreated"
+	UpdatedType        = "DatatargetUpdated"
+	OutletCreatedType  = "OutletCreated"
+	OutletDisabledType = "OutletDisabled"
+	// MessagePostedType is one message of a messages datatarget. Its data
+	// is the message itself, and its version in the datatarget's messages
+	// stream is the message's number.
+	MessagePostedType = "DatatargetMessagePosted"
+)
+
+// Created starts a datatarget's stream.
+type Created struct {
+	ID          string    `json:"id"`
+	Type        Type      `json:"datatarget_type"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Enabled     bool      `json:"enabled"`
+	CreatedAt   time.Time `json:"created_at"`
+	CreatedBy   string    `json:"created_by"`
+}
+
+// NewCreated returns the event that records d.
+func NewCreated(d Datatarget) Created {
+	return Created{ID: d.ID, Type: d.Type, Name: d.Name, Description: d.Description, Enabled: d.Enabled, CreatedAt: d.CreatedAt, CreatedBy: d.CreatedBy}
+}
+
+// Datatarget returns the datatarget the event creates in companyID.
+func (e Created) Datatarget(companyID string) Datatarget {
+	return Datatarget{ID: e.ID, CompanyID: companyID, Type: e.Type, Name: e.Name, Description: e.Description,
+		Enabled: e.Enabled, CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt, CreatedBy: e.CreatedBy}
+}
+
+// Updated records a datatarget's new name and description. It carries both
+// whatever changed, so the last one applied is the state.
+type Updated struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// NewUpdated returns the event that records d's new values.
+func NewUpdated(d Datatarget) Updated {
+	return Updated{ID: d.ID, Name: d.Name, Description: d.Description, UpdatedAt: d.UpdatedAt}
+}
+
+// Apply returns d as the event leaves it.
+func (e Updated) Apply(d Datatarget) Datatarget {
+	d.Name, d.Description, d.UpdatedAt = e.Name, e.Description, e.UpdatedAt
+	return d
+}
+
+// OutletCreated starts an outlet's stream. It carries the signing secret:
+// the log is the record of the outlet's configuration, as it is of the
+// request headers (which may hold the receiver's credentials too).
+type OutletCreated struct {
+	ID           string      `json:"id"`
+	DatatargetID string      `json:"datatarget_id"`
+	OutletType   string      `json:"outlet_type"`
+	Request      RequestData `json:"request"`
+	IsBatched    bool        `json:"is_batched"`
+	MaxBatchSize int         `json:"max_batch_size"`
+	MinInterval  int64       `json:"min_request_interval_ms"`
+	Secret       string      `json:"secret,omitempty"`
+	Enabled      bool        `json:"enabled"`
+	CreatedAt    time.Time   `json:"created_at"`
+	CreatedBy    string      `json:"created_by"`
+}
+
+// NewOutletCreated returns the event that records o.
+func NewOutletCreated(o Outlet) OutletCreated {
+	return OutletCreated{ID: o.ID, DatatargetID: o.DatatargetID, OutletType: o.Type, Request: newRequestData(o.Request),
+		IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize, MinInterval: o.MinRequestInterval.Milliseconds(),
+		Secret: o.Secret, Enabled: o.Enabled, CreatedAt: o.CreatedAt, CreatedBy: o.CreatedBy}
+}
+
+// Outlet returns the outlet the event creates in companyID.
+func (e OutletCreated) Outlet(companyID string) Outlet {
+	return Outlet{ID: e.ID, CompanyID: companyID, DatatargetID: e.DatatargetID, Type: e.OutletType, Request: e.Request.request(),
+		IsBatched: e.IsBatched, MaxBatchSize: e.MaxBatchSize, MinRequestInterval: time.Duration(e.MinInterval) * time.Millisecond,
+		Secret: e.Secret, Enabled: e.Enabled, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy}
+}
+
+// OutletDisabled stops an outlet's deliveries, e.g. when its receiver
+// answered 410 Gone.
+type OutletDisabled struct {
+	ID         string    `json:"id"`
+	Reason     string    `json:"reason"`
+	DisabledAt time.Time `json:"disabled_at"`
+}
+
+// RequestData is Request as events record it: the content template as
+// text, because the log keeps event data as jsonb, which would reorder the
+// template's keys.
+type RequestData struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+	Format  string            `json:"format"`
+	Content string            `json:"content"`
+}
+
+func newRequestData(r Request) RequestData {
+	return RequestData{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: string(r.Content)}
+}
+
+func (r RequestData) request() Request {
+	return Request{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: json.RawMessage(r.Content)}
+}

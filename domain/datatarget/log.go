@@ -1,0 +1,36 @@
+package datatarget
+
+import "time"
+
+// Delivery attempt outcomes.
+const (
+	StatusOK   = "OK"
+	StatusFail = "FAIL"
+)
+
+// LogEntry is one delivery attempt of an outlet.
+type LogEntry struct {
+	// EntryNumber counts the outlet's attempts from 1.
+	EntryNumber int64
+	// Date is taken just before the request, UTC, to the microsecond.
+	Date time.Time
+	// BatchNumber is the number of the batch (from 1): a retried batch
+	// keeps its number.
+	BatchNumber        int64
+	BatchSize          int
+	FirstMessageNumber int64
+	// AfterUpdate is for datasync datatargets: the update_id of the last
+	// update delivered before this batch.
+	AfterUpdate string
+	Status      string
+	// HTTPStatus is 0 when no reply came.
+	HTTPStatus    int
+	RequestTimeMS int64
+	FailReason    string
+	// HTTPRequest and HTTPReply are the raw texts as sent and received
+	// (the reply may be truncated, or empty when none came); they are read
+	// only in the single-entry view.
+	HTTPRequestAvailable bool
+	HTTPRequest          string
+	HTTPReply            string
+}

@@ -1,0 +1,141 @@
+package datatarget
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+)
+
+// OutletWebhook is the only outlet type.
+const OutletWebhook = "webhook"
+
+// Batch sizes: a batched outlet sends up to BatchedMaxBatchSize messages
+// per request (the interface's value), any other one message.
+const (
+	BatchedMaxBatchSize   = 100
+	UnbatchedMaxBatchSize = 1
+)
+
+// MaxMinRequestInterval bounds min_request_interval (milliseconds).
+const MaxMinRequestInterval = time.Hour
+
+// Request is how an outlet calls its receiver.
+type Request struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+	// Format is "json", the only format.
+	Format string `json:"format"`
+	// Content is the body template, any JSON value; see Template.
+	Content json.RawMessage `json:"content"`
+}
+
+// Outlet sends a datatarget's messages, in order, to a receiver.
+type Outlet struct {
+	ID           string
+	CompanyID    string
+	DatatargetID string
+	Type         string
+	Request      Request
+	IsBatched    bool
+	MaxBatchSize int
+	// MinRequestInterval is the least time between the starts of two
+	// requests.
+	MinRequestInterval time.Duration
+	// Secret, when set, signs every request (Standard Webhooks).
+	Secret    string
+	Enabled   bool
+	CreatedAt time.Time
+	CreatedBy string
+	// Progress is filled in by the read model from the delivery state.
+	Progress Progress
+}
+
+// Progress is how far an outlet has delivered.
+type Progress struct {
+	LastDeliveredMessageNumber int64
+	DeliveredBatchCount        int64
+}
+
+// OutletSpec is what a client asks for when creating an outlet.
+type OutletSpec struct {
+	Type      string
+	Request   Request
+	IsBatched bool
+	// MinRequestInterval is in milliseconds.
+	MinRequestInterval int64
+	Secret             string
+}
+
+// NewOutlet decides whether p may add an outlet to d and returns it,
+// enabled. Defaults: method POST, format json, content "{(data)}" (the
+// body is the message, or the list of messages).
+func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now time.Time) (Outlet, error) {
+	if err := MayManage(p); err != nil {
+		return Outlet{}, err
+	}
+	r := spec.Request
+	r.Method = strings.ToUpper(strings.TrimSpace(r.Method))
+	if r.Method == "" {
+		r.Method = "POST"
+	}
+	if r.Format == "" {
+		r.Format = "json"
+	}
+	if len(r.Content) == 0 || string(r.Content) == "null" {
+		r.Content = json.RawMessage(`"` + Placeholder + `"`)
+	}
+	if r.Headers == nil {
+		r.Headers = map[string]string{}
+	}
+	var problems []domain.FieldError
+	add := func(field, reason string) {
+		problems = append(problems, domain.FieldError{Field: field, Reason: reason})
+	}
+	if spec.Type != OutletWebhook {
+		add("outlet_type", `must be "webhook"`)
+	}
+	if reason := checkURL(r.URL); reason != "" {
+		add("request.url", reason)
+	}
+	switch r.Method {
+	case "POST", "PUT", "PATCH":
+	default:
+		add("request.method", "must be POST, PUT or PATCH")
+	}
+	for name, value := range r.Headers {
+		if reason := checkHeader(name, value); reason != "" {
+			add("request.headers."+name, reason)
+		}
+	}
+	if r.Format != "json" {
+		add("request.format", `must be "json"`)
+	}
+	if _, err := CompileTemplate(r.Content); err != nil {
+		add("request.content", "must be JSON")
+	}
+	if spec.MinRequestInterval < 0 || spec.MinRequestInterval > MaxMinRequestInterval.Milliseconds() {
+		add("min_request_interval", "must be between 0 and 3600000 milliseconds")
+	}
+	if spec.Secret != "" && !validSecret(spec.Secret) {
+		add("secret", `must be "whsec_" followed by 24 to 64 bytes in base64`)
+	}
+	if len(problems) > 0 {
+		return Outlet{}, &domain.Error{Code: domain.Validation, Message: "invalid outlet", Details: problems}
+	}
+	size := UnbatchedMaxBatchSize
+	if spec.IsBatched {
+		size = BatchedMaxBatchSize
+	}
+	return Outlet{
+		ID: id, CompanyID: d.CompanyID, DatatargetID: d.ID, Type: OutletWebhook, Request: r,
+		IsBatched: spec.IsBatched, MaxBatchSize: size,
+		MinRequestInterval: time.Duration(spec.MinRequestInterval) * time.Millisecond,
+		Secret:             spec.Secret, Enabled: true, CreatedAt: now.UTC(), CreatedBy: p.CreatedBy(),
+	}, nil
+}
+
+const SecretPrefix = "whsec_"

@@ -1,0 +1,71 @@
+package datatarget
+
+import (
+	"encoding/base64"
+	"net/url"
+	"strings"
+)
+
+// checkURL returns why raw is not a usable receiver URL, or "". Where it
+// points is checked when it is dialled (internal/delivery), since a name
+// may resolve elsewhere by then.
+func checkURL(raw string) string {
+	if raw == "" {
+		return "required"
+	}
+	if len(raw) > 2048 {
+		return "too long"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return "must be an absolute http or https URL"
+	}
+	return ""
+}
+
+// reservedHeaders are set by the delivery itself: framing, the host, and
+// the signature headers.
+var reservedHeaders = map[string]bool{
+	"host": true, "content-length": true, "transfer-encoding": true, "connection": true, "keep-alive": true,
+	"upgrade": true, "te": true, "trailer": true, "proxy-connection": true, "proxy-authorization": true,
+	"webhook-id": true, "webhook-timestamp": true, "webhook-signature": true,
+}
+
+func checkHeader(name, value string) string {
+	if name == "" || len(name) > 256 {
+		return "bad header name"
+	}
+	for _, c := range []byte(name) {
+		if !isTokenChar(c) {
+			return "bad header name"
+		}
+	}
+	if reservedHeaders[strings.ToLower(name)] {
+		return "set by the service; not configurable"
+	}
+	if len(value) > 8192 || strings.ContainsAny(value, "\r\n\x00") {
+		return "bad header value"
+	}
+	return ""
+}
+
+// isTokenChar reports whether c may appear in an HTTP header name (RFC 9110
+// token).
+func isTokenChar(c byte) bool {
+	return c > ' ' && c < 0x7f && !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, rune(c))
+}
+
+// SecretPrefix starts a Standard Webhooks signing secret.
+
+// SecretKey returns the key bytes of a "whsec_<base64>" secret.
+func SecretKey(secret string) ([]byte, error) {
+	return base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
+}
+
+func validSecret(s string) bool {
+	if !strings.HasPrefix(s, SecretPrefix) {
+		return false
+	}
+	key, err := SecretKey(s)
+	return err == nil && len(key) >= 24 && len(key) <= 64
+}

@@ -1,0 +1,97 @@
+package datatarget
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Placeholder is the string that an outlet's content template replaces by
+// the data: the message, or for a batched outlet the list of messages.
+const Placeholder = "{(data)}"
+
+// Template is an outlet's content with the data placeholders cut out: the
+// body is parts[0] data parts[1] data ... parts[n]. Compiling once keeps
+// rendering a matter of copying bytes, with no JSON encoding per request.
+type Template struct {
+	parts [][]byte
+}
+
+// CompileTemplate compiles content, any JSON value. Every string value
+// that is exactly "{(data)}", wherever it is (the whole content, an object
+// member, an array element, at any depth), is a placeholder; object keys
+// and longer strings that merely contain it are left as they are. The key
+// order and everything else of the content is kept.
+func CompileTemplate(content json.RawMessage) (Template, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, content); err != nil {
+		return Template{}, err
+	}
+	if buf.Len() == 0 {
+		return Template{}, errors.New("datatarget: empty content")
+	}
+	b := buf.Bytes()
+	quoted := []byte(`"` + Placeholder + `"`)
+	var t Template
+	last := 0
+	// In compact JSON a string starts at a '"' outside any string; it is a
+	// key when a ':' follows its closing quote.
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end := stringEnd(b, i)
+		isKey := end+1 < len(b) && b[end+1] == ':'
+		if !isKey && bytes.Equal(b[i:end+1], quoted) {
+			t.parts = append(t.parts, b[last:i])
+			last = end + 1
+		}
+		i = end
+	}
+	t.parts = append(t.parts, b[last:])
+	return t, nil
+}
+
+// stringEnd returns the index of the quote that closes the string starting
+// at b[start].
+func stringEnd(b []byte, start int) int {
+	for i := start + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(b) - 1
+}
+
+// HasPlaceholder reports whether the template uses the data at all.
+func (t Template) HasPlaceholder() bool { return len(t.parts) > 1 }
+
+// Render writes the body with data (a JSON value) in every placeholder.
+func (t Template) Render(w *bytes.Buffer, data []byte) {
+	for i, p := range t.parts {
+		if i > 0 {
+			w.Write(data)
+		}
+		w.Write(p)
+	}
+}
+
+// BatchData writes the data of a batch: the message itself for an outlet
+// that is not batched, the JSON list of the messages otherwise.
+func BatchData(w *bytes.Buffer, batched bool, messages []json.RawMessage) {
+	if !batched && len(messages) == 1 {
+		w.Write(messages[0])
+		return
+	}
+	w.WriteByte('[')
+	for i, m := range messages {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.Write(m)
+	}
+	w.WriteByte(']')
+}

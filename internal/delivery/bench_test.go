@@ -1,0 +1,228 @@
+package delivery_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/crypto"
+	"github.com/clientele/clientele/internal/delivery"
+	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/readmodels"
+)
+
+var benchMessages = flag.Int("bench.messages", 1_000_000, "messages posted, retrieved and delivered by BenchmarkDatatargets")
+
+// BenchmarkDatatargets posts -bench.messages messages (about 200 bytes
+// each) through the HTTP API in posts of 1,000, retrieves them all in
+// pages of 10,000, and delivers them through a batched webhook outlet (100
+// per request) to a local sink, on a durable PostgreSQL server (fsync on).
+// It reports the three rates; run it with -benchtime 1x.
+func BenchmarkDatatargets(b *testing.B) {
+	ctx := context.Background()
+	pool := benchDatabase(b)
+	store := postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+		for _, p := range projections.Inline() {
+			if err := p.Apply(ctx, tx, c.Events); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), bus.CommitPublisher{})
+	cmds := commands.New(store, time.Now)
+	co, err := cmds.CreateCompany.Handle(ctx, commands.CreateCompany{Principal: access.System(""), Slug: "bench", Settings: company.Settings{Name: "Bench"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := access.Principal{CompanyID: co.ID, UserID: "bench", Roles: []access.Role{access.RoleAdmin}}
+	_, token, err := cmds.CreateAccessToken.Handle(ctx, commands.CreateAccessToken{Principal: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	keyring, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := api.NewServer(api.Config{BaseDomain: "localhost", RateLimit: math.Inf(1), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, api.Deps{
+		Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool), Commands: cmds,
+		Datatargets: readmodels.NewDatatargets(pool), Customers: readmodels.NewCustomers(pool),
+		CustomerHistory: readmodels.NewCustomerHistory(store, pool, crypto.KeyStore{Keyring: keyring}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	call := func(method, path string, body []byte) []byte {
+		req, _ := http.NewRequest(method, hs.URL+path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := hs.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer res.Body.Close()
+		out, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("%s %s: %d %s", method, path, res.StatusCode, out)
+		}
+		return out
+	}
+	var created struct {
+		Datatarget struct{ ID string } `json:"datatarget"`
+	}
+	if err := json.Unmarshal(call(http.MethodPost, "/api/datatargets/", []byte(`{"datatarget_type":"messages","name":"bench"}`)), &created); err != nil {
+		b.Fatal(err)
+	}
+	dt := "/api/datatargets/" + created.Datatarget.ID
+	total := *benchMessages
+
+	for b.Loop() {
+		// Post.
+		start := time.Now()
+		for n := 0; n < total; n += 1000 {
+			call(http.MethodPost, dt+"/post/", benchPost(n, min(1000, total-n)))
+		}
+		postRate := float64(total) / time.Since(start).Seconds()
+
+		// Retrieve.
+		start = time.Now()
+		var after int64
+		for got := 0; got < total; {
+			var page struct {
+				LastMessageNumber int64             `json:"last_message_number"`
+				Messages          []json.RawMessage `json:"messages"`
+			}
+			if err := json.Unmarshal(call(http.MethodGet, fmt.Sprintf("%s/retrieve/?after=%d&limit=10000", dt, after), nil), &page); err != nil {
+				b.Fatal(err)
+			}
+			got += len(page.Messages)
+			after = page.LastMessageNumber
+		}
+		retrieveRate := float64(total) / time.Since(start).Seconds()
+
+		// Deliver.
+		var requests, bytesIn atomic.Int64
+		sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n, _ := io.Copy(io.Discard, r.Body)
+			bytesIn.Add(n)
+			requests.Add(1)
+		}))
+		o, err := cmds.CreateOutlet.Handle(ctx, commands.CreateOutlet{Principal: p, DatatargetID: created.Datatarget.ID, Spec: datatarget.OutletSpec{
+			Type: "webhook", IsBatched: true, Request: datatarget.Request{URL: sink.URL + "/sink", Content: json.RawMessage(`{"messages":"{(data)}"}`)},
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := delivery.New(delivery.Config{Pool: pool, Disable: cmds.DisableOutlet.BySystem,
+			AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, PollInterval: 50 * time.Millisecond})
+		if err != nil {
+			b.Fatal(err)
+		}
+		dctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		start = time.Now()
+		go func() { defer close(done); _ = d.Run(dctx) }()
+		for {
+			var last int64
+			_ = pool.QueryRow(ctx, `SELECT coalesce(max(last_delivered_message_number), 0) FROM outlet_deliveries WHERE outlet_id = $1`, o.ID).Scan(&last)
+			if last >= int64(total) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		deliverRate := float64(total) / time.Since(start).Seconds()
+		stop()
+		<-done
+		sink.Close()
+
+		b.ReportMetric(postRate, "posted-msgs/s")
+		b.ReportMetric(retrieveRate, "retrieved-msgs/s")
+		b.ReportMetric(deliverRate, "delivered-msgs/s")
+		var sizes string
+		_ = pool.QueryRow(ctx, `SELECT format('events %s, datatarget_messages %s, outlet_log %s',
+			pg_size_pretty(pg_total_relation_size('events')), pg_size_pretty(pg_total_relation_size('datatarget_messages')),
+			pg_size_pretty(pg_total_relation_size('outlet_log')))`).Scan(&sizes)
+		b.Logf("%d messages: %d requests, %d bytes to the sink; %s", total, requests.Load(), bytesIn.Load(), sizes)
+	}
+}
+
+// benchPost is the body of a post of n messages numbered from first+1.
+func benchPost(first, n int) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(`{"messages":[`)
+	for i := range n {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k := first + i + 1
+		fmt.Fprintf(&buf, `{"order_id":"A-%07d","customer_id":"C-%06d","status":"shipped","total":%d,"currency":"EUR","lines":[{"sku":"SKU-%04d","qty":%d,"price":1999}],"shipped_at":"2025-06-01T12:00:00Z"}`,
+			k, k%100000, 1999*(1+k%3), k%5000, 1+k%3)
+	}
+	buf.WriteString(`]}`)
+	return buf.Bytes()
+}
+
+// benchDatabase starts (or attaches to) a durable embedded server of its
+// own, as eventstore/postgres's benchmark does, and returns a pool on a
+// fresh, migrated database, dropped at the end.
+func benchDatabase(b *testing.B) *pgxpool.Pool {
+	b.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("clientele-bench-%d", os.Getuid()))
+	name := fmt.Sprintf("bench_%d", time.Now().UnixNano())
+	srv, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: dir, Fast: false, Database: name})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			b.Log(err)
+		}
+	})
+	b.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, srv.ServerURL("postgres"))
+		if err != nil {
+			b.Log(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			b.Log(err)
+		}
+	})
+	pool, err := pg.Open(ctx, srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	if err := pg.Migrate(ctx, pool); err != nil {
+		b.Fatal(err)
+	}
+	return pool
+}

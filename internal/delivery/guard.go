@@ -1,0 +1,101 @@
+package delivery
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+)
+
+// RefusedAddressError reports a dial to an address that the SSRF guard
+// refuses: one inside the service's own networks rather than the internet.
+type RefusedAddressError struct {
+	Addr netip.Addr
+	// Why names the address's class: loopback, private, link-local, ...
+	Why string
+}
+
+func (e *RefusedAddressError) Error() string {
+	return fmt.Sprintf("refused to connect to %s (%s address); allow it with --webhook-allow-cidrs", e.Addr, e.Why)
+}
+
+// blockedPrefixes are the special-purpose networks (RFC 6890 and its
+// successors) that the net/netip predicates do not cover.
+var blockedPrefixes = []struct {
+	prefix netip.Prefix
+	why    string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "this-network"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "shared (CGNAT)"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64"},
+	{netip.MustParsePrefix("100::/64"), "discard"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+}
+
+// classify returns why addr is refused, or "" for a public address.
+func classify(addr netip.Addr) string {
+	addr = addr.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
+	switch {
+	case addr.IsLoopback():
+		return "loopback"
+	case addr.IsPrivate():
+		return "private"
+	case addr.IsLinkLocalUnicast(), addr.IsLinkLocalMulticast():
+		return "link-local"
+	case addr.IsUnspecified():
+		return "unspecified"
+	case addr.IsMulticast():
+		return "multicast"
+	case addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "broadcast"
+	}
+	for _, b := range blockedPrefixes {
+		if b.prefix.Contains(addr) {
+			return b.why
+		}
+	}
+	return ""
+}
+
+// guard decides which addresses may be dialled.
+type guard struct {
+	allow []netip.Prefix
+}
+
+// check returns a *RefusedAddressError for an address the guard refuses.
+func (g guard) check(addr netip.Addr) error {
+	addr = addr.Unmap()
+	why := classify(addr)
+	if why == "" {
+		return nil
+	}
+	for _, p := range g.allow {
+		if p.Contains(addr) {
+			return nil
+		}
+	}
+	return &RefusedAddressError{Addr: addr, Why: why}
+}
+
+// control is a net.Dialer Control function: it runs after the name is
+// resolved, on the very address about to be connected, so a name that
+// resolves to an internal address (or is re-bound to one between a check
+// and the dial) is refused too.
+func (g guard) control(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("delivery: dial %q: %w", address, err)
+	}
+	return g.check(addr.WithZone(""))
+}

@@ -1,0 +1,99 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/datatarget"
+)
+
+// outletRef names an outlet.
+type outletRef struct {
+	companyID, datatargetID, outletID string
+}
+
+// state is an outlet's delivery state (its outlet_deliveries row).
+type state struct {
+	lastDelivered, batchCount, entryCount int64
+	pendingSize, failedAttempts           int
+	nextAttemptAt, lastAttemptAt          time.Time
+}
+
+// loadOutlet reads the outlet's configuration; enabled is false when the
+// outlet or its datatarget is disabled.
+func (d *Deliverer) loadOutlet(ctx context.Context, o outletRef) (datatarget.Outlet, error) {
+	var out datatarget.Outlet
+	var req []byte
+	var interval int64
+	err := d.cfg.Pool.QueryRow(ctx, `SELECT o.request, o.is_batched, o.max_batch_size, o.min_request_interval_ms,
+			o.secret, o.enabled AND t.enabled
+		FROM datatarget_outlets o JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
+		WHERE o.company_id = $1 AND o.id = $2`, o.companyID, o.outletID).Scan(
+		&req, &out.IsBatched, &out.MaxBatchSize, &interval, &out.Secret, &out.Enabled)
+	if err != nil {
+		return out, fmt.Errorf("delivery: outlet %s: %w", o.outletID, err)
+	}
+	out.ID, out.CompanyID, out.DatatargetID = o.outletID, o.companyID, o.datatargetID
+	out.MinRequestInterval = time.Duration(interval) * time.Millisecond
+	if err := json.Unmarshal(req, &out.Request); err != nil {
+		return out, fmt.Errorf("delivery: outlet %s: request: %w", o.outletID, err)
+	}
+	return out, nil
+}
+
+// message is a queued message.
+type message struct {
+	number int64
+	body   json.RawMessage
+}
+
+// fetch reads up to limit messages numbered above after, in order.
+func (d *Deliverer) fetch(ctx context.Context, datatargetID string, after int64, limit int) ([]message, error) {
+	rows, err := d.cfg.Pool.Query(ctx, `SELECT number, body FROM datatarget_messages
+		WHERE datatarget_id = $1 AND number > $2 ORDER BY number LIMIT $3`, datatargetID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (message, error) {
+		var m message
+		err := row.Scan(&m.number, &m.body)
+		return m, err
+	})
+}
+
+// record writes an attempt: its log entry and the outlet's new state, in
+// one statement, only while this worker holds the lease and the outlet's
+// progress is where the attempt started from. ok advances the progress
+// past the batch; a failure keeps the batch pending until retry.
+func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration) (int64, error) {
+	ok := e.Status == datatarget.StatusOK
+	var n int64
+	err := d.cfg.Pool.QueryRow(ctx, `WITH s AS (
+			UPDATE outlet_deliveries SET
+				entry_count = entry_count + 1,
+				last_delivered_message_number = CASE WHEN $3 THEN $4 + $5 - 1 ELSE last_delivered_message_number END,
+				delivered_batch_count = delivered_batch_count + CASE WHEN $3 THEN 1 ELSE 0 END,
+				pending_size = CASE WHEN $3 THEN 0 ELSE $5 END,
+				failed_attempts = CASE WHEN $3 THEN 0 ELSE failed_attempts + 1 END,
+				next_attempt_at = CASE WHEN $3 THEN '-infinity' ELSE now() + $6::interval END,
+				last_attempt_at = $7,
+				lease_expires_at = greatest(lease_expires_at, now() + $8::interval)
+			WHERE outlet_id = $1 AND lease_holder = $2 AND last_delivered_message_number = $4 - 1
+			RETURNING entry_count, company_id)
+		INSERT INTO outlet_log (outlet_id, entry_number, company_id, date, batch_number, batch_size, first_message_number,
+			status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply)
+		SELECT $1, s.entry_count, s.company_id, $7, $9, $5, $4, $10, $11, $12, $13, $14, $15, $16 FROM s
+		RETURNING entry_number`,
+		o.outletID, d.cfg.Holder, ok, e.FirstMessageNumber, e.BatchSize, retryIn, e.Date, d.cfg.LeaseTTL,
+		e.BatchNumber, e.Status, e.HTTPStatus, e.RequestTimeMS, e.FailReason, e.HTTPRequestAvailable,
+		e.HTTPRequest, e.HTTPReply).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, errLeaseLost
+	}
+	return n, err
+}

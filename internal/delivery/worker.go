@@ -1,0 +1,118 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/clientele/clientele/domain/datatarget"
+)
+
+// work delivers one outlet while it holds the lease: batch after batch in
+// message order, a failed batch again and again (never overtaken) until
+// it succeeds. It returns nil when there is nothing to deliver now, when
+// the next retry is further away than a lease lasts (the dispatcher starts
+// the outlet again when it is due), or when the outlet was disabled.
+func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
+	out, err := d.loadOutlet(ctx, o)
+	if err != nil || !out.Enabled {
+		return err
+	}
+	tmpl, err := datatarget.CompileTemplate(out.Request.Content)
+	if err != nil {
+		return fmt.Errorf("delivery: outlet %s: content: %w", o.outletID, err)
+	}
+	var key []byte
+	if out.Secret != "" {
+		if key, err = datatarget.SecretKey(out.Secret); err != nil {
+			return fmt.Errorf("delivery: outlet %s: secret: %w", o.outletID, err)
+		}
+	}
+	rec := &recorder{maxReq: d.cfg.MaxRequestLog, maxReply: d.cfg.MaxReplyLog}
+	client := d.cfg.newClient(rec)
+	defer client.CloseIdleConnections()
+	s := sender{cfg: d.cfg, client: client, rec: rec, outlet: out, tmpl: tmpl, key: key}
+
+	var queued []message // messages after st.lastDelivered, in order
+	lastStart := st.lastAttemptAt
+	for {
+		size := out.MaxBatchSize
+		if st.pendingSize > 0 {
+			size = st.pendingSize // a retried batch is the same batch
+		}
+		if len(queued) < size {
+			after := st.lastDelivered
+			if len(queued) > 0 {
+				after = queued[len(queued)-1].number
+			}
+			more, err := d.fetch(ctx, o.datatargetID, after, max(d.cfg.Prefetch, size))
+			if err != nil {
+				return err
+			}
+			queued = append(queued, more...)
+		}
+		if len(queued) == 0 {
+			return nil
+		}
+		if queued[0].number != st.lastDelivered+1 {
+			return fmt.Errorf("delivery: outlet %s: message %d follows %d", o.outletID, queued[0].number, st.lastDelivered)
+		}
+		batch := queued[:min(size, len(queued))]
+
+		if err := sleep(ctx, time.Until(lastStart.Add(out.MinRequestInterval))); err != nil {
+			return err
+		}
+		date := d.cfg.Now().UTC().Truncate(time.Microsecond)
+		res := s.send(ctx, batch, date, st.batchCount+1)
+		if ctx.Err() != nil {
+			// Stopping: the attempt was cut short by us, not by the
+			// receiver. The batch is sent again by the next worker.
+			return ctx.Err()
+		}
+		lastStart = date
+		var retryIn time.Duration
+		if res.entry.Status != datatarget.StatusOK {
+			retryIn = d.cfg.backoff(st.failedAttempts + 1)
+			if res.retryAfter != nil {
+				retryIn = min(*res.retryAfter, d.cfg.MaxRetryAfter)
+			}
+		}
+		if _, err := d.record(ctx, o, res.entry, retryIn); err != nil {
+			return err
+		}
+		d.metrics.observe(res.entry)
+		if res.entry.Status == datatarget.StatusOK {
+			st.lastDelivered += int64(len(batch))
+			st.batchCount++
+			st.pendingSize, st.failedAttempts = 0, 0
+			queued = queued[len(batch):]
+			continue
+		}
+		st.pendingSize = len(batch)
+		st.failedAttempts++
+		if res.gone {
+			return d.cfg.Disable(ctx, o.companyID, o.datatargetID, o.outletID, "the receiver answered 410 Gone")
+		}
+		if retryIn > d.cfg.LeaseTTL {
+			return nil
+		}
+		if err := sleep(ctx, retryIn); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,186 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/importing"
+)
+
+// Records reads an upload's records one at a time.
+type Records interface {
+	// Next writes the next record to dst as one JSON object without line
+	// breaks (compacted if it had any). It returns io.EOF after the last
+	// record, and a *domain.Error (invalid_request, request_too_large)
+	// when the body is not a valid upload; read errors of the body come as
+	// they are.
+	Next(dst *bytes.Buffer) error
+}
+
+// NewRecords returns the records of body, an upload of entity in format
+// and charset.
+func NewRecords(body io.Reader, format Format, charset string, entity importing.Entity, limits Limits) (Records, error) {
+	limits = limits.withDefaults()
+	r, err := toUTF8(body, charset)
+	if err != nil {
+		return nil, err
+	}
+	b := &budget{r: r, max: limits.MaxRecordBytes}
+	b.allow(0)
+	switch format {
+	case JSON:
+		return &jsonRecords{dec: json.NewDecoder(b), budget: b, entity: entity}, nil
+	case CSV:
+		return &csvRecords{in: b, budget: b, entity: entity}, nil
+	}
+	return nil, invalid("unknown upload format %q", format)
+}
+
+// jsonRecords reads a JSON upload: a bare list of objects, or the list
+// wrapped in an object under the entity's name ({"customers": [...]}).
+// It reads token by token, so only one record is in memory at a time.
+type jsonRecords struct {
+	dec    *json.Decoder
+	budget *budget
+	entity importing.Entity
+
+	started, wrapped, done bool
+	index                  int
+	raw                    json.RawMessage // reused: Decode appends into it
+}
+
+func (j *jsonRecords) Next(dst *bytes.Buffer) error {
+	if j.done {
+		return io.EOF
+	}
+	if !j.started {
+		if err := j.start(); err != nil {
+			return err
+		}
+	}
+	j.budget.allow(j.dec.InputOffset())
+	if !j.dec.More() {
+		j.done = true
+		return j.finish()
+	}
+	j.raw = j.raw[:0]
+	if err := j.dec.Decode(&j.raw); err != nil {
+		return j.syntax(err)
+	}
+	if j.raw[0] != '{' {
+		return invalid("record %d is %s, not a JSON object", j.index, kindOf(j.raw[0]))
+	}
+	if !utf8.Valid(j.raw) {
+		return invalid("record %d is not valid UTF-8; declare the body's charset (utf-8, utf-16 or iso-8859-1)", j.index)
+	}
+	j.index++
+	if bytes.IndexByte(j.raw, '\n') < 0 {
+		// Valid JSON has line breaks only between tokens (in strings they
+		// are escaped): a record on one line needs no compacting, which
+		// saves a pass over it.
+		dst.Write(j.raw)
+		return nil
+	}
+	return json.Compact(dst, j.raw)
+}
+
+// start reads up to the first record: "[" or `{"<entity>": [`.
+func (j *jsonRecords) start() error {
+	j.started = true
+	shape := "a JSON list of " + string(j.entity) + ` or {"` + string(j.entity) + `": [...]}`
+	tok, err := j.dec.Token()
+	if errors.Is(err, io.EOF) {
+		return invalid("the body is empty; send %s", shape)
+	}
+	if err != nil {
+		return j.syntax(err)
+	}
+	switch tok {
+	case json.Delim('['):
+		return nil
+	case json.Delim('{'):
+	default:
+		return invalid("the body must be %s", shape)
+	}
+	key, err := j.dec.Token()
+	if err != nil {
+		return j.syntax(err)
+	}
+	if k, ok := key.(string); !ok || !j.wrapperKey(k) {
+		return invalid("the body must be %s; the object has no %q list first", shape, j.entity)
+	}
+	if tok, err = j.dec.Token(); err != nil {
+		return j.syntax(err)
+	}
+	if tok != json.Delim('[') {
+		return invalid("%q must be a list of %s", j.entity, j.entity)
+	}
+	j.wrapped = true
+	return nil
+}
+
+// wrapperKey accepts the entity's name and its singular, since both
+// spellings of the upload path exist (/customers/upload/, /customer/upload/).
+func (j *jsonRecords) wrapperKey(k string) bool {
+	return k == string(j.entity) || k == strings.TrimSuffix(string(j.entity), "s")
+}
+
+// finish reads what follows the list: nothing, or the wrapper's "}".
+func (j *jsonRecords) finish() error {
+	if _, err := j.dec.Token(); err != nil { // the list's "]"
+		return j.syntax(err)
+	}
+	if j.wrapped {
+		tok, err := j.dec.Token()
+		if err != nil {
+			return j.syntax(err)
+		}
+		if tok != json.Delim('}') {
+			return invalid("the body has more after the %q list; send only {%q: [...]}", j.entity, j.entity)
+		}
+	}
+	if _, err := j.dec.Token(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return j.syntax(err)
+		}
+		return invalid("the body has more after its JSON value")
+	}
+	return io.EOF
+}
+
+// syntax turns a decoding error into the answer for the client; errors of
+// the body itself (size limit, connection) pass through.
+func (j *jsonRecords) syntax(err error) error {
+	var (
+		se *json.SyntaxError
+		de *domain.Error
+	)
+	switch {
+	case errors.As(err, &de):
+		return err
+	case errors.As(err, &se):
+		return invalid("the body is not valid JSON at byte %d (record %d): %v", se.Offset, j.index, se)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return invalid("the body ends in the middle of its JSON value (record %d)", j.index)
+	}
+	return err
+}
+
+func kindOf(b byte) string {
+	switch b {
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

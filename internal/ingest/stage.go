@@ -1,0 +1,152 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/bus"
+)
+
+// Run describes a run to stage: whose upload it is, and what its events
+// will be attributed to.
+type Run struct {
+	ID, CompanyID string
+	Entity        importing.Entity
+	// Actor, Source and CorrelationID go into the metadata of every event
+	// the run appends.
+	Actor, Source, CorrelationID string
+}
+
+// Stage reads every record, stages them in chunks and schedules the run;
+// it returns the number of records. When records fail (a malformed body,
+// a body over its limit, a client gone) or staging does, it deletes what
+// it staged and returns the error: nothing is scheduled.
+func (s *Store) Stage(ctx context.Context, run Run, records Records, limits Limits) (received int, err error) {
+	limits = limits.withDefaults()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO import_runs (id, company_id, entity, state, actor, source, correlation_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		run.ID, run.CompanyID, run.Entity, importing.Receiving, run.Actor, run.Source, run.CorrelationID); err != nil {
+		return 0, fmt.Errorf("ingest: create run: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			// Without the request's context: a client that went away
+			// must not leave its chunks behind. If this fails too, the
+			// worker's clean-up removes the run later.
+			_ = s.discard(context.WithoutCancel(ctx), run.ID)
+		}
+	}()
+
+	w := s.newChunkWriter(ctx, run.ID)
+	buf, seq, inChunk := w.buffer(), 0, 0
+	for {
+		err := records.Next(buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, errors.Join(err, w.close())
+		}
+		buf.WriteByte('\n')
+		received++
+		inChunk++
+		if inChunk >= limits.ChunkRecords || buf.Len() >= limits.ChunkBytes {
+			if !w.write(chunkJob{seq: seq, first: received - inChunk, n: inChunk, buf: buf}) {
+				return 0, w.close() // the database failed: stop reading
+			}
+			buf, seq, inChunk = w.buffer(), seq+1, 0
+		}
+	}
+	if inChunk > 0 {
+		w.write(chunkJob{seq: seq, first: received - inChunk, n: inChunk, buf: buf})
+		seq++
+	}
+	if err := w.close(); err != nil {
+		return 0, err
+	}
+	if err := s.schedule(ctx, run, seq, received); err != nil {
+		return 0, err
+	}
+	return received, nil
+}
+
+var errAbandoned = domain.Errorf(domain.Invalid, "the upload stalled for too long and was abandoned; send it again")
+
+// addChunk writes one chunk in its own short transaction and marks the run
+// as alive, so that the clean-up of abandoned uploads leaves it alone.
+func (s *Store) addChunk(ctx context.Context, runID string, seq, first, n int, payload []byte) error {
+	tag, err := s.pool.Exec(ctx, `WITH run AS (
+			UPDATE import_runs SET received = received + $4, updated_at = now()
+			WHERE id = $1 AND state = 'receiving' RETURNING id)
+		INSERT INTO import_chunks (run_id, seq, first_index, records, payload)
+		SELECT id, $2, $3, $4, $5 FROM run`, runID, seq, first, n, payload)
+	if err != nil {
+		return fmt.Errorf("ingest: stage chunk %d of run %s: %w", seq, runID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errAbandoned
+	}
+	return nil
+}
+
+// publishBatch bounds the messages of one INSERT (three parameters each,
+// at most 65535 per statement).
+const publishBatch = 1000
+
+// schedule makes the run scheduled and publishes its chunks, in one
+// transaction: the messages exist exactly when the run is scheduled. A run
+// without records is completed at once.
+func (s *Store) schedule(ctx context.Context, run Run, chunks, received int) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE import_runs SET chunks = $2, received = $3, updated_at = now(),
+			state = CASE WHEN $2 = 0 THEN 'completed' ELSE 'scheduled' END,
+			started_at = CASE WHEN $2 = 0 THEN now() END, finished_at = CASE WHEN $2 = 0 THEN now() END
+			WHERE id = $1 AND state = 'receiving'`, run.ID, chunks, received)
+		if err != nil {
+			return fmt.Errorf("ingest: schedule run %s: %w", run.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return errAbandoned
+		}
+		pub, err := bus.OutboxPublisher(tx, watermill.NopLogger{})
+		if err != nil {
+			return err
+		}
+		for first := 0; first < chunks; first += publishBatch {
+			msgs := make([]*message.Message, 0, min(publishBatch, chunks-first))
+			for seq := first; seq < first+cap(msgs); seq++ {
+				payload, _ := json.Marshal(ChunkMessage{RunID: run.ID, Seq: seq, CompanyID: run.CompanyID})
+				msg := message.NewMessage(watermill.NewUUID(), payload)
+				msg.Metadata.Set("company_id", run.CompanyID)
+				msg.Metadata.Set("run_id", run.ID)
+				msg.Metadata.Set("seq", strconv.Itoa(seq))
+				msg.SetContext(ctx)
+				msgs = append(msgs, msg)
+			}
+			if err := pub.Publish(ChunksTopic, msgs...); err != nil {
+				return fmt.Errorf("ingest: publish chunks of run %s: %w", run.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// discard deletes a run that was never scheduled, and its chunks; a run
+// that did get scheduled (a commit reported as failed that went through)
+// is left alone.
+func (s *Store) discard(ctx context.Context, runID string) error {
+	_, err := s.pool.Exec(ctx, `WITH run AS (
+			DELETE FROM import_runs WHERE id = $1 AND state = 'receiving' RETURNING id)
+		DELETE FROM import_chunks WHERE run_id IN (SELECT id FROM run)`, runID)
+	return err
+}

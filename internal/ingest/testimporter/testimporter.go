@@ -1,0 +1,90 @@
+// Package testimporter is an Importer for tests of the import pipeline,
+// one that needs no entity's rules.
+package testimporter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
+)
+
+// RecordedType is the type of the events the test Importer appends.
+const RecordedType = "Recorded"
+
+// Importer is a commands.Importer for tests. Each record is an object with
+// an "id" (a string or a number); it becomes one RecordedType event, whose
+// data is the record, on the stream Stream(company, id). A chunk's events
+// are one commit. A record without an id, or with a "bad" field, is
+// rejected (field "id" or "bad").
+type Importer struct {
+	// Kind is the entity imported. Default customers.
+	Kind importing.Entity
+	// Store appends the events in the chunk's transaction. Default: a
+	// PostgreSQL store without hooks (AppendTx needs no pool of its own).
+	Store commands.TxAppender
+	// Before, when set, is called first for every chunk; an error it
+	// returns is the chunk's error.
+	Before func(ctx context.Context, c commands.Chunk) error
+}
+
+var _ commands.Importer = (*Importer)(nil)
+
+// Entity returns Kind.
+func (i *Importer) Entity() importing.Entity {
+	if i.Kind == "" {
+		return importing.Customers
+	}
+	return i.Kind
+}
+
+// Stream is the stream of the record with id.
+func Stream(companyID, id string) string { return eventstore.StreamID("rec", companyID, id) }
+
+// ImportChunk appends one event per valid record.
+func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk) (int, []importing.Rejection, error) {
+	if i.Before != nil {
+		if err := i.Before(ctx, c); err != nil {
+			return 0, nil, err
+		}
+	}
+	commit := eventstore.Commit{Metadata: c.Metadata}
+	var rejections []importing.Rejection
+	for n, raw := range c.Records {
+		index := c.FirstIndex + n
+		var rec map[string]any
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return 0, nil, fmt.Errorf("testimporter: record %d is not an object: %w", index, err)
+		}
+		id, ok := rec["id"]
+		if _, bad := rec["bad"]; bad {
+			rejections = append(rejections, importing.Rejection{Index: index, Reason: "records with a bad field are refused", Field: "bad"})
+			continue
+		}
+		if !ok || id == "" {
+			rejections = append(rejections, importing.Rejection{Index: index, Reason: "id is required", Field: "id"})
+			continue
+		}
+		commit.Streams = append(commit.Streams, eventstore.StreamAppend{
+			StreamID:        Stream(c.Company.ID, fmt.Sprint(id)),
+			ExpectedVersion: eventstore.Any,
+			Events:          []eventstore.Event{{Type: RecordedType, Data: raw}},
+		})
+	}
+	if len(commit.Streams) > 0 {
+		var store commands.TxAppender = i.Store
+		if store == nil {
+			store = postgres.New(nil)
+		}
+		if _, err := store.AppendTx(ctx, tx, commit); err != nil {
+			return 0, nil, err
+		}
+	}
+	return len(commit.Streams), rejections, nil
+}

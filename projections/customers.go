@@ -1,0 +1,165 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/crypto"
+)
+
+// Customers keeps the customers table: each customer as retrieval shows
+// it. It is async: an import of a million customers must not wait for it.
+//
+// Personal data reaches it only sealed (customer.Upserted.Sealed), so it
+// opens every upsert with the customer's data key. A customer whose key is
+// gone has been forgotten, whether or not the CustomerForgotten event was
+// applied yet (a rebuild replays the upserts first): its row then keeps no
+// personal data, and nothing brings it back.
+type Customers struct {
+	keys crypto.KeyStore
+}
+
+// NewCustomers returns the projector; keys opens the sealed changes.
+func NewCustomers(keys crypto.KeyStore) *Customers {
+	if keys.Keyring == nil {
+		panic("projections: NewCustomers: KeyStore without a keyring")
+	}
+	return &Customers{keys: keys}
+}
+
+// Name implements Projector.
+func (*Customers) Name() string { return "customers" }
+
+// Tables implements Projector.
+func (*Customers) Tables() []string { return []string{"customers"} }
+
+// customerKey identifies a customer across companies.
+type customerKey struct{ company, id string }
+
+// Apply implements Projector in three round trips whatever the number of
+// events: the customers' current rows, their data keys (one query per
+// company; a live commit has one company), and one upsert of every row.
+func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	var evs []customerEvent
+	var order []customerKey
+	seen := map[customerKey]bool{}
+	byCompany := map[string][]string{}
+	for i, e := range events {
+		if e.Type != customer.TypeUpserted && e.Type != customer.TypeDeleted && e.Type != customer.TypeForgotten {
+			continue
+		}
+		ce := customerEvent{RecordedEvent: &events[i]}
+		// Deleted and Forgotten are Upserted's first field alone.
+		if err := decode(e, &ce.data); err != nil {
+			return err
+		}
+		ce.key = customerKey{e.Metadata.CompanyID, ce.data.CustomerID}
+		evs = append(evs, ce)
+		if !seen[ce.key] {
+			seen[ce.key] = true
+			order = append(order, ce.key)
+			// Nearly every event is an upsert: loading the keys of all the
+			// customers costs less than sorting out which need one.
+			byCompany[ce.key.company] = append(byCompany[ce.key.company], ce.key.id)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	rows, err := loadCustomerRows(ctx, tx, order)
+	if err != nil {
+		return err
+	}
+	keys := map[customerKey][]byte{}
+	for company, ids := range byCompany {
+		got, err := p.keys.Load(ctx, tx, company, ids)
+		if err != nil {
+			return fmt.Errorf("projections: customers: %w", err)
+		}
+		for id, k := range got {
+			keys[customerKey{company, id}] = k
+		}
+	}
+	for _, ce := range evs {
+		r := rows[ce.key]
+		if r == nil {
+			r = newCustomerRow(ce.key, ce.RecordedAt)
+			rows[ce.key] = r
+		}
+		if err := r.applyEvent(ce, keys); err != nil {
+			return err
+		}
+	}
+	out := make([]*customerRow, 0, len(order))
+	for _, k := range order {
+		if r := rows[k]; r.changed {
+			r.finish()
+			out = append(out, r)
+		}
+	}
+	return writeCustomerRows(ctx, tx, out)
+}
+
+// writeCustomerRows upserts the rows in one statement. Columns travel as
+// arrays, so each doc is parsed once, as the jsonb it becomes.
+func writeCustomerRows(ctx context.Context, tx pgx.Tx, out []*customerRow) error {
+	n := len(out)
+	companies, ids, docs := make([]string, n), make([]string, n), make([][]byte, n)
+	deleted, forgotten := make([]bool, n), make([]bool, n)
+	versions, created, updated := make([]int64, n), make([]time.Time, n), make([]time.Time, n)
+	for i, r := range out {
+		doc, err := json.Marshal(r.Doc)
+		if err != nil {
+			return fmt.Errorf("projections: customers: encode %s: %w", r.CustomerID, err)
+		}
+		companies[i], ids[i], docs[i] = r.CompanyID, r.CustomerID, doc
+		deleted[i], forgotten[i], versions[i], created[i], updated[i] = r.IsDeleted, r.IsForgotten, r.Version, r.CreatedAt, r.UpdatedAt
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO customers (company_id, customer_id, doc, is_deleted, is_forgotten, version, created_at, updated_at)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::boolean[], $5::boolean[], $6::bigint[], $7::timestamptz[], $8::timestamptz[])
+		ON CONFLICT (company_id, customer_id) DO UPDATE SET doc = EXCLUDED.doc, is_deleted = EXCLUDED.is_deleted,
+			is_forgotten = EXCLUDED.is_forgotten, version = EXCLUDED.version, updated_at = EXCLUDED.updated_at`,
+		companies, ids, docs, deleted, forgotten, versions, created, updated)
+	if err != nil {
+		return fmt.Errorf("projections: customers: write: %w", err)
+	}
+	return nil
+}
+
+// loadCustomerRows reads the rows of the given customers, in one query.
+func loadCustomerRows(ctx context.Context, tx pgx.Tx, keys []customerKey) (map[customerKey]*customerRow, error) {
+	companies, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		companies[i], ids[i] = k.company, k.id
+	}
+	rows, err := tx.Query(ctx, `SELECT c.company_id, c.customer_id, c.doc, c.is_deleted, c.is_forgotten, c.version, c.created_at
+		FROM customers c JOIN unnest($1::text[], $2::text[]) AS k(company_id, customer_id) USING (company_id, customer_id)`,
+		companies, ids)
+	if err != nil {
+		return nil, fmt.Errorf("projections: customers: load: %w", err)
+	}
+	out := make(map[customerKey]*customerRow, len(keys))
+	var doc []byte
+	var created time.Time
+	r := &customerRow{}
+	_, err = pgx.ForEachRow(rows, []any{&r.CompanyID, &r.CustomerID, &doc, &r.IsDeleted, &r.IsForgotten, &r.Version, &created}, func() error {
+		row := *r
+		row.CreatedAt = created.UTC()
+		if err := decodeNumbers(doc, &row.Doc); err != nil {
+			return fmt.Errorf("doc of %s: %w", row.CustomerID, err)
+		}
+		out[customerKey{row.CompanyID, row.CustomerID}] = &row
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projections: customers: load: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,231 @@
+package projections_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/crypto"
+	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/projections"
+)
+
+// customers is a database whose store applies the customers projector in
+// every append, and appends customer events as the write side does.
+type customers struct {
+	t     *testing.T
+	pool  *pgxpool.Pool
+	store *postgres.Store
+	keys  crypto.KeyStore
+	p     *projections.Customers
+}
+
+func newCustomers(t *testing.T) *customers {
+	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &customers{t: t, pool: pgtest.NewPool(t), keys: crypto.KeyStore{Keyring: kr}}
+	c.p = projections.NewCustomers(c.keys)
+	c.store = postgres.New(c.pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, cm eventstore.Committed) error {
+		return c.p.Apply(ctx, tx, cm.Events)
+	}))
+	return c
+}
+
+// upsert appends a CustomerUpserted sealed with the customer's key,
+// creating the key on the customer's first event.
+func (c *customers) upsert(company, id string, ch customer.Changes) {
+	c.t.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		keys, err := c.keys.Load(ctx, tx, company, []string{id})
+		if err != nil {
+			return err
+		}
+		created := keys[id] == nil
+		if created {
+			if keys, err = c.keys.Create(ctx, tx, company, []string{id}); err != nil {
+				return err
+			}
+		}
+		plain, _ := json.Marshal(ch)
+		sealed, err := crypto.Seal(keys[id], plain, []byte(id))
+		if err != nil {
+			return err
+		}
+		ev := customer.Upserted{CustomerID: id, Created: created, Fields: []string{"x"}, Sealed: sealed}
+		_, err = c.store.AppendTx(ctx, tx, customerCommit(company, id, customer.TypeUpserted, ev))
+		return err
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// end appends CustomerDeleted or CustomerForgotten; forgetting destroys
+// the key in the same transaction, as the write side does.
+func (c *customers) end(company, id, typ string) {
+	c.t.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if _, err := c.store.AppendTx(ctx, tx, customerCommit(company, id, typ, customer.Deleted{CustomerID: id})); err != nil {
+			return err
+		}
+		if typ == customer.TypeForgotten {
+			return c.keys.Destroy(ctx, tx, company, []string{id})
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func customerCommit(company, id, typ string, data any) eventstore.Commit {
+	b, _ := json.Marshal(data)
+	return eventstore.Commit{
+		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
+		Streams: []eventstore.StreamAppend{{StreamID: eventstore.StreamID("customer", company, id),
+			ExpectedVersion: eventstore.Any, Events: []eventstore.Event{{Type: typ, Data: b}}}},
+	}
+}
+
+// doc returns a customer's row: its doc and flags.
+func (c *customers) doc(company, id string) (doc map[string]any, deleted, forgotten bool) {
+	c.t.Helper()
+	var raw []byte
+	err := c.pool.QueryRow(context.Background(), `SELECT doc, is_deleted, is_forgotten FROM customers WHERE company_id = $1 AND customer_id = $2`,
+		company, id).Scan(&raw, &deleted, &forgotten)
+	if err != nil {
+		c.t.Fatalf("customer %s: %v", id, err)
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		c.t.Fatal(err)
+	}
+	return doc, deleted, forgotten
+}
+
+// forgottenDoc is all a forgotten customer's row holds.
+func forgottenDoc(id string, deleted bool) map[string]any {
+	return map[string]any{"id": id, "is_deleted": deleted, "is_forgotten": true}
+}
+
+func TestCustomersProjector(t *testing.T) {
+	c := newCustomers(t)
+	c.upsert("co1", "c1", customer.Changes{Set: map[string]any{
+		"email": "ann@example.com", "first_name": "Ann", "can_email": true, "can_sms": false,
+		"tags": []string{"vip", "b2b", "vip"}, "mailing_lists": []string{"weekly", "offers"},
+		"date_joined": "2024-05-06T07:08:09+03:00", "COMPANY__score": json.Number("12345678901234567"),
+	}})
+	c.upsert("co1", "c1", customer.Changes{
+		Set:    map[string]any{"first_name": "Anne", "last_name": "Anderson", "email": nil},
+		Unset:  []string{"can_sms", "id", "is_deleted"},
+		Add:    map[string][]string{"tags": {"a", "vip"}, "mailing_lists.add": {"daily", "weekly"}},
+		Remove: map[string][]string{"tags": {"b2b"}, "mailing_lists": {"offers"}, "city": {"x"}},
+	})
+	want := map[string]any{
+		"id": "c1", "is_deleted": false, "is_forgotten": false,
+		"first_name": "Anne", "last_name": "Anderson", "can_email": true,
+		"tags": []any{"a", "vip"}, "mailing_lists": []any{"daily", "weekly"},
+		"date_joined": "2024-05-06T04:08:09Z", "COMPANY__score": 12345678901234567.0,
+	}
+	got, deleted, forgotten := c.doc("co1", "c1")
+	if diff := cmp.Diff(want, got); diff != "" || deleted || forgotten {
+		t.Errorf("doc (-want +got):\n%s\ndeleted %v forgotten %v", diff, deleted, forgotten)
+	}
+	var score string
+	if err := c.pool.QueryRow(context.Background(), `SELECT doc->>'COMPANY__score' FROM customers`).Scan(&score); err != nil || score != "12345678901234567" {
+		t.Errorf("custom number stored as %q (%v), want it exact", score, err)
+	}
+
+	// The lists are there, empty, on a customer that never had them.
+	c.upsert("co1", "c2", customer.Changes{Set: map[string]any{"external_id": "E-2"}})
+	got, _, _ = c.doc("co1", "c2")
+	if diff := cmp.Diff(map[string]any{"id": "c2", "is_deleted": false, "is_forgotten": false,
+		"external_id": "E-2", "tags": []any{}, "mailing_lists": []any{}}, got); diff != "" {
+		t.Errorf("new customer (-want +got):\n%s", diff)
+	}
+
+	// Deleted: kept, flagged.
+	c.end("co1", "c2", customer.TypeDeleted)
+	got, deleted, _ = c.doc("co1", "c2")
+	if !deleted || got["is_deleted"] != true || got["external_id"] != "E-2" {
+		t.Errorf("deleted customer: %v, is_deleted column %v", got, deleted)
+	}
+}
+
+func TestCustomersForgotten(t *testing.T) {
+	c := newCustomers(t)
+	c.upsert("co1", "c1", customer.Changes{Set: map[string]any{"email": "ann@example.com"}})
+	c.upsert("co1", "c2", customer.Changes{Set: map[string]any{"email": "bob@example.com"}})
+	c.end("co1", "c2", customer.TypeDeleted)
+	c.end("co1", "c1", customer.TypeForgotten)
+	c.end("co1", "c2", customer.TypeForgotten)
+	for id, deleted := range map[string]bool{"c1": false, "c2": true} {
+		got, del, forgotten := c.doc("co1", id)
+		if diff := cmp.Diff(forgottenDoc(id, deleted), got); diff != "" || !forgotten || del != deleted {
+			t.Errorf("%s (-want +got):\n%s\nforgotten %v deleted %v", id, diff, forgotten, del)
+		}
+	}
+
+	// An upsert after the forgetting, and one whose key is gone (as in a
+	// rebuild), record nothing.
+	c.upsert("co1", "c1", customer.Changes{Set: map[string]any{"first_name": "Ann"}})
+	if got, _, _ := c.doc("co1", "c1"); !cmp.Equal(got, forgottenDoc("c1", false)) {
+		t.Errorf("upsert after forgetting: %v", got)
+	}
+	c.upsert("co1", "c3", customer.Changes{Set: map[string]any{"email": "cy@example.com"}})
+	if err := c.keys.Destroy(context.Background(), c.pool, "co1", []string{"c3"}); err != nil {
+		t.Fatal(err)
+	}
+	// Inline, as it runs here: the rebuild then applies every committed
+	// event, however long other tests keep the log's head back.
+	if err := projections.Rebuild(context.Background(), c.pool, c.store, c.p, projections.KindInline, nil); err != nil {
+		t.Fatal(err)
+	}
+	for id, deleted := range map[string]bool{"c1": false, "c2": true, "c3": false} {
+		if got, _, _ := c.doc("co1", id); !cmp.Equal(got, forgottenDoc(id, deleted)) {
+			t.Errorf("%s after rebuild: %v", id, got)
+		}
+	}
+}
+
+// TestCustomersApplyTwice: a commit applied again (redelivered, or a
+// rebuild page overlapping the live tables) changes nothing, and one call
+// may carry several companies' customers.
+func TestCustomersApplyTwice(t *testing.T) {
+	c := newCustomers(t)
+	c.upsert("co1", "c1", customer.Changes{Set: map[string]any{"first_name": "Ann"}})
+	c.upsert("co2", "c1", customer.Changes{Set: map[string]any{"first_name": "Other"}})
+	c.upsert("co1", "c1", customer.Changes{Set: map[string]any{"first_name": "Anne"}})
+	// Straight from the table: ReadLog stops at the oldest transaction on
+	// the server, which other tests may hold open.
+	rows, err := c.pool.Query(context.Background(), `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
+		transaction_id::text, global_position FROM events ORDER BY transaction_id, global_position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := postgres.ScanEvents(rows)
+	if err != nil || len(events) != 3 {
+		t.Fatalf("%d events: %v", len(events), err)
+	}
+	for _, batch := range [][]eventstore.RecordedEvent{events[:1], events} {
+		err := pgx.BeginFunc(context.Background(), c.pool, func(tx pgx.Tx) error { return c.p.Apply(context.Background(), tx, batch) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for company, name := range map[string]string{"co1": "Anne", "co2": "Other"} {
+		if got, _, _ := c.doc(company, "c1"); got["first_name"] != name {
+			t.Errorf("%s: first_name %v, want %s", company, got["first_name"], name)
+		}
+	}
+}

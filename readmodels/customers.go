@@ -1,0 +1,32 @@
+package readmodels
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Customers reads the customers read model (projections.Customers).
+type Customers struct {
+	pool *pgxpool.Pool
+}
+
+// NewCustomers returns the queries on pool.
+func NewCustomers(pool *pgxpool.Pool) *Customers {
+	if pool == nil {
+		panic("readmodels: NewCustomers: nil pool")
+	}
+	return &Customers{pool: pool}
+}
+
+// customersTable is the retrieval shape of the customers table. Deleted
+// customers are hidden; forgotten ones are shown, anonymised, so that a
+// client keeping a copy learns to anonymise its own.
+var customersTable = docTable{name: "customers", id: "customer_id", visible: "NOT is_deleted"}
+
+// Retrieve returns one page of the company's customers as retrieval shows
+// them, in id (creation) order. The read model follows the log
+// asynchronously: a customer appears within moments of its import.
+func (q *Customers) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
+	return customersTable.page(ctx, q.pool, pq)
+}

@@ -1,0 +1,74 @@
+package readmodels
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/clientele/clientele/domain/datatarget"
+)
+
+// MessagePage is a page of a datatarget's queue.
+type MessagePage struct {
+	// Messages are the messages in order, as JSON objects.
+	Messages []json.RawMessage
+	// LastMessageNumber is the number of the last message of the page (0
+	// when the page is empty): the after of the next page.
+	LastMessageNumber int64
+}
+
+// Messages returns up to limit messages of a datatarget numbered above
+// after, in order. An unknown datatarget is NotFound. The bodies are
+// copied into one buffer: a page of 10,000 messages is one allocation, not
+// 10,000.
+func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (MessagePage, error) {
+	limit = max(1, min(limit, datatarget.MaxRetrieveLimit))
+	rows, err := q.pool.Query(ctx, `SELECT number, body FROM datatarget_messages
+		WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4`,
+		datatargetID, after, companyID, limit)
+	if err != nil {
+		return MessagePage{}, fmt.Errorf("readmodels: messages: %w", err)
+	}
+	defer rows.Close()
+	var (
+		page   MessagePage
+		buf    []byte
+		bounds []int
+		number int64
+	)
+	for rows.Next() {
+		raw := rows.RawValues()
+		if err := rows.Scan(&number, nil); err != nil {
+			return MessagePage{}, fmt.Errorf("readmodels: messages: %w", err)
+		}
+		buf = append(buf, raw[1]...)
+		bounds = append(bounds, len(buf))
+		page.LastMessageNumber = number
+	}
+	if err := rows.Err(); err != nil {
+		return MessagePage{}, fmt.Errorf("readmodels: messages: %w", err)
+	}
+	page.Messages = make([]json.RawMessage, len(bounds))
+	start := 0
+	for i, end := range bounds {
+		page.Messages[i] = buf[start:end:end]
+		start = end
+	}
+	if len(page.Messages) == 0 {
+		// Nothing follows; say 404 if there is no such datatarget at all.
+		if _, err := q.exists(ctx, companyID, datatargetID); err != nil {
+			return MessagePage{}, err
+		}
+	}
+	return page, nil
+}
+
+// exists returns the datatarget's last message number, or NotFound.
+func (q *Datatargets) exists(ctx context.Context, companyID, id string) (int64, error) {
+	var last int64
+	err := q.pool.QueryRow(ctx, `SELECT last_message_number FROM datatargets WHERE company_id = $1 AND id = $2`, companyID, id).Scan(&last)
+	if err != nil {
+		return 0, notFoundOr(err, errNoDatatarget(), "datatarget")
+	}
+	return last, nil
+}

@@ -1,0 +1,130 @@
+package readmodels
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/datatarget"
+)
+
+// Datatargets reads datatargets, their outlets (with their delivery
+// progress), their message queues and the outlets' attempt logs.
+type Datatargets struct {
+	pool *pgxpool.Pool
+}
+
+// NewDatatargets returns the queries on pool.
+func NewDatatargets(pool *pgxpool.Pool) *Datatargets {
+	if pool == nil {
+		panic("readmodels: NewDatatargets: nil pool")
+	}
+	return &Datatargets{pool: pool}
+}
+
+func errNoDatatarget() error { return domain.Errorf(domain.NotFound, "no such datatarget") }
+
+const selectDatatarget = `SELECT d.company_id, d.id, d.datatarget_type, d.name, d.description, d.enabled,
+	d.created_by, d.created_at, d.updated_at, d.last_message_number FROM datatargets d `
+
+// Datatargets returns every datatarget of the company with its outlets,
+// oldest first (identifiers are time-ordered).
+func (q *Datatargets) Datatargets(ctx context.Context, companyID string) ([]datatarget.Datatarget, error) {
+	rows, err := q.pool.Query(ctx, selectDatatarget+`WHERE d.company_id = $1 ORDER BY d.id`, companyID)
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: datatargets: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, scanDatatarget)
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: datatargets: %w", err)
+	}
+	outlets, err := q.outlets(ctx, `WHERE o.company_id = $1`, companyID)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*datatarget.Datatarget{}
+	for i := range list {
+		byID[list[i].ID] = &list[i]
+	}
+	for _, o := range outlets {
+		if d := byID[o.DatatargetID]; d != nil {
+			d.Outlets = append(d.Outlets, o)
+		}
+	}
+	return list, nil
+}
+
+// Datatarget returns one datatarget of the company with its outlets.
+func (q *Datatargets) Datatarget(ctx context.Context, companyID, id string) (datatarget.Datatarget, error) {
+	rows, err := q.pool.Query(ctx, selectDatatarget+`WHERE d.company_id = $1 AND d.id = $2`, companyID, id)
+	if err != nil {
+		return datatarget.Datatarget{}, fmt.Errorf("readmodels: datatarget: %w", err)
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, scanDatatarget)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, errNoDatatarget()
+	}
+	if err != nil {
+		return d, fmt.Errorf("readmodels: datatarget: %w", err)
+	}
+	if d.Outlets, err = q.outlets(ctx, `WHERE o.company_id = $1 AND o.datatarget_id = $2`, companyID, id); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+func scanDatatarget(row pgx.CollectableRow) (datatarget.Datatarget, error) {
+	var d datatarget.Datatarget
+	err := row.Scan(&d.CompanyID, &d.ID, &d.Type, &d.Name, &d.Description, &d.Enabled, &d.CreatedBy, &d.CreatedAt, &d.UpdatedAt, &d.LastMessageNumber)
+	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+	return d, err
+}
+
+// Outlet returns one outlet of a datatarget of the company.
+func (q *Datatargets) Outlet(ctx context.Context, companyID, datatargetID, id string) (datatarget.Outlet, error) {
+	list, err := q.outlets(ctx, `WHERE o.company_id = $1 AND o.datatarget_id = $2 AND o.id = $3`, companyID, datatargetID, id)
+	if err != nil {
+		return datatarget.Outlet{}, err
+	}
+	if len(list) == 0 {
+		return datatarget.Outlet{}, domain.Errorf(domain.NotFound, "no such outlet")
+	}
+	return list[0], nil
+}
+
+// outlets returns outlets with their delivery progress, oldest first.
+func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([]datatarget.Outlet, error) {
+	rows, err := q.pool.Query(ctx, `SELECT o.company_id, o.id, o.datatarget_id, o.outlet_type, o.request, o.is_batched,
+		o.max_batch_size, o.min_request_interval_ms, o.secret, o.enabled, o.created_by, o.created_at,
+		coalesce(s.last_delivered_message_number, 0), coalesce(s.delivered_batch_count, 0)
+		FROM datatarget_outlets o LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id `+where+` ORDER BY o.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: outlets: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (datatarget.Outlet, error) {
+		var o datatarget.Outlet
+		var req []byte
+		var interval int64
+		err := row.Scan(&o.CompanyID, &o.ID, &o.DatatargetID, &o.Type, &req, &o.IsBatched, &o.MaxBatchSize, &interval,
+			&o.Secret, &o.Enabled, &o.CreatedBy, &o.CreatedAt, &o.Progress.LastDeliveredMessageNumber, &o.Progress.DeliveredBatchCount)
+		if err != nil {
+			return o, err
+		}
+		o.CreatedAt = o.CreatedAt.UTC()
+		o.MinRequestInterval = time.Duration(interval) * time.Millisecond
+		if err := json.Unmarshal(req, &o.Request); err != nil {
+			return o, fmt.Errorf("request of outlet %s: %w", o.ID, err)
+		}
+		return o, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: outlets: %w", err)
+	}
+	return list, nil
+}

@@ -1,0 +1,107 @@
+package readmodels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/datatarget"
+)
+
+// Outlet log page sizes.
+const (
+	DefaultLogLimit = 100
+	MaxLogLimit     = 1000
+)
+
+// LogQuery selects a page of an outlet's attempt log.
+type LogQuery struct {
+	CompanyID, DatatargetID, OutletID string
+	// From is the entry number the page starts at (inclusive); 0 means
+	// the newest entry when Descending, the first one otherwise.
+	From       int64
+	Limit      int
+	Descending bool
+}
+
+// LogPage is a page of an outlet's attempt log, without the raw texts.
+type LogPage struct {
+	Entries []datatarget.LogEntry
+	// TotalCount is the number of all entries of the outlet.
+	TotalCount int64
+	// Next is the From of the next page, 0 when this is the last.
+	Next int64
+}
+
+const selectEntry = `SELECT entry_number, date, batch_number, batch_size, coalesce(first_message_number, 0),
+	coalesce(after_update, ''), status, http_status, request_time_ms, fail_reason, http_request_available `
+
+// Log returns a page of an outlet's attempts. An unknown outlet is
+// NotFound.
+func (q *Datatargets) Log(ctx context.Context, lq LogQuery) (LogPage, error) {
+	var page LogPage
+	err := q.pool.QueryRow(ctx, `SELECT coalesce(s.entry_count, 0) FROM datatarget_outlets o
+		LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
+		WHERE o.company_id = $1 AND o.datatarget_id = $2 AND o.id = $3`,
+		lq.CompanyID, lq.DatatargetID, lq.OutletID).Scan(&page.TotalCount)
+	if err != nil {
+		return page, notFoundOr(err, domain.Errorf(domain.NotFound, "no such outlet"), "outlet log")
+	}
+	limit := max(1, min(lq.Limit, MaxLogLimit))
+	sql := selectEntry + `FROM outlet_log WHERE outlet_id = $1 AND entry_number >= $2 ORDER BY entry_number LIMIT $3`
+	from := max(lq.From, 1)
+	if lq.Descending {
+		sql = selectEntry + `FROM outlet_log WHERE outlet_id = $1 AND entry_number <= $2 ORDER BY entry_number DESC LIMIT $3`
+		from = lq.From
+		if from <= 0 {
+			from = page.TotalCount
+		}
+	}
+	rows, err := q.pool.Query(ctx, sql, lq.OutletID, from, limit+1)
+	if err != nil {
+		return page, fmt.Errorf("readmodels: outlet log: %w", err)
+	}
+	entries, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (datatarget.LogEntry, error) {
+		var e datatarget.LogEntry
+		err := row.Scan(&e.EntryNumber, &e.Date, &e.BatchNumber, &e.BatchSize, &e.FirstMessageNumber, &e.AfterUpdate,
+			&e.Status, &e.HTTPStatus, &e.RequestTimeMS, &e.FailReason, &e.HTTPRequestAvailable)
+		e.Date = e.Date.UTC()
+		return e, err
+	})
+	if err != nil {
+		return page, fmt.Errorf("readmodels: outlet log: %w", err)
+	}
+	if len(entries) > limit {
+		page.Next = entries[limit].EntryNumber
+		entries = entries[:limit]
+	}
+	page.Entries = entries
+	return page, nil
+}
+
+// LogEntry returns one attempt of an outlet with its raw request and
+// reply.
+func (q *Datatargets) LogEntry(ctx context.Context, companyID, datatargetID, outletID string, number int64) (datatarget.LogEntry, error) {
+	var e datatarget.LogEntry
+	err := q.pool.QueryRow(ctx, selectEntry+`, l.http_request, l.http_reply FROM outlet_log l
+		JOIN datatarget_outlets o ON o.id = l.outlet_id AND o.company_id = $1 AND o.datatarget_id = $2
+		WHERE l.outlet_id = $3 AND l.entry_number = $4`, companyID, datatargetID, outletID, number).Scan(
+		&e.EntryNumber, &e.Date, &e.BatchNumber, &e.BatchSize, &e.FirstMessageNumber, &e.AfterUpdate,
+		&e.Status, &e.HTTPStatus, &e.RequestTimeMS, &e.FailReason, &e.HTTPRequestAvailable, &e.HTTPRequest, &e.HTTPReply)
+	if err != nil {
+		return e, notFoundOr(err, domain.Errorf(domain.NotFound, "no such log entry"), "outlet log entry")
+	}
+	e.Date = e.Date.UTC()
+	return e, nil
+}
+
+// notFoundOr turns pgx.ErrNoRows into notFound and wraps any other error.
+func notFoundOr(err, notFound error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound
+	}
+	return fmt.Errorf("readmodels: %s: %w", what, err)
+}

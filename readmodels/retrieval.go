@@ -1,0 +1,143 @@
+package readmodels
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Bounds of a retrieval page (GET /api/data/<entity>/?limit=).
+const (
+	DefaultLimit = 100
+	MaxLimit     = 10_000
+)
+
+// Filter asks that a field of the retrieved document equal Value or, when
+// the field is a list, contain it. Value is text, as a query string gives
+// it: "true", "false" and numbers also match the typed JSON value, since
+// a client cannot say which it means.
+type Filter struct {
+	Field string
+	Value string
+}
+
+// PageQuery asks for one page of a retrieval.
+type PageQuery struct {
+	CompanyID string
+	// Filters must all hold.
+	Filters []Filter
+	// After is the id of the last document of the previous page; ""
+	// starts at the first.
+	After string
+	// Limit is the page size, 1 to MaxLimit.
+	Limit int
+}
+
+// Page is one page of documents, in id order.
+type Page struct {
+	// Docs are the documents as stored: retrieval answers them unchanged.
+	Docs []json.RawMessage
+	// Next is the id of the last document when more documents follow (the
+	// After of the next page), and "" on the last page.
+	Next string
+}
+
+// docTable is a read-model table of retrievable documents. Every such
+// table has the same shape, which is what lets one query serve every
+// entity: company_id, a text id column that orders the pages (ids are
+// UUIDv7, so this is creation order, and it never changes, so a page
+// boundary stays put under concurrent writes), a jsonb doc in the
+// retrieval form with a jsonb_path_ops GIN index, and a condition that
+// hides rows retrieval never shows (deleted ones).
+type docTable struct {
+	name, id, visible string
+}
+
+// page reads one page of t. It asks for one row more than the limit to
+// know whether another page follows.
+func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Page, error) {
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return Page{}, fmt.Errorf("readmodels: %s: limit %d out of 1..%d", t.name, q.Limit, MaxLimit)
+	}
+	args := []any{q.CompanyID, q.After}
+	var where strings.Builder
+	for _, f := range q.Filters {
+		alts := filterDocs(f)
+		where.WriteString(" AND (")
+		for i, d := range alts {
+			if i > 0 {
+				where.WriteString(" OR ")
+			}
+			args = append(args, d)
+			fmt.Fprintf(&where, "doc @> $%d::jsonb", len(args))
+		}
+		where.WriteString(")")
+	}
+	args = append(args, q.Limit+1)
+	id := pgx.Identifier{t.id}.Sanitize()
+	sql := fmt.Sprintf(`SELECT %s, doc FROM %s WHERE company_id = $1 AND %s > $2 AND %s%s ORDER BY %s LIMIT $%d`,
+		id, pgx.Identifier{t.name}.Sanitize(), id, t.visible, where.String(), id, len(args))
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return Page{}, fmt.Errorf("readmodels: %s: %w", t.name, err)
+	}
+	var p Page
+	var ids []string
+	var rowID string
+	var doc []byte
+	_, err = pgx.ForEachRow(rows, []any{&rowID, &doc}, func() error {
+		ids = append(ids, rowID)
+		p.Docs = append(p.Docs, json.RawMessage(append([]byte(nil), doc...)))
+		return nil
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("readmodels: %s: %w", t.name, err)
+	}
+	if len(p.Docs) > q.Limit {
+		p.Docs = p.Docs[:q.Limit]
+		p.Next = ids[q.Limit-1]
+	}
+	if p.Docs == nil {
+		p.Docs = []json.RawMessage{}
+	}
+	return p, nil
+}
+
+// filterDocs returns the containment documents of which the doc must
+// contain one: {"f": v} and {"f": [v]} (a list holding v), for v the text
+// and, when the text reads as one, the boolean or number. Each is one
+// lookup in the GIN index.
+func filterDocs(f Filter) []string {
+	values := []any{f.Value}
+	switch {
+	case f.Value == "true" || f.Value == "false":
+		values = append(values, f.Value == "true")
+	case isJSONNumber(f.Value):
+		values = append(values, json.Number(f.Value))
+	}
+	out := make([]string, 0, 2*len(values))
+	for _, v := range values {
+		for _, x := range []any{v, []any{v}} {
+			b, err := json.Marshal(map[string]any{f.Field: x})
+			if err != nil {
+				panic(fmt.Sprintf("readmodels: encode filter: %v", err)) // strings, booleans and numbers always encode
+			}
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+// isJSONNumber reports whether s is a number as JSON writes it (so not
+// "NaN", " 1" or "0x10").
+func isJSONNumber(s string) bool {
+	if _, err := strconv.ParseFloat(s, 64); err != nil {
+		return false
+	}
+	return json.Valid([]byte(s))
+}
