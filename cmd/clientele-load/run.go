@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg"
 )
 
@@ -55,6 +57,9 @@ func run(ctx context.Context, o options) (result, error) {
 		defer admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") //nolint:errcheck
 	}
 	url := emb.ServerURL(dbName)
+	// One master key for the run's processes, so no key file is left
+	// behind and every child opens the others' sealed data.
+	childEnv := append(os.Environ(), "CLIENTELE_MASTER_KEY="+base64.StdEncoding.EncodeToString(crypto.NewMasterKey()))
 
 	for _, args := range [][]string{
 		{"migrate"},
@@ -62,11 +67,12 @@ func run(ctx context.Context, o options) (result, error) {
 		{"user", "create", "--company", slug, "--email", email, "--password", password, "--role", "admin"},
 	} {
 		cmd := exec.CommandContext(ctx, o.binary, append(args, "--database-url", url, "--log-level", "warn")...)
+		cmd.Env = childEnv
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return res, fmt.Errorf("clientele %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	srv, err := startServer(ctx, o.binary, url)
+	srv, err := startServer(ctx, o.binary, url, childEnv)
 	if err != nil {
 		return res, err
 	}
@@ -138,9 +144,10 @@ type server struct {
 	base string
 }
 
-func startServer(ctx context.Context, binary, url string) (*server, error) {
+func startServer(ctx context.Context, binary, url string, env []string) (*server, error) {
 	cmd := exec.CommandContext(ctx, binary, "serve", "--database-url", url, "--addr", "127.0.0.1:0",
 		"--log-level", "warn", "--rate-limit", "1000000", "--rate-burst", "1000000")
+	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
