@@ -2,11 +2,8 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -33,17 +30,11 @@ const ImportWorkerName = "import_worker"
 // the uploads of a company apply in upload order and an Importer never
 // races another over write-side state.
 type ImportWorker struct {
-	cfg     ImportWorkerConfig
-	chunks  ImportChunkHandler
-	store   *ingest.Store
-	wlog    watermill.LoggerAdapter
-	running atomic.Bool
-
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	stop    context.CancelFunc
-	done    chan struct{}
+	cfg    ImportWorkerConfig
+	chunks ImportChunkHandler
+	store  *ingest.Store
+	wlog   watermill.LoggerAdapter
+	life   bus.Lifecycle
 }
 
 // NewImportWorker checks cfg and returns a worker. It starts nothing.
@@ -76,23 +67,16 @@ func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
 func (w *ImportWorker) Importers() map[importing.Entity]Importer { return w.cfg.Importers }
 
 // Running reports whether the worker is consuming (for a readiness probe).
-func (w *ImportWorker) Running() bool { return w.running.Load() }
+func (w *ImportWorker) Running() bool { return w.life.Running() }
 
 // Run cleans up abandoned uploads and applies chunks until ctx is
 // cancelled or Close is called, then returns nil. It may be called once.
 func (w *ImportWorker) Run(ctx context.Context) error {
-	w.mu.Lock()
-	if w.started || w.closed {
-		w.mu.Unlock()
-		return errors.New("commands: import worker already started or closed")
+	ctx, end, err := w.life.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("commands: import worker: %w", err)
 	}
-	w.started = true
-	ctx, cancel := context.WithCancel(ctx)
-	w.stop, w.done = cancel, make(chan struct{})
-	w.mu.Unlock()
-	defer close(w.done)
-	defer cancel()
-	defer w.running.Store(false)
+	defer end()
 
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 30 * time.Second}, w.wlog)
 	if err != nil {
@@ -102,41 +86,22 @@ func (w *ImportWorker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	retry := middleware.Retry{
-		// Forever, in effect: skipping a chunk would lose records. A chunk
-		// that cannot ever succeed says so with a *PermanentError, which
-		// fails its run instead. The ack deadline ends the attempts of one
-		// delivery; the chunk is then delivered again.
-		MaxRetries:          math.MaxInt32,
-		InitialInterval:     100 * time.Millisecond,
-		MaxInterval:         w.cfg.RetryMaxInterval,
-		Multiplier:          2,
-		RandomizationFactor: 0.2,
-		Logger:              w.wlog,
-	}
+	// Forever, in effect: skipping a chunk would lose records. A chunk that
+	// cannot ever succeed says so with a *PermanentError, which fails its
+	// run instead.
+	retry := bus.RetryForever(w.cfg.RetryMaxInterval, w.wlog)
 	h := router.AddNoPublisherHandler(ImportWorkerName, ingest.ChunksTopic, sub, w.handle)
 	h.AddMiddleware(retry.Middleware, middleware.Recoverer)
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		w.cleanUpLoop(ctx)
 	}()
-	go func() {
-		defer wg.Done()
-		select {
-		case <-router.Running():
-			w.running.Store(ctx.Err() == nil)
-		case <-ctx.Done():
-		}
-	}()
-	if err := router.Run(ctx); err != nil && ctx.Err() == nil {
+	if err := bus.RunRouter(ctx, &w.life, router); err != nil {
 		return fmt.Errorf("commands: import worker: %w", err)
-	}
-	if ctx.Err() == nil {
-		return errors.New("commands: import worker: the handler stopped")
 	}
 	return nil
 }
@@ -177,14 +142,4 @@ func (w *ImportWorker) cleanUpLoop(ctx context.Context) {
 }
 
 // Close stops Run and waits for it to return.
-func (w *ImportWorker) Close() error {
-	w.mu.Lock()
-	w.closed = true
-	stop, done := w.stop, w.done
-	w.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-	return nil
-}
+func (w *ImportWorker) Close() error { return w.life.Close() }

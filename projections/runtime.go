@@ -2,11 +2,8 @@ package projections
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -33,13 +30,7 @@ type Runtime struct {
 	transport bus.Transport
 	wlog      watermill.LoggerAdapter
 	metrics   *metrics
-	running   atomic.Bool
-
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	stop    context.CancelFunc
-	done    chan struct{}
+	life      bus.Lifecycle
 }
 
 // NewRuntime checks cfg and returns a runtime. It does not start anything.
@@ -91,24 +82,17 @@ func (r *Runtime) InlineHook() postgres.TxHook {
 
 // Running reports whether the async projectors are consuming (for a
 // readiness probe).
-func (r *Runtime) Running() bool { return r.running.Load() }
+func (r *Runtime) Running() bool { return r.life.Running() }
 
 // Run consumes commits for the async projectors until ctx is cancelled or
 // Close is called, then returns nil; it returns an error if the projectors
 // cannot start or stop on their own. It may be called once.
 func (r *Runtime) Run(ctx context.Context) error {
-	r.mu.Lock()
-	if r.started || r.closed {
-		r.mu.Unlock()
-		return errors.New("projections: runtime already started or closed")
+	ctx, end, err := r.life.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("projections: runtime: %w", err)
 	}
-	r.started = true
-	ctx, cancel := context.WithCancel(ctx)
-	r.stop, r.done = cancel, make(chan struct{})
-	r.mu.Unlock()
-	defer close(r.done)
-	defer cancel()
-	defer r.running.Store(false)
+	defer end()
 
 	for _, p := range r.cfg.Async {
 		if err := ensureCheckpoint(ctx, r.cfg.Pool, p.Name()); err != nil {
@@ -124,7 +108,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}()
 
 	if len(r.cfg.Async) == 0 {
-		r.running.Store(true)
+		r.life.SetRunning(true)
 		<-ctx.Done()
 		return nil
 	}
@@ -132,20 +116,8 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-router.Running():
-			r.running.Store(ctx.Err() == nil)
-		case <-ctx.Done():
-		}
-	}()
-	if err := router.Run(ctx); err != nil {
+	if err := bus.RunRouter(ctx, &r.life, router); err != nil {
 		return fmt.Errorf("projections: %w", err)
-	}
-	if ctx.Err() == nil {
-		return errors.New("projections: every handler stopped")
 	}
 	return nil
 }
@@ -157,17 +129,8 @@ func (r *Runtime) router() (*message.Router, error) {
 	if err != nil {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
-	retry := middleware.Retry{
-		// Forever, in effect: a skipped commit would corrupt the read
-		// model. The subscriber's ack deadline ends the attempts on one
-		// delivery; the commit is then delivered again.
-		MaxRetries:          math.MaxInt32,
-		InitialInterval:     100 * time.Millisecond,
-		MaxInterval:         r.cfg.RetryMaxInterval,
-		Multiplier:          2,
-		RandomizationFactor: 0.2,
-		Logger:              r.wlog,
-	}
+	// Forever, in effect: a skipped commit would corrupt the read model.
+	retry := bus.RetryForever(r.cfg.RetryMaxInterval, r.wlog)
 	for _, p := range r.cfg.Async {
 		sub, err := r.transport.Subscriber(p.Name())
 		if err != nil {
@@ -195,14 +158,4 @@ func (r *Runtime) countErrors(name string) message.HandlerMiddleware {
 }
 
 // Close stops Run and waits for it to return.
-func (r *Runtime) Close() error {
-	r.mu.Lock()
-	r.closed = true
-	stop, done := r.stop, r.done
-	r.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-	return nil
-}
+func (r *Runtime) Close() error { return r.life.Close() }

@@ -1,0 +1,110 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+)
+
+// ErrStarted reports a second Run of a component that runs once.
+var ErrStarted = errors.New("bus: already started or closed")
+
+// Lifecycle is the start-once, close-once life of a long-running consumer
+// (the projection runtime, the import worker): Begin starts it, Close
+// cancels it and waits for the run to end, Running tells a readiness probe
+// whether it consumes. The zero value is ready to use.
+type Lifecycle struct {
+	running atomic.Bool
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// Begin starts the run: it returns the run's context, cancelled by Close,
+// and end, which the run must defer. It fails with ErrStarted when the
+// lifecycle was started or closed before.
+func (l *Lifecycle) Begin(ctx context.Context) (runCtx context.Context, end func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started || l.closed {
+		return nil, nil, ErrStarted
+	}
+	l.started = true
+	runCtx, cancel := context.WithCancel(ctx)
+	l.stop, l.done = cancel, make(chan struct{})
+	return runCtx, func() {
+		l.running.Store(false)
+		cancel()
+		close(l.done)
+	}, nil
+}
+
+// SetRunning records whether the run consumes.
+func (l *Lifecycle) SetRunning(v bool) { l.running.Store(v) }
+
+// Running reports whether the run consumes.
+func (l *Lifecycle) Running() bool { return l.running.Load() }
+
+// Close cancels the run, if any, and waits for it to end. Begin fails
+// after Close.
+func (l *Lifecycle) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	stop, done := l.stop, l.done
+	l.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	return nil
+}
+
+// RunRouter runs router until ctx is cancelled, marking l running while
+// the router runs. A router that stops by itself is an error: a consumer
+// must not quietly stop consuming.
+func RunRouter(ctx context.Context, l *Lifecycle, router *message.Router) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-router.Running():
+			l.SetRunning(ctx.Err() == nil)
+		case <-ctx.Done():
+		}
+	}()
+	if err := router.Run(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	if ctx.Err() == nil {
+		return errors.New("bus: every handler stopped")
+	}
+	return nil
+}
+
+// RetryForever is the retry policy of handlers that must never skip a
+// message (a skipped commit corrupts a read model, a skipped chunk loses
+// records): exponential backoff with jitter from 100 ms up to maxInterval,
+// without end. The subscriber's ack deadline ends the attempts of one
+// delivery, and the message is then delivered again.
+func RetryForever(maxInterval time.Duration, logger watermill.LoggerAdapter) middleware.Retry {
+	return middleware.Retry{
+		MaxRetries:          math.MaxInt32,
+		InitialInterval:     100 * time.Millisecond,
+		MaxInterval:         maxInterval,
+		Multiplier:          2,
+		RandomizationFactor: 0.2,
+		Logger:              logger,
+	}
+}
