@@ -2,9 +2,7 @@ package api
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -104,20 +102,4 @@ func (s *Server) handleOutletLogEntry(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, gin.H{"entry": j})
 	return nil
-}
-
-// absoluteURL is the request's own address with the query q. The scheme
-// is the one the client used, which behind a TLS-terminating proxy only
-// X-Forwarded-Proto knows (it only shapes the client's own link).
-func absoluteURL(r *http.Request, q url.Values) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	if p := strings.ToLower(strings.TrimSpace(proto)); p == "http" || p == "https" {
-		scheme = p
-	}
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
-	return u.String()
 }

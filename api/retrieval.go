@@ -97,6 +97,14 @@ func writeRetrieval(c *gin.Context, key string, p readmodels.Page) {
 // behind a TLS-terminating proxy only X-Forwarded-Proto knows; trusting it
 // from anyone is harmless, since it only shapes the client's own link.
 func nextURL(r *http.Request, cursor string) string {
+	q := r.URL.Query()
+	q.Del("from")
+	q.Set("cursor", cursor)
+	return absoluteURL(r, q)
+}
+
+// absoluteURL is the request's own address with the query q.
+func absoluteURL(r *http.Request, q url.Values) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -105,9 +113,6 @@ func nextURL(r *http.Request, cursor string) string {
 	if p := strings.ToLower(strings.TrimSpace(proto)); p == "http" || p == "https" {
 		scheme = p
 	}
-	q := r.URL.Query()
-	q.Del("from")
-	q.Set("cursor", cursor)
 	u := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
 	return u.String()
 }
