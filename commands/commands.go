@@ -2,8 +2,12 @@
 // handler loads what it needs from the event store, lets the domain decide,
 // and appends the resulting events in one commit.
 //
-// Handlers depend only on the eventstore.Store port, so they run on every
-// adapter. Uniqueness (company slugs, custom domains, user emails) is
+// The handlers of single commands (companies, users, integrations, tokens,
+// datatargets) depend only on the eventstore.Store port, so they run on
+// every adapter. The import pipeline (staging, the chunk worker, the
+// entity Importers) works on PostgreSQL: an import chunk changes
+// write-side tables (identity registry, customer state, data keys) in the
+// same transaction as its commit, through TxAppender. Uniqueness (company slugs, custom domains, user emails) is
 // enforced by the event store too: a reservation stream per unique value,
 // appended with ExpectedVersion NoStream in the same commit as the entity,
 // turns a duplicate into a conflict without any read model.
