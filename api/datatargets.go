@@ -28,30 +28,6 @@ type Datatargets interface {
 	LogEntry(ctx context.Context, companyID, datatargetID, outletID string, number int64) (datatarget.LogEntry, error)
 }
 
-// datatargetJSON is a datatarget as answered.
-type datatargetJSON struct {
-	ID                string       `json:"id"`
-	DatatargetType    string       `json:"datatarget_type"`
-	Name              string       `json:"name"`
-	Description       string       `json:"description"`
-	CreatedAt         string       `json:"created_at"`
-	Enabled           bool         `json:"enabled"`
-	Outlets           []outletJSON `json:"outlets"`
-	LastMessageNumber int64        `json:"last_message_number"`
-}
-
-func newDatatargetJSON(d datatarget.Datatarget) datatargetJSON {
-	out := datatargetJSON{
-		ID: d.ID, DatatargetType: string(d.Type), Name: d.Name, Description: d.Description,
-		CreatedAt: timestamp(d.CreatedAt), Enabled: d.Enabled, Outlets: make([]outletJSON, 0, len(d.Outlets)),
-		LastMessageNumber: d.LastMessageNumber,
-	}
-	for _, o := range d.Outlets {
-		out.Outlets = append(out.Outlets, newOutletJSON(o))
-	}
-	return out
-}
-
 // handleListDatatargets serves GET /api/datatargets/: every datatarget of
 // the company, oldest first, as {"datatargets": [...]}.
 func (s *Server) handleListDatatargets(c *gin.Context) error {
@@ -68,12 +44,17 @@ func (s *Server) handleListDatatargets(c *gin.Context) error {
 	return nil
 }
 
-// handleCreateDatatarget serves POST /api/datatargets/ (staff role).
+// handleCreateDatatarget serves POST /api/datatargets/ (staff role). A
+// datasync datatarget also takes datatype, fields (default every field)
+// and from_start.
 func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 	var req struct {
-		DatatargetType string `json:"datatarget_type"`
-		Name           string `json:"name"`
-		Description    string `json:"description"`
+		DatatargetType string              `json:"datatarget_type"`
+		Name           string              `json:"name"`
+		Description    string              `json:"description"`
+		Datatype       datatarget.Datatype `json:"datatype"`
+		Fields         []string            `json:"fields"`
+		FromStart      bool                `json:"from_start"`
 	}
 	if err := decodeJSON(c.Request, &req, false); err != nil {
 		return err
@@ -81,6 +62,7 @@ func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 	p, _ := principalOf(c)
 	d, err := s.commands.CreateDatatarget.Handle(commandContext(c), commands.CreateDatatarget{
 		Principal: p, Type: datatarget.Type(req.DatatargetType), Name: req.Name, Description: req.Description,
+		Settings: datatarget.Settings{Datatype: req.Datatype, Fields: req.Fields, FromStart: req.FromStart},
 	})
 	if err != nil {
 		return err

@@ -122,9 +122,13 @@ func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
 
 		Datatargets: readmodels.NewDatatargets(pool),
+		Shops:       readmodels.NewShops(pool),
+		Products:    readmodels.NewProducts(pool),
 
 		Importers: map[importing.Entity]commands.Importer{
 			importing.Customers: commands.NewCustomerImporter(store, e.keys, func() time.Time { return created }),
+			importing.Shops:     commands.NewShopImporter(store),
+			importing.Products:  commands.NewProductImporter(store),
 		},
 		Uploads: commands.NewStageUploadHandler(pool, ingest.Limits{}),
 		Imports: readmodels.NewImports(pool),

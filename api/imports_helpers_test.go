@@ -114,7 +114,9 @@ func (e *env) waitRun(token, runID string, opts ...option) (importAnswer, respon
 		if time.Now().After(deadline) {
 			e.t.Fatalf("run %s not done after a minute: %s", runID, res.body)
 		}
-		time.Sleep(10 * time.Millisecond)
+		// Well under the default rate limit (50/s, burst 200), so that a
+		// slow run on a busy machine fails on its state, not with a 429.
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -64,6 +64,10 @@ type Deps struct {
 	CustomerHistory CustomerHistory
 	// Datatargets reads datatargets, their queues and outlet logs.
 	Datatargets Datatargets
+	// Shops reads shops (GET /api/data/shops/, served when set).
+	Shops Retriever
+	// Products reads products (GET /api/data/products/, served when set).
+	Products Retriever
 	// Importers are the Importers of the entities that can be uploaded:
 	// an entity gets its upload routes only when it has one (the import
 	// worker runs them; the server only needs to know which exist).
@@ -122,6 +126,8 @@ type Server struct {
 
 	customers       Customers
 	customerHistory CustomerHistory
+	shops           Retriever
+	products        Retriever
 }
 
 // NewServer builds the server and its routes. It fails when the
@@ -168,6 +174,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 
 		customers:       deps.Customers,
 		customerHistory: deps.CustomerHistory,
+		shops:           deps.Shops,
+		products:        deps.Products,
 	}
 	e := gin.New()
 	// Both spellings of every path are registered, so a redirect would only
@@ -225,6 +233,15 @@ func (s *Server) routes() {
 
 	s.tenant(http.MethodGet, "/api/data/customers/", s.handleRetrieveCustomers)
 	s.tenant(http.MethodGet, "/api/customers/:id/history/", s.handleCustomerHistory)
+
+	s.uploadRoutesOf(importing.Shops, "/api/shops/upload/")
+	if s.shops != nil {
+		s.tenant(http.MethodGet, "/api/data/shops/", s.retrieveWith(s.shops, "shops"))
+	}
+	s.uploadRoutesOf(importing.Products, "/api/products/upload/")
+	if s.products != nil {
+		s.tenant(http.MethodGet, "/api/data/products/", s.retrieveWith(s.products, "products"))
+	}
 
 	s.tenant(http.MethodGet, "/api/datatargets/", s.handleListDatatargets)
 	s.tenant(http.MethodPost, "/api/datatargets/", s.handleCreateDatatarget)

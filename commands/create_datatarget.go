@@ -16,6 +16,9 @@ type CreateDatatarget struct {
 	Type        datatarget.Type
 	Name        string
 	Description string
+	// Settings are a datasync datatarget's: its datatype, fields and
+	// from_start.
+	Settings datatarget.Settings
 }
 
 // CreateDatatargetHandler handles CreateDatatarget.
@@ -32,7 +35,10 @@ func NewCreateDatatargetHandler(store eventstore.Store, now func() time.Time) Cr
 	return CreateDatatargetHandler{store: store, now: now}
 }
 
-// Handle creates the datatarget, enabled and empty.
+// Handle creates the datatarget, enabled and empty. A datasync
+// datatarget's messages are written by the async projection "datasync"
+// (projections/datasync.go), which starts following the datatype at this
+// event's place in the log: its creation is this append, nothing more.
 func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarget) (datatarget.Datatarget, error) {
 	p := cmd.Principal
 	if err := requireCompany(p); err != nil {
@@ -41,7 +47,9 @@ func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarge
 	if err := checkSystemCompany(ctx, h.store, p); err != nil {
 		return datatarget.Datatarget{}, err
 	}
-	d, err := datatarget.New(p, NewID(), cmd.Type, cmd.Name, cmd.Description, stamp(h.now()))
+	d, err := datatarget.New(p, NewID(), datatarget.Spec{
+		Type: cmd.Type, Name: cmd.Name, Description: cmd.Description, Settings: cmd.Settings,
+	}, stamp(h.now()))
 	if err != nil {
 		return datatarget.Datatarget{}, err
 	}

@@ -36,6 +36,9 @@ type datatargetRow struct {
 	CreatedBy   string          `json:"created_by"`
 	CreatedAt   time.Time       `json:"created_at"`
 	UpdatedAt   time.Time       `json:"updated_at"`
+	// Settings are a datasync datatarget's, nil ({} in the table) for
+	// messages.
+	Settings *datatarget.Settings `json:"settings"`
 }
 
 // Apply writes the commit's datatargets, outlets and messages in one round
@@ -62,7 +65,7 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 			}
 			created = append(created, datatargetRow{
 				CompanyID: e.Metadata.CompanyID, ID: ev.ID, Type: ev.Type, Name: ev.Name, Description: ev.Description,
-				Enabled: ev.Enabled, CreatedBy: ev.CreatedBy, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt,
+				Enabled: ev.Enabled, CreatedBy: ev.CreatedBy, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt, Settings: ev.Settings,
 			})
 		case datatarget.UpdatedType:
 			if prev, ok := updated[e.StreamID]; !ok || prev.StreamVersion < e.StreamVersion {
@@ -85,10 +88,10 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 
 	var b pgx.Batch
 	if err := queueRows(&b, "datatargets", `
-		INSERT INTO datatargets (company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at)
-		SELECT company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at
+		INSERT INTO datatargets (company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at, settings)
+		SELECT company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at, coalesce(nullif(settings, 'null'), '{}')
 		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text, datatarget_type text, name text,
-			description text, enabled boolean, created_by text, created_at timestamptz, updated_at timestamptz)
+			description text, enabled boolean, created_by text, created_at timestamptz, updated_at timestamptz, settings jsonb)
 		ON CONFLICT (company_id, id) DO NOTHING`, created); err != nil {
 		return err
 	}

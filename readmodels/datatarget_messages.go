@@ -21,10 +21,17 @@ type MessagePage struct {
 // after, in order. An unknown datatarget is NotFound. The bodies are
 // copied into one buffer: a page of 10,000 messages is one allocation, not
 // 10,000.
+//
+// A datatarget's messages are in datatarget_messages (messages) or in
+// datasync_messages (datasync), never in both: the query reads both
+// ranges, an index range each, rather than look the type up first.
 func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (MessagePage, error) {
 	limit = max(1, min(limit, datatarget.MaxRetrieveLimit))
-	rows, err := q.pool.Query(ctx, `SELECT number, body FROM datatarget_messages
-		WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4`,
+	rows, err := q.pool.Query(ctx, `(SELECT number, body FROM datatarget_messages
+			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
+		UNION ALL (SELECT number, body FROM datasync_messages
+			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
+		ORDER BY number LIMIT $4`,
 		datatargetID, after, companyID, limit)
 	if err != nil {
 		return MessagePage{}, fmt.Errorf("readmodels: messages: %w", err)

@@ -30,8 +30,11 @@ func NewDatatargets(pool *pgxpool.Pool) *Datatargets {
 
 func errNoDatatarget() error { return domain.Errorf(domain.NotFound, "no such datatarget") }
 
+// selectDatatarget reads a datatarget; the datasync projection counts a
+// datasync datatarget's messages in its own table.
 const selectDatatarget = `SELECT d.company_id, d.id, d.datatarget_type, d.name, d.description, d.enabled,
-	d.created_by, d.created_at, d.updated_at, d.last_message_number FROM datatargets d `
+	d.created_by, d.created_at, d.updated_at, greatest(d.last_message_number, coalesce(s.last_message_number, 0)), d.settings
+	FROM datatargets d LEFT JOIN datasync_targets s ON s.datatarget_id = d.id `
 
 // Datatargets returns every datatarget of the company with its outlets,
 // oldest first (identifiers are time-ordered).
@@ -81,7 +84,8 @@ func (q *Datatargets) Datatarget(ctx context.Context, companyID, id string) (dat
 
 func scanDatatarget(row pgx.CollectableRow) (datatarget.Datatarget, error) {
 	var d datatarget.Datatarget
-	err := row.Scan(&d.CompanyID, &d.ID, &d.Type, &d.Name, &d.Description, &d.Enabled, &d.CreatedBy, &d.CreatedAt, &d.UpdatedAt, &d.LastMessageNumber)
+	err := row.Scan(&d.CompanyID, &d.ID, &d.Type, &d.Name, &d.Description, &d.Enabled, &d.CreatedBy, &d.CreatedAt, &d.UpdatedAt,
+		&d.LastMessageNumber, &d.Settings)
 	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
 	return d, err
 }

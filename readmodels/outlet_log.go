@@ -36,7 +36,11 @@ type LogPage struct {
 	Next int64
 }
 
-const selectEntry = `SELECT entry_number, date, batch_number, batch_size, coalesce(first_message_number, 0),
+// selectEntry reads an attempt. An entry with an after_update is a
+// datasync outlet's, which the interface shows without its
+// first_message_number.
+const selectEntry = `SELECT entry_number, date, batch_number, batch_size,
+	CASE WHEN after_update IS NULL THEN coalesce(first_message_number, 0) ELSE 0 END,
 	coalesce(after_update, ''), status, http_status, request_time_ms, fail_reason, http_request_available `
 
 // Log returns a page of an outlet's attempts. An unknown outlet is

@@ -182,7 +182,7 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 // asyncProjectors are the projectors that follow the log; keys opens the
 // customers' sealed data.
 func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
-	return []projections.Projector{projections.NewCustomers(keys)}
+	return []projections.Projector{projections.NewCustomers(keys), projections.NewShops(), projections.NewProducts(), projections.NewDatasync(keys)}
 }
 
 // close releases everything in reverse order of acquisition.

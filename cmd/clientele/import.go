@@ -26,6 +26,8 @@ import (
 var importersFor = func(a *app) map[importing.Entity]commands.Importer {
 	return map[importing.Entity]commands.Importer{
 		importing.Customers: commands.NewCustomerImporter(a.store, a.keys, time.Now),
+		importing.Shops:     commands.NewShopImporter(a.store),
+		importing.Products:  commands.NewProductImporter(a.store),
 	}
 }
 

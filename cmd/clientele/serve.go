@@ -93,6 +93,8 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 
 		Customers:       readmodels.NewCustomers(a.pool),
 		CustomerHistory: readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
+		Shops:           readmodels.NewShops(a.pool),
+		Products:        readmodels.NewProducts(a.pool),
 		Ready: func(ctx context.Context) error {
 			if err := a.pool.Ping(ctx); err != nil {
 				return fmt.Errorf("database: %w", err)

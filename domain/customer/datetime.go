@@ -1,75 +1,13 @@
 package customer
 
-import (
-	"strings"
-	"time"
-)
+import "github.com/clientele/clientele/domain/values"
 
 // Normal forms of dates and datetimes in Changes.Set.
 const (
 	// DateLayout is the form of birth_date.
-	DateLayout = "2006-01-02"
+	DateLayout = values.DateLayout
 	// DateTimeLayout is the form of date_joined and last_login: UTC with
 	// Z, fractional seconds only when not zero, at most six digits (the
 	// microseconds PostgreSQL keeps).
-	DateTimeLayout = "2006-01-02T15:04:05.999999Z"
+	DateTimeLayout = values.DateTimeLayout
 )
-
-// date accepts YYYY-MM-DD only: a birth date has no time and no zone, and
-// reading one from a datetime would shift it across a day boundary.
-func date(v any) (string, string) {
-	const reason = "must be a date YYYY-MM-DD"
-	s, ok := v.(string)
-	s = strings.TrimSpace(s)
-	if !ok || len(s) != len(DateLayout) {
-		return "", reason
-	}
-	if _, err := time.Parse(DateLayout, s); err != nil {
-		return "", reason
-	}
-	return s, ""
-}
-
-// dateTime accepts the forms of the decisions: YYYY-MM-DD,
-// YYYY-MM-DDThh:mm:ss[.ffffff] or the same with a space for the T, with
-// Z, ±hh:mm or no zone. A date is midnight and a datetime without zone is
-// read in loc, the company's timezone.
-func dateTime(v any, loc *time.Location) (string, string) {
-	const reason = "must be a date YYYY-MM-DD or a datetime YYYY-MM-DDThh:mm:ss with optional fraction and zone (Z or ±hh:mm)"
-	s, ok := v.(string)
-	s = strings.TrimSpace(s)
-	if !ok || len(s) < len(DateLayout) {
-		return "", reason
-	}
-	var t time.Time
-	var err error
-	switch {
-	case len(s) == len(DateLayout):
-		t, err = time.ParseInLocation(DateLayout, s, loc)
-	case s[10] != 'T' && s[10] != ' ':
-		return "", reason
-	default:
-		s = s[:10] + "T" + s[11:]
-		if hasZone(s) {
-			// Parsing accepts a fraction after the seconds even when the
-			// layout has none.
-			t, err = time.Parse("2006-01-02T15:04:05Z07:00", s)
-		} else {
-			t, err = time.ParseInLocation("2006-01-02T15:04:05", s, loc)
-		}
-	}
-	if err != nil {
-		return "", reason
-	}
-	return t.UTC().Format(DateTimeLayout), ""
-}
-
-// hasZone reports whether a datetime (date part already checked for
-// length) ends with Z or ±hh:mm.
-func hasZone(s string) bool {
-	t := s[len(DateLayout):]
-	if strings.HasSuffix(t, "Z") {
-		return true
-	}
-	return len(t) >= 6 && (t[len(t)-6] == '+' || t[len(t)-6] == '-') && t[len(t)-3] == ':'
-}

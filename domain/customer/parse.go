@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/values"
 )
 
 // Parser validates and normalises the records of one company.
@@ -68,10 +69,10 @@ func (p *Parser) field(r *Record, key string, v any) error {
 	c := &r.Changes
 	switch k {
 	case kindFlag:
-		if blank(v) {
+		if values.Blank(v) {
 			return nil
 		}
-		b, reason := boolean(v)
+		b, reason := values.Bool(v)
 		if reason != "" {
 			return &Problem{Field: key, Reason: reason}
 		}
@@ -85,8 +86,8 @@ func (p *Parser) field(r *Record, key string, v any) error {
 		// Without a permission there is no permission: removing one is
 		// setting it to false, so the field always has a value.
 		b, reason := false, ""
-		if !blank(v) {
-			b, reason = boolean(v)
+		if !values.Blank(v) {
+			b, reason = values.Bool(v)
 		}
 		if reason != "" {
 			return &Problem{Field: key, Reason: reason}
@@ -99,18 +100,18 @@ func (p *Parser) field(r *Record, key string, v any) error {
 			// such as tags.add.0 become.
 			return listOpObject(c, key, obj)
 		}
-		if blank(v) {
+		if values.Blank(v) {
 			c.unset(key)
 			return nil
 		}
-		l, reason := stringList(v)
+		l, reason := values.StringList(v)
 		if reason != "" {
 			return &Problem{Field: key, Reason: reason}
 		}
 		c.set(key, set(l))
 		return nil
 	}
-	if blank(v) {
+	if values.Blank(v) {
 		c.unset(key)
 		return nil
 	}
@@ -138,15 +139,15 @@ func (p *Parser) value(k kind, v any) (string, string) {
 	case kindPhone:
 		return phone(v)
 	case kindEmail:
-		return email(v)
+		return values.Email(v)
 	case kindCountry:
-		return country(v)
+		return values.Country(v)
 	case kindLanguage:
-		return lang(v)
+		return values.Language(v)
 	case kindDate:
-		return date(v)
+		return values.Date(v)
 	case kindDateTime:
-		return dateTime(v, p.loc)
+		return values.DateTime(v, p.loc)
 	}
-	return text(v)
+	return values.Text(v)
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/clientele/clientele/domain/values"
 )
 
 // companyField keeps "<ShortName>__<name>" as sent. The prefix is matched
@@ -26,7 +28,7 @@ func (p *Parser) companyField(c *Changes, key string, v any) error {
 		return &Problem{Field: safeName(key), Reason: "a company-specific field needs a name after " + p.shortName + "__"}
 	}
 	field := p.shortName + "__" + name
-	if blank(v) {
+	if values.Blank(v) {
 		c.unset(field)
 	} else {
 		c.set(field, v)
@@ -35,10 +37,10 @@ func (p *Parser) companyField(c *Changes, key string, v any) error {
 }
 
 func listOp(c *Changes, key, list string, add bool, v any) error {
-	if blank(v) {
+	if values.Blank(v) {
 		return nil
 	}
-	l, reason := stringList(v)
+	l, reason := values.StringList(v)
 	if reason != "" {
 		return &Problem{Field: key, Reason: reason}
 	}
@@ -64,11 +66,6 @@ func listOpObject(c *Changes, list string, obj map[string]any) error {
 		}
 	}
 	return nil
-}
-
-func blank(v any) bool {
-	s, ok := v.(string)
-	return ok && strings.TrimSpace(s) == ""
 }
 
 var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

@@ -35,6 +35,11 @@ func TestParseValues(t *testing.T) {
 		{"phone_number", `"+358 40 1234567"`, `"+358401234567"`},
 		{"phone_number", `"+1 (650) 253-0000"`, `"+16502530000"`},
 		{"phone_number", `"+358 40 123 4567 ext. 12"`, `"+358401234567"`},
+		{"phone_number", `"+358401234567 x12"`, `"+358401234567"`},
+		{"phone_number", `"+358 call me"`, ""},            // letters are no digits
+		{"phone_number", `"+1 800 FLOWERS"`, ""},          // nor vanity numbers
+		{"phone_number", `"+358 40 123 4567 abc"`, ""},    // nor junk after it
+		{"phone_number", `"+358 40 ABC 4567 ext. 1"`, ""}, // even with an extension
 		{"phone_number", `"0401234567"`, ""},
 		{"phone_number", `"+3584012"`, ""},
 		{"phone_number", `"+999123456"`, ""},

@@ -7,9 +7,9 @@
 package datatarget
 
 import (
+	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
@@ -20,8 +20,8 @@ type Type string
 
 // Datatarget types. A messages datatarget is a queue of free-form messages
 // posted by clients; a datasync datatarget follows the changes of one
-// entity type (not built yet: its messages will be written by an async
-// projection of those entities).
+// entity type (Settings): the async projection "datasync" writes its
+// messages, one per change, and clients cannot post to it.
 const (
 	Messages Type = "messages"
 	Datasync Type = "datasync"
@@ -40,14 +40,11 @@ type Datatarget struct {
 	UpdatedAt         time.Time
 	CreatedBy         string
 	LastMessageNumber int64
+	// Settings are a datasync datatarget's (zero for messages).
+	Settings Settings
 	// Outlets are filled in by the read model, oldest first.
 	Outlets []Outlet
 }
-
-const (
-	maxName        = 200
-	maxDescription = 2000
-)
 
 // MayManage decides who creates and changes datatargets and outlets: the
 // staff role (or more). An outlet makes the service send data to any URL,
@@ -60,33 +57,47 @@ func MayManage(p access.Principal) error {
 	return domain.Errorf(domain.Forbidden, "creating or changing datatargets and outlets requires the staff or admin role")
 }
 
-// New decides whether p may create a datatarget of typ and returns it,
+// Spec is what a client asks for when it creates a datatarget.
+type Spec struct {
+	Type        Type
+	Name        string
+	Description string
+	// Settings are required for a datasync datatarget (a datatype) and
+	// refused for a messages one.
+	Settings Settings
+}
+
+// New decides whether p may create the datatarget of spec and returns it,
 // enabled and empty.
-func New(p access.Principal, id string, typ Type, name, description string, now time.Time) (Datatarget, error) {
+func New(p access.Principal, id string, spec Spec, now time.Time) (Datatarget, error) {
 	if err := MayManage(p); err != nil {
 		return Datatarget{}, err
 	}
-	name = strings.TrimSpace(name)
+	name := strings.TrimSpace(spec.Name)
 	var problems []domain.FieldError
-	switch typ {
-	case Messages:
-	case Datasync:
-		return Datatarget{}, &domain.Error{Code: domain.Validation, Message: "datasync datatargets are not supported yet",
-			Details: []domain.FieldError{{Field: "datatarget_type", Reason: "not supported yet"}}}
+	switch spec.Type {
+	case Messages, Datasync:
 	case "":
 		problems = append(problems, domain.FieldError{Field: "datatarget_type", Reason: "required"})
 	default:
 		problems = append(problems, domain.FieldError{Field: "datatarget_type", Reason: `must be "messages" or "datasync"`})
 	}
+	if t := spec.Settings.Datatype; spec.Type == Datasync && isKnown(t) && !t.Available() {
+		// Known but not built: say so plainly, it is not the client's error.
+		msg := fmt.Sprintf("datasync of %s is not available yet", t)
+		return Datatarget{}, &domain.Error{Code: domain.Validation, Message: msg, Details: []domain.FieldError{{Field: "datatype", Reason: msg}}}
+	}
+	settings, bad := checkSettings(spec.Type, spec.Settings)
+	problems = append(problems, bad...)
 	problems = append(problems, checkName(name)...)
-	problems = append(problems, checkDescription(description)...)
+	problems = append(problems, checkDescription(spec.Description)...)
 	if len(problems) > 0 {
 		return Datatarget{}, &domain.Error{Code: domain.Validation, Message: "invalid datatarget", Details: problems}
 	}
 	now = now.UTC()
 	return Datatarget{
-		ID: id, CompanyID: p.CompanyID, Type: typ, Name: name, Description: description,
-		Enabled: true, CreatedAt: now, UpdatedAt: now, CreatedBy: p.CreatedBy(),
+		ID: id, CompanyID: p.CompanyID, Type: spec.Type, Name: name, Description: spec.Description,
+		Enabled: true, CreatedAt: now, UpdatedAt: now, CreatedBy: p.CreatedBy(), Settings: settings,
 	}, nil
 }
 
@@ -120,21 +131,4 @@ func (d Datatarget) Apply(p access.Principal, patch Patch, now time.Time) (out D
 	}
 	out.UpdatedAt = now.UTC()
 	return out, true, nil
-}
-
-func checkName(name string) []domain.FieldError {
-	switch {
-	case name == "":
-		return []domain.FieldError{{Field: "name", Reason: "required"}}
-	case utf8.RuneCountInString(name) > maxName:
-		return []domain.FieldError{{Field: "name", Reason: "too long"}}
-	}
-	return nil
-}
-
-func checkDescription(d string) []domain.FieldError {
-	if utf8.RuneCountInString(d) > maxDescription {
-		return []domain.FieldError{{Field: "description", Reason: "too long"}}
-	}
-	return nil
 }

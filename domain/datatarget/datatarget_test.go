@@ -33,7 +33,7 @@ func fields(err error) []string {
 }
 
 func TestNew(t *testing.T) {
-	d, err := datatarget.New(staff, "d1", datatarget.Messages, "  Orders  ", "", now)
+	d, err := datatarget.New(staff, "d1", datatarget.Spec{Type: datatarget.Messages, Name: "  Orders  "}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,21 +48,21 @@ func TestNew(t *testing.T) {
 		want domain.Code
 	}{
 		{"no role", bare, datatarget.Messages, "x", domain.Forbidden},
-		{"datasync not yet", staff, datatarget.Datasync, "x", domain.Validation},
+		{"datasync without datatype", staff, datatarget.Datasync, "x", domain.Validation},
 		{"unknown type", staff, "queue", "x", domain.Validation},
 		{"no type", staff, "", "x", domain.Validation},
 		{"no name", staff, datatarget.Messages, " ", domain.Validation},
 		{"long name", staff, datatarget.Messages, strings.Repeat("n", 201), domain.Validation},
 	}
 	for _, tt := range tests {
-		if _, err := datatarget.New(tt.p, "d1", tt.typ, tt.n, "", now); code(err) != tt.want {
+		if _, err := datatarget.New(tt.p, "d1", datatarget.Spec{Type: tt.typ, Name: tt.n}, now); code(err) != tt.want {
 			t.Errorf("%s: %v, want %s", tt.name, err, tt.want)
 		}
 	}
 }
 
 func TestApplyPatch(t *testing.T) {
-	d, _ := datatarget.New(staff, "d1", datatarget.Messages, "a", "b", now)
+	d, _ := datatarget.New(staff, "d1", datatarget.Spec{Type: datatarget.Messages, Name: "a", Description: "b"}, now)
 	name, empty := "new", ""
 	got, changed, err := d.Apply(staff, datatarget.Patch{Name: &name}, now.Add(time.Hour))
 	if err != nil || !changed || got.Name != "new" || got.Description != "b" || !got.UpdatedAt.Equal(now.Add(time.Hour)) {

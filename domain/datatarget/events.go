@@ -27,17 +27,28 @@ type Created struct {
 	Enabled     bool      `json:"enabled"`
 	CreatedAt   time.Time `json:"created_at"`
 	CreatedBy   string    `json:"created_by"`
+	// Settings: a datasync datatarget's; it follows from this event on.
+	Settings *Settings `json:"settings,omitempty"`
 }
 
 // NewCreated returns the event that records d.
 func NewCreated(d Datatarget) Created {
-	return Created{ID: d.ID, Type: d.Type, Name: d.Name, Description: d.Description, Enabled: d.Enabled, CreatedAt: d.CreatedAt, CreatedBy: d.CreatedBy}
+	e := Created{ID: d.ID, Type: d.Type, Name: d.Name, Description: d.Description, Enabled: d.Enabled, CreatedAt: d.CreatedAt, CreatedBy: d.CreatedBy}
+	if !d.Settings.IsZero() {
+		s := d.Settings
+		e.Settings = &s
+	}
+	return e
 }
 
 // Datatarget returns the datatarget the event creates in companyID.
 func (e Created) Datatarget(companyID string) Datatarget {
-	return Datatarget{ID: e.ID, CompanyID: companyID, Type: e.Type, Name: e.Name, Description: e.Description,
+	d := Datatarget{ID: e.ID, CompanyID: companyID, Type: e.Type, Name: e.Name, Description: e.Description,
 		Enabled: e.Enabled, CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt, CreatedBy: e.CreatedBy}
+	if e.Settings != nil {
+		d.Settings = *e.Settings
+	}
+	return d
 }
 
 // Updated records a datatarget's new name and description. It carries both

@@ -12,7 +12,7 @@ import (
 )
 
 func TestNewOutlet(t *testing.T) {
-	d, _ := datatarget.New(staff, "d1", datatarget.Messages, "dt", "", now)
+	d, _ := datatarget.New(staff, "d1", datatarget.Spec{Type: datatarget.Messages, Name: "dt"}, now)
 	o, err := datatarget.NewOutlet(staff, d, "o1", datatarget.OutletSpec{
 		Type: "webhook", IsBatched: true, MinRequestInterval: 250,
 		Request: datatarget.Request{URL: "https://example.com/hook", Method: "post"},

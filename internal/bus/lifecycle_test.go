@@ -17,8 +17,8 @@ func TestLifecycleRunsOnceAndCloseWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() {
-		defer close(ended)
-		defer end()
+		defer end()        // last: Close returns after it
+		defer close(ended) // first
 		l.SetRunning(true)
 		<-ctx.Done()
 		time.Sleep(20 * time.Millisecond) // Close must wait for this

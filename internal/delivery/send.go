@@ -57,7 +57,8 @@ func (s *sender) send(ctx context.Context, batch []message, date time.Time, batc
 	body := s.body.Bytes()
 	first := batch[0].number
 	res := result{entry: datatarget.LogEntry{
-		Date: date, BatchNumber: batchNumber, BatchSize: len(batch), FirstMessageNumber: first, Status: datatarget.StatusFail,
+		Date: date, BatchNumber: batchNumber, BatchSize: len(batch), FirstMessageNumber: first, AfterUpdate: batch[0].afterUpdate,
+		Status: datatarget.StatusFail,
 	}}
 
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)

@@ -15,6 +15,9 @@ import (
 // outletRef names an outlet.
 type outletRef struct {
 	companyID, datatargetID, outletID string
+	// datasync is true for an outlet of a datasync datatarget, whose
+	// messages are in datasync_messages and carry update ids.
+	datasync bool
 }
 
 // state is an outlet's delivery state (its outlet_deliveries row).
@@ -50,12 +53,18 @@ func (d *Deliverer) loadOutlet(ctx context.Context, o outletRef) (datatarget.Out
 type message struct {
 	number int64
 	body   json.RawMessage
+	// afterUpdate is, in a datasync queue, the update_id of the message
+	// before this one ("" for the first).
+	afterUpdate string
 }
 
 // fetch reads up to limit messages numbered above after, in order.
-func (d *Deliverer) fetch(ctx context.Context, datatargetID string, after int64, limit int) ([]message, error) {
+func (d *Deliverer) fetch(ctx context.Context, o outletRef, after int64, limit int) ([]message, error) {
+	if o.datasync {
+		return d.fetchDatasync(ctx, o.datatargetID, after, limit)
+	}
 	rows, err := d.cfg.Pool.Query(ctx, `SELECT number, body FROM datatarget_messages
-		WHERE datatarget_id = $1 AND number > $2 ORDER BY number LIMIT $3`, datatargetID, after, limit)
+		WHERE datatarget_id = $1 AND number > $2 ORDER BY number LIMIT $3`, o.datatargetID, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +78,11 @@ func (d *Deliverer) fetch(ctx context.Context, datatargetID string, after int64,
 // record writes an attempt: its log entry and the outlet's new state, in
 // one statement, only while this worker holds the lease and the outlet's
 // progress is where the attempt started from. ok advances the progress
-// past the batch; a failure keeps the batch pending until retry.
+// past the batch; a failure keeps the batch pending until retry. A datasync
+// outlet's entry has an after_update ("" before the first update), which
+// readers take as the sign to show it instead of first_message_number, as
+// the interface has it; the number is kept for the fence and for
+// forgetting (projections.anonymiseStored erases the attempts by it).
 func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration) (int64, error) {
 	ok := e.Status == datatarget.StatusOK
 	var n int64
@@ -86,12 +99,13 @@ func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEnt
 			WHERE outlet_id = $1 AND lease_holder = $2 AND last_delivered_message_number = $4 - 1
 			RETURNING entry_count, company_id)
 		INSERT INTO outlet_log (outlet_id, entry_number, company_id, date, batch_number, batch_size, first_message_number,
-			status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply)
-		SELECT $1, s.entry_count, s.company_id, $7, $9, $5, $4, $10, $11, $12, $13, $14, $15, $16 FROM s
+			after_update, status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply)
+		SELECT $1, s.entry_count, s.company_id, $7, $9, $5, $4,
+			CASE WHEN $17 THEN $18::text END, $10, $11, $12, $13, $14, $15, $16 FROM s
 		RETURNING entry_number`,
 		o.outletID, d.cfg.Holder, ok, e.FirstMessageNumber, e.BatchSize, retryIn, e.Date, d.cfg.LeaseTTL,
 		e.BatchNumber, e.Status, e.HTTPStatus, e.RequestTimeMS, e.FailReason, e.HTTPRequestAvailable,
-		e.HTTPRequest, e.HTTPReply).Scan(&n)
+		e.HTTPRequest, e.HTTPReply, o.datasync, e.AfterUpdate).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, errLeaseLost
 	}

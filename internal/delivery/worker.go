@@ -45,7 +45,7 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 			if len(queued) > 0 {
 				after = queued[len(queued)-1].number
 			}
-			more, err := d.fetch(ctx, o.datatargetID, after, max(d.cfg.Prefetch, size))
+			more, err := d.fetch(ctx, o, after, max(d.cfg.Prefetch, size))
 			if err != nil {
 				return err
 			}
@@ -77,8 +77,14 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 				retryIn = min(*res.retryAfter, d.cfg.MaxRetryAfter)
 			}
 		}
-		if _, err := d.record(ctx, o, res.entry, retryIn); err != nil {
+		entry, err := d.record(ctx, o, res.entry, retryIn)
+		if err != nil {
 			return err
+		}
+		if o.datasync {
+			if err := d.recheck(ctx, o, entry, batch); err != nil {
+				return err
+			}
 		}
 		d.metrics.observe(res.entry)
 		if res.entry.Status == datatarget.StatusOK {

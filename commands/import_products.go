@@ -1,0 +1,116 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/domain/product"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// ProductStream is a product's stream.
+func ProductStream(companyID, productID string) string {
+	return "product-" + companyID + "-" + productID
+}
+
+// ProductImporter imports product records: upsert by external_id, method
+// A translations and method B versions, stock merged by shop (the rules
+// are product.Book's), one ProductUpserted per record that changes
+// something, one commit per chunk. The registry (external_id to product
+// id, stream version and base language) is the table product_states, read
+// with one query and written with one statement per chunk.
+type ProductImporter struct {
+	store TxAppender
+}
+
+var _ Importer = (*ProductImporter)(nil)
+
+// NewProductImporter returns the products importer.
+func NewProductImporter(store TxAppender) *ProductImporter {
+	if store == nil {
+		panic("commands: NewProductImporter: nil store")
+	}
+	return &ProductImporter{store: store}
+}
+
+// Entity implements Importer.
+func (*ProductImporter) Entity() importing.Entity { return importing.Products }
+
+// ImportChunk implements Importer. Records are decided in order against
+// the state the earlier records of the chunk left.
+func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
+	meta, err := catalogMetadata(chunk, "products")
+	if err != nil {
+		return 0, nil, err
+	}
+	var rejections []importing.Rejection
+	reject := func(i int, err error) error {
+		var prob *product.Problem
+		if !errors.As(err, &prob) {
+			return fmt.Errorf("commands: import products: %w", err)
+		}
+		rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: prob.Reason, Field: prob.Field})
+		return nil
+	}
+	p := product.NewParser(chunk.Company)
+	records := make([]*product.Record, len(chunk.Records))
+	var ids []string
+	for i, raw := range chunk.Records {
+		r, err := p.Parse(raw)
+		if err != nil {
+			if err := reject(i, err); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		records[i] = &r
+		ids = append(ids, r.ExternalID)
+	}
+	book := product.NewBook(NewID, chunk.Company.Currency)
+	loaded, err := loadProducts(ctx, tx, chunk.Company.ID, ids, book)
+	if err != nil {
+		return 0, nil, err
+	}
+	var c eventstore.Commit
+	streams := map[string]int{} // product id -> index in c.Streams
+	accepted := 0
+	for i, r := range records {
+		if r == nil {
+			continue
+		}
+		o, err := book.Decide(*r)
+		if err != nil {
+			if err := reject(i, err); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		accepted++
+		if o.Event == nil {
+			continue
+		}
+		j, ok := streams[o.ProductID]
+		if !ok {
+			j = len(c.Streams)
+			streams[o.ProductID] = j
+			c.Streams = append(c.Streams, eventstore.StreamAppend{
+				StreamID: ProductStream(chunk.Company.ID, o.ProductID), ExpectedVersion: loaded[o.ProductID]})
+		}
+		c.Streams[j].Events = append(c.Streams[j].Events, event(product.TypeUpserted, o.Event))
+	}
+	if len(c.Streams) == 0 {
+		return accepted, rejections, nil
+	}
+	c.Metadata = meta
+	if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
+		return 0, nil, fmt.Errorf("commands: import products: %w", err)
+	}
+	if err := saveProducts(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
+		return 0, nil, err
+	}
+	return accepted, rejections, nil
+}

@@ -1,0 +1,115 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/domain/shop"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// ShopStream is a shop's stream.
+func ShopStream(companyID, shopID string) string {
+	return "shop-" + companyID + "-" + shopID
+}
+
+// ShopImporter imports shop records: upsert by external_id, one
+// ShopUpserted per record that changes something, one commit per chunk.
+// The registry of shops (external_id to shop id and stream version) is
+// the table shop_states, read with one query and written with one
+// statement per chunk (shop_state.go).
+type ShopImporter struct {
+	store TxAppender
+}
+
+var _ Importer = (*ShopImporter)(nil)
+
+// NewShopImporter returns the shops importer.
+func NewShopImporter(store TxAppender) *ShopImporter {
+	if store == nil {
+		panic("commands: NewShopImporter: nil store")
+	}
+	return &ShopImporter{store: store}
+}
+
+// Entity implements Importer.
+func (*ShopImporter) Entity() importing.Entity { return importing.Shops }
+
+// ImportChunk implements Importer. Records are decided in order, so two
+// records of one new shop create one shop and the second updates it.
+func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
+	meta, err := catalogMetadata(chunk, "shops")
+	if err != nil {
+		return 0, nil, err
+	}
+	p := shop.NewParser(chunk.Company)
+	records := make([]*shop.Record, len(chunk.Records))
+	var rejections []importing.Rejection
+	var ids []string
+	for i, raw := range chunk.Records {
+		r, err := p.Parse(raw)
+		var prob *shop.Problem
+		if errors.As(err, &prob) {
+			rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: prob.Reason, Field: prob.Field})
+			continue
+		}
+		records[i] = &r
+		ids = append(ids, r.ExternalID)
+	}
+	book := shop.NewBook(NewID)
+	loaded, err := loadShops(ctx, tx, chunk.Company.ID, ids, book)
+	if err != nil {
+		return 0, nil, err
+	}
+	var c eventstore.Commit
+	streams := map[string]int{} // shop id -> index in c.Streams
+	accepted := 0
+	for _, r := range records {
+		if r == nil {
+			continue
+		}
+		accepted++
+		o := book.Decide(*r)
+		if o.Event == nil {
+			continue
+		}
+		i, ok := streams[o.ShopID]
+		if !ok {
+			i = len(c.Streams)
+			streams[o.ShopID] = i
+			c.Streams = append(c.Streams, eventstore.StreamAppend{
+				StreamID: ShopStream(chunk.Company.ID, o.ShopID), ExpectedVersion: loaded[o.ShopID]})
+		}
+		c.Streams[i].Events = append(c.Streams[i].Events, event(shop.TypeUpserted, o.Event))
+	}
+	if len(c.Streams) == 0 {
+		return accepted, rejections, nil
+	}
+	c.Metadata = meta
+	if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
+		return 0, nil, fmt.Errorf("commands: import shops: %w", err)
+	}
+	if err := saveShops(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
+		return 0, nil, err
+	}
+	return accepted, rejections, nil
+}
+
+// catalogMetadata returns the chunk's metadata with its company, refusing
+// metadata of another company (a programming error, never retried into
+// success).
+func catalogMetadata(chunk Chunk, entity string) (eventstore.Metadata, error) {
+	meta := chunk.Metadata
+	switch meta.CompanyID {
+	case "":
+		meta.CompanyID = chunk.Company.ID
+	case chunk.Company.ID:
+	default:
+		return meta, fmt.Errorf("commands: import %s: metadata of company %s in a chunk of %s", entity, meta.CompanyID, chunk.Company.ID)
+	}
+	return meta, nil
+}

@@ -1,0 +1,5 @@
+package shop_test
+
+import "encoding/json"
+
+func jsonNumber(s string) json.Number { return json.Number(s) }

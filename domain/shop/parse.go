@@ -1,0 +1,124 @@
+package shop
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/values"
+)
+
+// fields maps each field of a shop to its validator, which returns the
+// normal form or a reason.
+var fields = map[string]func(any) (any, string){
+	"name":           text,
+	"email":          email,
+	FieldShopType:    shopType,
+	"phone_number":   text, // a shop's number is shown, never matched: kept as sent
+	"street_address": text,
+	"city":           text,
+	"country":        country,
+	FieldIsHidden:    boolean,
+}
+
+// Record is one import record, validated and normalised.
+type Record struct {
+	ExternalID string
+	// Set and Unset are the record's changes (see Upserted).
+	Set   map[string]any
+	Unset []string
+}
+
+// Problem is why a record is rejected; Reason never quotes the value.
+type Problem struct {
+	Field  string
+	Reason string
+}
+
+func (p *Problem) Error() string {
+	if p.Field == "" {
+		return p.Reason
+	}
+	return p.Field + ": " + p.Reason
+}
+
+// Parser validates the records of one company.
+type Parser struct{ shortName string }
+
+// NewParser returns a parser for c's records: company fields carry c's
+// short name.
+func NewParser(c company.Company) *Parser { return &Parser{shortName: c.ShortName} }
+
+// Parse validates one record, a JSON object. null is absent, "" removes
+// the field (is_hidden: sets it to false, its default); an unknown key or
+// another company's field rejects the record, so that a typo in a column
+// name does not silently lose data; external_id is required.
+func (p *Parser) Parse(raw []byte) (Record, error) {
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil || m == nil {
+		return Record{}, &Problem{Reason: "record must be a JSON object"}
+	}
+	r := Record{Set: map[string]any{}}
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		v := m[key]
+		if v == nil {
+			continue
+		}
+		if key == FieldExternalID {
+			id, reason := externalID(v)
+			if reason != "" {
+				return Record{}, &Problem{Field: key, Reason: reason}
+			}
+			r.ExternalID = id
+			continue
+		}
+		field, check, err := p.field(key)
+		if err != nil {
+			return Record{}, err
+		}
+		switch {
+		case field == FieldIsHidden && values.Blank(v):
+			r.Set[field] = false
+		case values.Blank(v):
+			r.Unset = append(r.Unset, field)
+		default:
+			nv, reason := check(v)
+			if reason != "" {
+				return Record{}, &Problem{Field: key, Reason: reason}
+			}
+			r.Set[field] = nv
+		}
+	}
+	if r.ExternalID == "" {
+		return Record{}, &Problem{Field: FieldExternalID, Reason: "external_id is required"}
+	}
+	return r, nil
+}
+
+// asSent keeps a company field's value as the client sent it.
+func asSent(v any) (any, string) { return v, "" }
+
+// field returns the stored name and validator of a record key. Company
+// fields ("<ShortName>__<name>", prefix in any case) are stored under the
+// company's short name, so that acme__x and ACME__x are one field.
+func (p *Parser) field(key string) (string, func(any) (any, string), error) {
+	if check, ok := fields[key]; ok {
+		return key, check, nil
+	}
+	prefix, name, ok := strings.Cut(key, "__")
+	if ok && name != "" && strings.EqualFold(prefix, p.shortName) {
+		return p.shortName + "__" + name, asSent, nil
+	}
+	if !fieldNameRE.MatchString(key) {
+		return "", nil, &Problem{Reason: "unknown field (its name is not shown: it does not look like a field name)"}
+	}
+	return "", nil, &Problem{Field: key, Reason: "unknown field " + key + "; company-specific fields are named " + p.shortName + "__<name>"}
+}
+
+var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

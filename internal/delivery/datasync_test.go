@@ -1,0 +1,88 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/datatarget"
+)
+
+// datasync makes the harness's datatarget a datasync one holding n
+// messages, written as the datasync projection writes them; message k's
+// update_id is "u<k>" (the receiver reads its number from "n").
+func (h *harness) datasync(n int) {
+	h.t.Helper()
+	ctx := context.Background()
+	d, err := h.cmds.CreateDatatarget.Handle(ctx, commands.CreateDatatarget{Principal: h.p, Type: datatarget.Datasync, Name: "crm",
+		Settings: datatarget.Settings{Datatype: datatarget.Customers}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.dt = d
+	if _, err := h.pool.Exec(ctx, `INSERT INTO datasync_targets (datatarget_id, company_id, datatype, last_message_number, applied_tx, applied_position)
+		VALUES ($1, $2, 'customers', $3, '1', 1)`, d.ID, h.p.CompanyID, n); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.pool.Exec(ctx, `INSERT INTO datasync_messages (datatarget_id, number, company_id, entity_id, update_id, body, posted_at)
+		SELECT $1, k, $2, 'c' || k, 'u' || k, json_build_object('update_id', 'u' || k, 'datatype', 'customers',
+			'data', json_build_object('id', 'c' || k, 'email', 'person' || k || '@example.com'), 'n', k), now()
+		FROM generate_series(1, $3) AS k`, d.ID, h.p.CompanyID, n); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// TestDatasyncOutlet delivers a datasync datatarget's messages in order;
+// each log entry says after_update (the update before its batch) instead
+// of first_message_number. A message anonymised while its batch was in
+// flight (its person forgotten) leaves no raw text in the log.
+func TestDatasyncOutlet(t *testing.T) {
+	h := newHarness(t)
+	h.datasync(250)
+	rcv := newReceiver(t)
+	var requests atomic.Int32
+	rcv.setBehaviour(func(_ http.ResponseWriter, _ *http.Request, _ []byte) bool {
+		if requests.Add(1) == 2 {
+			// The second batch (messages 101 to 200) is on the wire when
+			// message 150's person is forgotten.
+			if _, err := h.pool.Exec(context.Background(), `UPDATE datasync_messages SET body = '{"update_id":"u150","data":{"id":"c150"}}'
+				WHERE datatarget_id = $1 AND number = 150`, h.dt.ID); err != nil {
+				t.Error(err)
+			}
+		}
+		return false
+	})
+	o := h.outlet(rcv.url(), true)
+	h.run(h.config())
+	waitFor(t, 10*time.Second, "every message", func() bool { return len(rcv.accepted()) >= 250 })
+	checkExactly(t, rcv.accepted(), 250)
+	waitFor(t, 5*time.Second, "the progress", func() bool { return h.outletState(o.ID).Progress.LastDeliveredMessageNumber == 250 })
+
+	entries := h.entries(o.ID)
+	if len(entries) != 3 {
+		t.Fatalf("%d entries: %+v", len(entries), entries)
+	}
+	for i, e := range entries {
+		after := ""
+		if i > 0 {
+			after = fmt.Sprintf("u%d", i*100)
+		}
+		if e.AfterUpdate != after || e.FirstMessageNumber != 0 || e.Status != datatarget.StatusOK || e.BatchSize != min(100, 250-i*100) {
+			t.Errorf("entry %d: after_update %q (want %q), first_message_number %d, %s, size %d", i+1, e.AfterUpdate, after,
+				e.FirstMessageNumber, e.Status, e.BatchSize)
+		}
+		erased := i == 1
+		if e.HTTPRequestAvailable == erased || (e.HTTPRequest == "") != erased || (e.HTTPReply == "") != erased {
+			t.Errorf("entry %d: request available %v, %d bytes of request, %d of reply; erased: %v", i+1,
+				e.HTTPRequestAvailable, len(e.HTTPRequest), len(e.HTTPReply), erased)
+		}
+		if !erased && !strings.Contains(e.HTTPRequest, fmt.Sprintf(`"c%d"`, i*100+1)) {
+			t.Errorf("entry %d: the request lacks message %d", i+1, i*100+1)
+		}
+	}
+}

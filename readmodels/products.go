@@ -1,0 +1,30 @@
+package readmodels
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Products reads the products read model (projections.Products).
+type Products struct {
+	pool *pgxpool.Pool
+}
+
+// NewProducts returns the queries on pool.
+func NewProducts(pool *pgxpool.Pool) *Products {
+	if pool == nil {
+		panic("readmodels: NewProducts: nil pool")
+	}
+	return &Products{pool: pool}
+}
+
+// productsTable is the retrieval shape of the products table. Deleted
+// products (is_deleted: true) are left out; end-of-life ones (visible:
+// false) are shown, so that clients learn to stop offering them.
+var productsTable = docTable{name: "products", id: "product_id", visible: "NOT is_deleted"}
+
+// Retrieve returns one page of the company's products in creation order.
+func (q *Products) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
+	return productsTable.page(ctx, q.pool, pq)
+}

@@ -1,0 +1,30 @@
+package readmodels
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Shops reads the shops read model (projections.Shops).
+type Shops struct {
+	pool *pgxpool.Pool
+}
+
+// NewShops returns the queries on pool.
+func NewShops(pool *pgxpool.Pool) *Shops {
+	if pool == nil {
+		panic("readmodels: NewShops: nil pool")
+	}
+	return &Shops{pool: pool}
+}
+
+// shopsTable is the retrieval shape of the shops table. Hidden shops are
+// shown: is_hidden is for the company's own displays, and a client
+// keeping a copy must see the flag change.
+var shopsTable = docTable{name: "shops", id: "shop_id", visible: "true"}
+
+// Retrieve returns one page of the company's shops in creation order.
+func (q *Shops) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
+	return shopsTable.page(ctx, q.pool, pq)
+}
