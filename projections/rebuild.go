@@ -154,7 +154,9 @@ func (rb *rebuilder) run(ctx context.Context) error {
 		}
 		rb.cursor = saved // what the failed transaction applied is gone
 		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "55P03" || attempt == finishAttempts {
+		// A lock timeout (55P03) or a deadlock with a reader of the old
+		// tables (40P01; the swap drops them) is worth another try.
+		if !errors.As(err, &pgErr) || (pgErr.Code != "55P03" && pgErr.Code != "40P01") || attempt == finishAttempts {
 			return err
 		}
 	}

@@ -12,7 +12,8 @@ import (
 )
 
 // finishAttempts is how often a rebuild tries its final swap when it times
-// out waiting for a lock (a long query on an old table, say).
+// out waiting for a lock (a long query on an old table, say) or loses a
+// deadlock.
 const finishAttempts = 3
 
 // finishLockTimeout bounds each lock wait of the final swap: while it

@@ -14,7 +14,9 @@ func TestParsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	type parser func(any) (any, string)
-	of := func(f func(any) (string, string)) parser { return func(v any) (any, string) { return values.Any(f(v)) } }
+	of := func(f func(any) (string, string)) parser {
+		return func(v any) (any, string) { return values.Any(f(v)) }
+	}
 	cases := []struct {
 		name  string
 		parse parser
