@@ -47,6 +47,8 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 	}
 	p := &Datasync{feeds: map[datatarget.Datatype]datasyncFeed{
 		datatarget.Customers: customersFeed{keys: keys},
+		datatarget.Products:  productsFeed(),
+		datatarget.Shops:     shopsFeed(),
 	}, byType: map[string]datatarget.Datatype{}}
 	for dt, f := range p.feeds {
 		for _, t := range f.eventTypes() {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 )
 
@@ -29,6 +28,9 @@ type customersFeed struct {
 func (customersFeed) eventTypes() []string {
 	return []string{customer.TypeUpserted, customer.TypeDeleted, customer.TypeForgotten}
 }
+
+// alwaysSent: which customer changed, and whether it is gone.
+func (customersFeed) alwaysSent() []string { return []string{"id", "is_deleted", "is_forgotten"} }
 
 func (f customersFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
 	var streams []string
@@ -53,18 +55,9 @@ func (f customersFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventst
 		upto[j] = max(upto[j], e.StreamVersion)
 		at[e.Position.Global] = i
 	}
-	rows, err := tx.Query(ctx, `SELECT e.stream_id, e.stream_version, e.event_type, e.data, e.metadata, e.recorded_at,
-			e.transaction_id::text, e.global_position
-		FROM unnest($1::text[], $2::bigint[]) AS w(stream_id, upto)
-		JOIN streams s ON s.stream_id = w.stream_id
-		JOIN events e ON e.stream_key = s.stream_key AND e.stream_version <= w.upto
-		ORDER BY e.stream_key, e.stream_version`, streams, upto)
+	history, err := readStreamsUpTo(ctx, tx, streams, upto)
 	if err != nil {
-		return nil, fmt.Errorf("projections: datasync: customers: read streams: %w", err)
-	}
-	history, err := postgres.ScanEvents(rows)
-	if err != nil {
-		return nil, fmt.Errorf("projections: datasync: customers: read streams: %w", err)
+		return nil, fmt.Errorf("projections: datasync: customers: %w", err)
 	}
 	keys := map[customerKey][]byte{}
 	for company, ids := range byCompany {

@@ -23,13 +23,17 @@ type datasyncFeed interface {
 	// only, never on another projection's tables, so that a rebuild
 	// gives the same states.
 	states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error)
+	// alwaysSent are the fields every message carries whatever the
+	// datatarget's fields, so that a receiver can always tell which
+	// entity changed and whether it is gone.
+	alwaysSent() []string
 }
 
 // entityState is an entity as retrieval shows it after a change.
 type entityState struct {
 	id string
-	// fields are the retrieved entity's fields, each encoded, "id",
-	// "is_deleted" and "is_forgotten" among them.
+	// fields are the retrieved entity's fields, each encoded, the
+	// feed's alwaysSent among them.
 	fields  map[string]json.RawMessage
 	deleted bool
 	// forgets marks the change that forgot the entity: every earlier
@@ -52,7 +56,8 @@ func (p *Datasync) emit(ctx context.Context, tx pgx.Tx, dt datatarget.Datatype, 
 	for i, c := range changes {
 		evs[i] = c.event
 	}
-	states, err := p.feeds[dt].states(ctx, tx, evs)
+	feed := p.feeds[dt]
+	states, err := feed.states(ctx, tx, evs)
 	if err != nil {
 		return err
 	}
@@ -66,7 +71,7 @@ func (p *Datasync) emit(ctx context.Context, tx pgx.Tx, dt datatarget.Datatype, 
 		st, e := states[i], c.event
 		updateID := strconv.FormatInt(e.Position.Global, 10)
 		for _, t := range c.targets {
-			body, err := encodeSyncMessage(updateID, dt, restrict(st.fields, t.fields))
+			body, err := encodeSyncMessage(updateID, dt, restrict(st.fields, feed.alwaysSent(), t.fields))
 			if err != nil {
 				return err
 			}

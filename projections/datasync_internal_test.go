@@ -30,11 +30,11 @@ func TestDatasyncFeeds(t *testing.T) {
 func TestRestrict(t *testing.T) {
 	in := map[string]json.RawMessage{"id": json.RawMessage(`"c1"`), "is_deleted": json.RawMessage(`false`),
 		"is_forgotten": json.RawMessage(`false`), "email": json.RawMessage(`"a@b.c"`), "city": json.RawMessage(`"Oulu"`)}
-	got := restrict(in, []string{"email", "phone_number"})
+	got := restrict(in, customersFeed{}.alwaysSent(), []string{"email", "phone_number"})
 	if len(got) != 4 || got["city"] != nil || got["phone_number"] != nil || string(got["email"]) != `"a@b.c"` {
 		t.Errorf("restricted: %s", got)
 	}
-	if got := restrict(in, nil); len(got) != 5 {
+	if got := restrict(in, customersFeed{}.alwaysSent(), nil); len(got) != 5 {
 		t.Errorf("every field: %s", got)
 	}
 	b, err := encodeSyncMessage("42", datatarget.Customers, forgottenData("c1", true))

@@ -22,17 +22,14 @@ type syncMessage struct {
 	Data map[string]json.RawMessage `json:"data"`
 }
 
-// alwaysSent are the fields every message carries whatever the
-// datatarget's fields: which entity changed, and whether it is gone.
-var alwaysSent = []string{"id", "is_deleted", "is_forgotten"}
-
-// restrict returns the fields of data a datatarget with fields takes.
-func restrict(data map[string]json.RawMessage, fields []string) map[string]json.RawMessage {
+// restrict returns the fields of data a datatarget with fields takes:
+// those, and always (the feed's alwaysSent) besides.
+func restrict(data map[string]json.RawMessage, always, fields []string) map[string]json.RawMessage {
 	if fields == nil {
 		return data
 	}
-	out := make(map[string]json.RawMessage, len(fields)+len(alwaysSent))
-	for _, list := range [][]string{alwaysSent, fields} {
+	out := make(map[string]json.RawMessage, len(fields)+len(always))
+	for _, list := range [][]string{always, fields} {
 		for _, f := range list {
 			if v, ok := data[f]; ok {
 				out[f] = v

@@ -61,12 +61,7 @@ func (*Shops) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Recorded
 	for _, se := range evs {
 		r := rows[se.key]
 		if r.advance(se.e.StreamVersion, se.e.RecordedAt) {
-			applyFields(r.Doc, se.data.Set, se.data.Unset)
-			// The projector owns the identity: a change cannot rename it.
-			r.Doc[shop.FieldExternalID] = se.data.ExternalID
-			if _, ok := r.Doc[shop.FieldIsHidden]; !ok {
-				r.Doc[shop.FieldIsHidden] = false
-			}
+			applyShop(r.Doc, se.data)
 		}
 	}
 	var out []*catalogRow
@@ -76,6 +71,16 @@ func (*Shops) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Recorded
 		}
 	}
 	return writeShopRows(ctx, tx, out)
+}
+
+// applyShop folds one event into a shop's retrieval document.
+func applyShop(doc map[string]any, u shop.Upserted) {
+	applyFields(doc, u.Set, u.Unset)
+	// The projector owns the identity: a change cannot rename it.
+	doc[shop.FieldExternalID] = u.ExternalID
+	if _, ok := doc[shop.FieldIsHidden]; !ok {
+		doc[shop.FieldIsHidden] = false
+	}
 }
 
 // writeShopRows upserts the rows in one statement.

@@ -20,10 +20,10 @@ const (
 // registering it in projections.NewDatasync, and setting its value here.
 var datatypes = map[Datatype]bool{
 	Customers: true,
-	Products:  false,
+	Products:  true,
 	Events:    false,
 	Sales:     false,
-	Shops:     false,
+	Shops:     true,
 }
 
 // Available reports whether datasync datatargets of t can be created.
