@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/domain"
@@ -63,6 +65,7 @@ func errorResponse(err error) (int, errorBody) {
 		typ      *json.UnmarshalTypeError
 		notReady *notReadyError
 		limited  *rateLimitError
+		pgErr    *pgconn.PgError
 	)
 	var e errorJSON
 	switch {
@@ -86,6 +89,10 @@ func errorResponse(err error) (int, errorBody) {
 		e = errorJSON{Code: domain.RateLimited, Message: limited.Error()}
 	case errors.As(err, &notReady):
 		e = errorJSON{Code: codeUnavailable, Message: "the service is not ready"}
+	case errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05"):
+		// A value PostgreSQL cannot store (invalid UTF-8, U+0000) that got
+		// past validation: the client's input, not our failure.
+		e = errorJSON{Code: domain.Invalid, Message: "the request holds text that is not valid UTF-8 or contains the character U+0000"}
 	default:
 		e = errorJSON{Code: domain.Internal, Message: "internal error"}
 	}

@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -163,4 +166,21 @@ func (s *Server) handleNoMethod(c *gin.Context) error {
 // the source "api" and the request id as correlation id of the events.
 func commandContext(c *gin.Context) context.Context {
 	return commands.WithRequest(c.Request.Context(), "api", c.GetString(keyRequestID))
+}
+
+// checkInput refuses a path or query that PostgreSQL could not compare:
+// invalid UTF-8 or the character U+0000 (a %00 or %ff in the URL). They are
+// the client's mistake, answered 400 before any query is built on them.
+func (s *Server) checkInput(c *gin.Context) {
+	bad := func(v string) bool { return !utf8.ValidString(v) || strings.ContainsRune(v, 0) }
+	fail := bad(c.Request.URL.Path)
+	for k, vs := range c.Request.URL.Query() {
+		fail = fail || bad(k) || slices.ContainsFunc(vs, bad)
+	}
+	if fail {
+		s.writeError(c, domain.Errorf(domain.Invalid, "the path or query is not valid UTF-8 or contains the character U+0000"))
+		c.Abort()
+		return
+	}
+	c.Next()
 }

@@ -287,7 +287,7 @@ func (s *Server) tenant(method, path string, h handlerFunc, opts ...routeOption)
 	for _, o := range opts {
 		password = password || o == allowPassword
 	}
-	chain := []gin.HandlerFunc{routeName(path), s.resolveCompany, s.authenticate(password), s.rateLimit, s.authorize, s.adapt(h)}
+	chain := []gin.HandlerFunc{routeName(path), s.checkInput, s.resolveCompany, s.authenticate(password), s.rateLimit, s.authorize, s.adapt(h)}
 	for _, p := range spellings(path) {
 		s.engine.Handle(method, p, chain...)
 	}

@@ -1,8 +1,6 @@
 package customer
 
 import (
-	"bytes"
-	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -36,11 +34,9 @@ func NewParser(c company.Company) *Parser {
 //     stored, and a typo in a column name would go unnoticed;
 //   - the record needs one of external_id, phone_number, email.
 func (p *Parser) Parse(raw []byte) (Record, error) {
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber() // identifiers and custom fields keep every digit
-	if err := d.Decode(&m); err != nil || m == nil {
-		return Record{}, &Problem{Reason: "record must be a JSON object"}
+	m, field, reason := values.DecodeRecord(raw)
+	if reason != "" {
+		return Record{}, &Problem{Field: field, Reason: reason}
 	}
 	// Room for the permissions a created customer gets by default.
 	r := Record{Changes: Changes{Set: make(map[string]any, len(m)+len(Permissions))}}

@@ -1,8 +1,6 @@
 package product
 
 import (
-	"bytes"
-	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
@@ -47,11 +45,9 @@ func NewParser(c company.Company) *Parser { return &Parser{loc: c.Location()} }
 // an unknown key rejects the record. Whether price is needed depends on
 // the product's state, so Book.Decide checks it.
 func (p *Parser) Parse(raw []byte) (Record, error) {
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil || m == nil {
-		return Record{}, &Problem{Reason: "record must be a JSON object"}
+	m, field, reason := values.DecodeRecord(raw)
+	if reason != "" {
+		return Record{}, &Problem{Field: field, Reason: reason}
 	}
 	var r Record
 	base := FieldChanges{Set: map[string]any{}}

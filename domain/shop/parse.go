@@ -1,8 +1,6 @@
 package shop
 
 import (
-	"bytes"
-	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
@@ -58,11 +56,9 @@ func NewParser(c company.Company) *Parser { return &Parser{shortName: c.ShortNam
 // another company's field rejects the record, so that a typo in a column
 // name does not silently lose data; external_id is required.
 func (p *Parser) Parse(raw []byte) (Record, error) {
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil || m == nil {
-		return Record{}, &Problem{Reason: "record must be a JSON object"}
+	m, field, reason := values.DecodeRecord(raw)
+	if reason != "" {
+		return Record{}, &Problem{Field: field, Reason: reason}
 	}
 	r := Record{Set: map[string]any{}}
 	for _, key := range slices.Sorted(maps.Keys(m)) {

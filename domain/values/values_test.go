@@ -81,3 +81,32 @@ func TestBoolAndLists(t *testing.T) {
 		t.Error("Blank is wrong")
 	}
 }
+
+func TestDecodeRecord(t *testing.T) {
+	for name, tc := range map[string]struct {
+		raw, field string
+		ok         bool
+	}{
+		"object":          {`{"a":"x","n":12345678901234567890}`, "", true},
+		"not an object":   {`[1]`, "", false},
+		"NUL in a string": {`{"a":"ok","b":"x\u0000y"}`, "b", false},
+		"NUL in a list":   {`{"tags":["a","\u0000"]}`, "tags", false},
+		"NUL in a nested": {`{"versions":{"language":{"fi":{"title":"\u0000"}}}}`, "versions", false},
+		"NUL in a key":    {`{"a\u0000":"x"}`, "", false},
+		"escaped text":    {`{"a":"\\u0000"}`, "", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, field, reason := values.DecodeRecord([]byte(tc.raw))
+			if (reason == "") != tc.ok || field != tc.field {
+				t.Fatalf("field %q reason %q, want ok=%v field %q", field, reason, tc.ok, tc.field)
+			}
+			if tc.ok && m == nil {
+				t.Fatal("no map")
+			}
+		})
+	}
+	m, _, _ := values.DecodeRecord([]byte(`{"n":12345678901234567890}`))
+	if n, ok := m["n"].(json.Number); !ok || n.String() != "12345678901234567890" {
+		t.Fatalf("number lost digits: %v", m["n"])
+	}
+}

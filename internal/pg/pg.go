@@ -23,8 +23,13 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pg: parse database url: %w", err)
 	}
-	if cfg.MaxConns < 16 {
-		cfg.MaxConns = 16
+	// Every consumer (each async projector, the import worker, each outlet
+	// worker) holds up to three connections while it handles a message
+	// (the subscriber's transaction, its own, a read), and the API needs
+	// its share: pgx's default of max(4, CPUs) would starve them. A
+	// pool_max_conns in the URL still wins when larger.
+	if cfg.MaxConns < 40 {
+		cfg.MaxConns = 40
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
