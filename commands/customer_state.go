@@ -32,8 +32,14 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	if len(hashes) == 0 {
 		return versions, nil
 	}
+	// The arrays travel as InitPlan parameters ((SELECT $2)), whose length
+	// the planner cannot see: with a plain array parameter, the stale
+	// statistics of a table a large import is filling (autovacuum analyzes
+	// it a minute or more later) make it scan every row of the company and
+	// filter, a cost per chunk that grows with the table. This way both
+	// columns of the primary key are always the index condition.
 	rows, err := tx.Query(ctx, `SELECT kind, key_hash, customer_id FROM customer_identities
-		WHERE company_id = $1 AND key_hash = ANY($2)`, companyID, hashes)
+		WHERE company_id = $1 AND key_hash = ANY((SELECT $2::bytea[])::bytea[])`, companyID, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("commands: load customer identities: %w", err)
 	}
@@ -55,7 +61,7 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 		return versions, nil
 	}
 	rows, err = tx.Query(ctx, `SELECT customer_id, version, deleted, forgotten, external_id_hash, email_hash, phone_hash
-		FROM customer_states WHERE company_id = $1 AND customer_id = ANY($2)`, companyID, ids)
+		FROM customer_states WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[])`, companyID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("commands: load customer states: %w", err)
 	}

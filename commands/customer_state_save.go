@@ -53,7 +53,8 @@ func saveCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	}
 	var b pgx.Batch
 	if len(freed) > 0 {
-		b.Queue(`DELETE FROM customer_identities WHERE company_id = $1 AND key_hash = ANY($2)`, companyID, freed)
+		// ANY((SELECT ...)): see loadCustomerBook.
+		b.Queue(`DELETE FROM customer_identities WHERE company_id = $1 AND key_hash = ANY((SELECT $2::bytea[])::bytea[])`, companyID, freed)
 	}
 	if len(moved) > 0 {
 		b.Queue(`UPDATE customer_identities i SET customer_id = u.customer_id

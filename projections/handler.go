@@ -6,6 +6,8 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 )
 
@@ -62,22 +64,48 @@ func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (i
 		// A redelivery: ending the transaction releases the lock.
 		return 0, tx.Commit(ctx)
 	}
-	events, err := r.cfg.Store.ReadCommit(ctx, h.TxID)
+	events, err := r.readCommit(ctx, p, h)
 	if err != nil {
-		return 0, fmt.Errorf("projections: %s: read commit %d: %w", name, h.TxID, err)
+		return 0, err
 	}
-	if len(events) != h.Count || events[0].Position != h.FirstPosition() || events[len(events)-1].Position != h.LastPosition() {
-		return 0, fmt.Errorf("projections: %s: commit %d has %d events in the log, its message announced %d (%d..%d)",
-			name, h.TxID, len(events), h.Count, h.First, h.Last)
+	if len(events) > 0 {
+		if err := p.Apply(ctx, tx, events); err != nil {
+			return 0, fmt.Errorf("projections: %s: apply commit %d: %w", name, h.TxID, err)
+		}
 	}
-	if err := p.Apply(ctx, tx, events); err != nil {
-		return 0, fmt.Errorf("projections: %s: apply commit %d: %w", name, h.TxID, err)
-	}
-	if err := advanceCheckpoint(ctx, tx, name, h.LastPosition(), len(events)); err != nil {
+	// The commit's events count as applied, those the projector skips
+	// included, as when it is handed them all.
+	if err := advanceCheckpoint(ctx, tx, name, h.LastPosition(), h.Count); err != nil {
 		return 0, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("projections: %s: commit: %w", name, err)
 	}
-	return len(events), nil
+	return h.Count, nil
+}
+
+// readCommit reads commit h for p, only the events of the types p uses if
+// it says which (TypeFilter), and checks the commit against its message.
+func (r *Runtime) readCommit(ctx context.Context, p Projector, h bus.CommitHeader) ([]eventstore.RecordedEvent, error) {
+	name := p.Name()
+	var events []eventstore.RecordedEvent
+	var span postgres.CommitSpan
+	var err error
+	if f, ok := p.(TypeFilter); ok {
+		events, span, err = r.cfg.Store.ReadCommitTypes(ctx, h.TxID, f.EventTypes())
+	} else {
+		events, err = r.cfg.Store.ReadCommit(ctx, h.TxID)
+		span.Count = len(events)
+		if len(events) > 0 {
+			span.First, span.Last = events[0].Position.Global, events[len(events)-1].Position.Global
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("projections: %s: read commit %d: %w", name, h.TxID, err)
+	}
+	if span.Count != h.Count || span.Count == 0 || span.First != h.First || span.Last != h.Last {
+		return nil, fmt.Errorf("projections: %s: commit %d has %d events in the log, its message announced %d (%d..%d)",
+			name, h.TxID, span.Count, h.Count, h.First, h.Last)
+	}
+	return events, nil
 }

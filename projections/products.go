@@ -26,6 +26,9 @@ func (*Products) Name() string { return "products" }
 // Tables implements Projector.
 func (*Products) Tables() []string { return []string{"products"} }
 
+// EventTypes implements TypeFilter.
+func (*Products) EventTypes() []string { return []string{product.TypeUpserted} }
+
 // Apply implements Projector in two round trips whatever the number of
 // events: the products' current rows, then one upsert of the changed ones.
 func (*Products) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {

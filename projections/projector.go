@@ -35,3 +35,13 @@ type Projector interface {
 	// table per call where possible, never one round trip per event.
 	Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error
 }
+
+// TypeFilter is implemented by an async projector that uses events of a
+// few types only: the runtime then reads just those of each commit (and
+// skips Apply for a commit with none), instead of reading, decoding and
+// handing it every event of, say, an import of customers. Apply must still
+// ignore other types: a rebuild hands it every event.
+type TypeFilter interface {
+	// EventTypes lists the event types Apply uses.
+	EventTypes() []string
+}

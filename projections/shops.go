@@ -25,6 +25,9 @@ func (*Shops) Name() string { return "shops" }
 // Tables implements Projector.
 func (*Shops) Tables() []string { return []string{"shops"} }
 
+// EventTypes implements TypeFilter.
+func (*Shops) EventTypes() []string { return []string{shop.TypeUpserted} }
+
 // Apply implements Projector in two round trips whatever the number of
 // events: the shops' current rows, then one upsert of the changed ones.
 func (*Shops) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {

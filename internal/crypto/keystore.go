@@ -27,7 +27,13 @@ func (s KeyStore) Load(ctx context.Context, q Querier, companyID string, subject
 	if len(subjectIDs) == 0 {
 		return keys, nil
 	}
-	rows, err := q.Query(ctx, `SELECT customer_id, wrapped_key FROM customer_keys WHERE company_id = $1 AND customer_id = ANY($2)`, companyID, subjectIDs)
+	// The ids travel as an InitPlan parameter ((SELECT $2)), whose length
+	// the planner cannot see: with the array as a plain parameter, stale
+	// statistics (any large import, before autovacuum analyzes the table)
+	// make it scan every key of the company and filter, a cost that grows
+	// with the table. This way both columns are always the index condition.
+	rows, err := q.Query(ctx, `SELECT customer_id, wrapped_key FROM customer_keys
+		WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[])`, companyID, subjectIDs)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: load keys: %w", err)
 	}
@@ -73,7 +79,8 @@ func (s KeyStore) Destroy(ctx context.Context, q Querier, companyID string, subj
 	if len(subjectIDs) == 0 {
 		return nil
 	}
-	_, err := q.Exec(ctx, `DELETE FROM customer_keys WHERE company_id = $1 AND customer_id = ANY($2)`, companyID, subjectIDs)
+	// ANY((SELECT ...)): an index condition on both columns, see Load.
+	_, err := q.Exec(ctx, `DELETE FROM customer_keys WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[])`, companyID, subjectIDs)
 	if err != nil {
 		return fmt.Errorf("crypto: destroy keys: %w", err)
 	}
