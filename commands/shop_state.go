@@ -18,7 +18,7 @@ func loadShops(ctx context.Context, tx pgx.Tx, companyID string, externalIDs []s
 	}
 	// The array goes through a subquery so that both key columns stay the
 	// index condition even with the stale statistics of a table an import
-	// is filling (see loadIdentities in customer_state.go).
+	// is filling (see loadCustomerBook in customer_state.go).
 	rows, err := tx.Query(ctx, `SELECT external_id, shop_id, version FROM shop_states
 		WHERE company_id = $1 AND external_id = ANY((SELECT $2::text[])::text[])`, companyID, externalIDs)
 	if err != nil {
