@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,7 +12,7 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
-	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
 var benchCommits = flag.Int("bench.commits", 1000, "commits of 1,000 events written by BenchmarkAppend")
@@ -104,40 +102,5 @@ func mix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// benchDatabase starts (or attaches to) a durable embedded server of its
-// own and returns a pool on a fresh, migrated database, dropped at the end.
-func benchDatabase(b *testing.B) *pgxpool.Pool {
-	b.Helper()
-	ctx := context.Background()
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("clientele-bench-%d", os.Getuid()))
-	name := fmt.Sprintf("bench_%d", time.Now().UnixNano())
-	srv, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: dir, Fast: false, Database: name})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			b.Log(err)
-		}
-	})
-	b.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, srv.ServerURL("postgres"))
-		if err != nil {
-			b.Log(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			b.Log(err)
-		}
-	})
-	pool, err := pg.Open(ctx, srv.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	if err := pg.Migrate(ctx, pool); err != nil {
-		b.Fatal(err)
-	}
-	return pool
-}
+// benchDatabase is a fresh database on a durable server.
+func benchDatabase(b *testing.B) *pgxpool.Pool { return pgtest.DurablePool(b) }

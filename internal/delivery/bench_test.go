@@ -12,8 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,7 +29,7 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/delivery"
-	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -188,41 +186,5 @@ func benchPost(first, n int) []byte {
 	return buf.Bytes()
 }
 
-// benchDatabase starts (or attaches to) a durable embedded server of its
-// own, as eventstore/postgres's benchmark does, and returns a pool on a
-// fresh, migrated database, dropped at the end.
-func benchDatabase(b *testing.B) *pgxpool.Pool {
-	b.Helper()
-	ctx := context.Background()
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("clientele-bench-%d", os.Getuid()))
-	name := fmt.Sprintf("bench_%d", time.Now().UnixNano())
-	srv, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: dir, Fast: false, Database: name})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			b.Log(err)
-		}
-	})
-	b.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, srv.ServerURL("postgres"))
-		if err != nil {
-			b.Log(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			b.Log(err)
-		}
-	})
-	pool, err := pg.Open(ctx, srv.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	if err := pg.Migrate(ctx, pool); err != nil {
-		b.Fatal(err)
-	}
-	return pool
-}
+// benchDatabase is a fresh database on a durable server.
+func benchDatabase(b *testing.B) *pgxpool.Pool { return pgtest.DurablePool(b) }
