@@ -160,7 +160,10 @@ func TestRetryAfter(t *testing.T) {
 			o := h.outlet(rcv.url(), true)
 			h.post(3)
 			h.run(h.config())
-			waitFor(t, 10*time.Second, "delivery", func() bool { return len(rcv.accepted()) == 3 })
+			// The receiver has the batch before the worker logs the reply.
+			waitFor(t, 10*time.Second, "delivery logged", func() bool {
+				return len(rcv.accepted()) == 3 && len(h.entries(o.ID)) == 2
+			})
 			e := h.entries(o.ID)
 			if len(e) != 2 || e[0].Status != datatarget.StatusFail || e[1].Status != datatarget.StatusOK {
 				t.Fatalf("log %+v", e)
