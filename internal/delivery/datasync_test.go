@@ -86,3 +86,33 @@ func TestDatasyncOutlet(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasyncRetryAfterForget: a batch that failed is sent again as the
+// queue holds it then, so a person forgotten between the attempts is not
+// sent again with the earlier data.
+func TestDatasyncRetryAfterForget(t *testing.T) {
+	h := newHarness(t)
+	h.datasync(5)
+	rcv := newReceiver(t)
+	var requests atomic.Int32
+	var retried atomic.Value
+	rcv.setBehaviour(func(w http.ResponseWriter, _ *http.Request, body []byte) bool {
+		if requests.Add(1) == 1 {
+			if _, err := h.pool.Exec(context.Background(), `UPDATE datasync_messages SET body = '{"update_id":"u3","data":{"id":"c3","is_forgotten":true},"n":3}'
+				WHERE datatarget_id = $1 AND number = 3`, h.dt.ID); err != nil {
+				t.Error(err)
+			}
+			w.WriteHeader(http.StatusInternalServerError)
+			return true
+		}
+		retried.Store(string(body))
+		return false
+	})
+	h.outlet(rcv.url(), true)
+	h.run(h.config())
+	waitFor(t, 10*time.Second, "every message", func() bool { return len(rcv.accepted()) >= 5 })
+	body, _ := retried.Load().(string)
+	if strings.Contains(body, "person3@example.com") || !strings.Contains(body, "person4@example.com") {
+		t.Fatalf("retried batch %s: want message 3 anonymised and message 4 as it was", body)
+	}
+}

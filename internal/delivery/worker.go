@@ -96,6 +96,11 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 		}
 		st.pendingSize = len(batch)
 		st.failedAttempts++
+		if o.datasync {
+			// The retry reads its batch again: a person forgotten meanwhile
+			// must not be sent with the data the queue held before.
+			queued = nil
+		}
 		if res.gone {
 			return d.cfg.Disable(ctx, o.companyID, o.datatargetID, o.outletID, "the receiver answered 410 Gone")
 		}
