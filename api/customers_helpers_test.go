@@ -205,3 +205,25 @@ func (e *env) findValues(values ...string) map[string][]string {
 	}
 	return found
 }
+
+// rebuildAll rebuilds the given async projectors and every inline one,
+// as an analyst would after a forget, then waits for the runtime to bring
+// the rest of the log in.
+func (e *env) rebuildAll(async ...projections.Projector) {
+	e.t.Helper()
+	ctx := context.Background()
+	for _, p := range async {
+		if err := projections.Rebuild(ctx, e.pool, e.store, p, projections.KindAsync, nil); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	for _, p := range projections.Inline() {
+		if err := projections.Rebuild(ctx, e.pool, e.store, p, projections.KindInline, nil); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	// An async rebuild stops where the log's head is, which open
+	// transactions elsewhere on the server may hold back: the runtime
+	// brings the rest into the new tables.
+	e.waitProjections()
+}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -174,7 +173,6 @@ func TestRetrieveCustomersDeletedAndForgotten(t *testing.T) {
 func TestForgetLeavesNoTrace(t *testing.T) {
 	e := withCustomers(t)
 	e.runImports()
-	ctx := context.Background()
 	admin := e.userToken(e.admin, acmeHost)
 	upload := func(body string, opts ...option) {
 		t.Helper()
@@ -200,18 +198,7 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 	}
 
 	upload(`[{"external_id": "F-XYZZY-1", "is_forgotten": true}]`)
-	if err := projections.Rebuild(ctx, e.pool, e.store, projections.NewCustomers(e.keys), projections.KindAsync, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range projections.Inline() {
-		if err := projections.Rebuild(ctx, e.pool, e.store, p, projections.KindInline, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The async rebuild stops where the log's head is, which open
-	// transactions elsewhere on the server may hold back: the runtime
-	// brings the rest into the new table.
-	e.waitProjections()
+	e.rebuildAll(projections.NewCustomers(e.keys))
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("personal data of a forgotten customer found: %v", found)
 	}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -19,7 +18,6 @@ import (
 func TestDatasyncForgetLeavesNoTrace(t *testing.T) {
 	e := withDatasync(t)
 	e.runImports()
-	ctx := context.Background()
 	admin := e.userToken(e.admin, acmeHost)
 	upload := func(body string, opts ...option) {
 		t.Helper()
@@ -55,17 +53,7 @@ func TestDatasyncForgetLeavesNoTrace(t *testing.T) {
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("after forgetting, personal data found: %v", found)
 	}
-	for _, p := range []projections.Projector{projections.NewCustomers(e.keys), projections.NewDatasync(e.keys)} {
-		if err := projections.Rebuild(ctx, e.pool, e.store, p, projections.KindAsync, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range projections.Inline() {
-		if err := projections.Rebuild(ctx, e.pool, e.store, p, projections.KindInline, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.waitProjections()
+	e.rebuildAll(projections.NewCustomers(e.keys), projections.NewDatasync(e.keys))
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("after the rebuilds, personal data found: %v", found)
 	}
