@@ -33,7 +33,11 @@ type Company struct {
 	// CustomEventTypes are event types the company defined in addition to
 	// the built-in ones.
 	CustomEventTypes []string
-	CreatedAt        time.Time
+	// ExchangeRates converts sales in other currencies: by ISO 4217 code,
+	// the rate from that currency to Currency as a decimal string
+	// (default-currency amount = amount in that currency / rate).
+	ExchangeRates map[string]string
+	CreatedAt     time.Time
 }
 
 // Settings are the parts of a company its admins may change.
@@ -44,6 +48,8 @@ type Settings struct {
 	ShortName        string
 	Domains          []string
 	CustomEventTypes []string
+	// ExchangeRates: see Company.ExchangeRates.
+	ExchangeRates map[string]string
 }
 
 // Settings returns the company's current settings.

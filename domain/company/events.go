@@ -20,6 +20,8 @@ type SettingsData struct {
 	ShortName        string   `json:"short_name"`
 	Domains          []string `json:"domains"`
 	CustomEventTypes []string `json:"custom_event_types"`
+	// ExchangeRates is absent from events written before it existed.
+	ExchangeRates map[string]string `json:"exchange_rates,omitempty"`
 }
 
 func settingsData(c Company) SettingsData {

@@ -83,6 +83,8 @@ func (b *Book) Decide(r Record) (Outcome, error) {
 	}
 	if target == "" {
 		switch {
+		case r.MustExist:
+			return Outcome{}, &Problem{Field: firstIdentity(r), Reason: ReasonNoMatch}
 		case r.Forget:
 			return Outcome{}, &Problem{Field: FieldIsForgotten, Reason: ReasonNoMatch}
 		case r.Delete:
@@ -102,15 +104,40 @@ func (b *Book) Decide(r Record) (Outcome, error) {
 	case s.Deleted:
 		return Outcome{}, &Problem{Field: FieldIsDeleted, Reason: ReasonDeleted}
 	default:
+		held := s.Keys
 		b.claim(s, r, keys)
-		c := r.Changes.clone()
-		out.Changes = &c
+		if c := r.Changes.clone(); !r.Embedded || c.dropHeld(held, keys) {
+			out.Changes = &c
+		}
 	}
 	if n := out.Events(); n > 0 {
 		s.Version += int64(n)
 		b.touch(target)
 	}
 	return out, nil
+}
+
+// firstIdentity names the field of r's first identity, for a rejection.
+func firstIdentity(r Record) string {
+	for _, k := range Kinds {
+		if r.Identity(k) != "" {
+			return k.Field()
+		}
+	}
+	return ""
+}
+
+// dropHeld removes from c the identity fields whose key the customer
+// already held before the record (the stored value is that very value),
+// and reports whether anything is left to change: a record that only
+// names its customer, as events do, appends no event.
+func (c *Changes) dropHeld(held Keys, keys [len(Kinds)]Key) bool {
+	for i, k := range Kinds {
+		if keys[i] != "" && keys[i] == held.Get(k) {
+			delete(c.Set, k.Field())
+		}
+	}
+	return len(c.Set)+len(c.Unset)+len(c.Add)+len(c.Remove) > 0
 }
 
 func (b *Book) resolve(r Record, owners [len(Kinds)]string) string {

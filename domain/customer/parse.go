@@ -38,6 +38,13 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 	if reason != "" {
 		return Record{}, &Problem{Field: field, Reason: reason}
 	}
+	return p.ParseMap(m)
+}
+
+// ParseMap validates a decoded record (values.DecodeRecord) by the rules
+// of Parse. Events and sales use it for the customer part they carry,
+// written with the customer's field names.
+func (p *Parser) ParseMap(m map[string]any) (Record, error) {
 	// Room for the permissions a created customer gets by default.
 	r := Record{Changes: Changes{Set: make(map[string]any, len(m)+len(Permissions))}}
 	for _, key := range slices.Sorted(maps.Keys(m)) {

@@ -15,6 +15,15 @@ type Record struct {
 	Changes Changes
 	// Delete and Forget are is_deleted and is_forgotten sent as true.
 	Delete, Forget bool
+	// MustExist: the record may change a customer but never create one
+	// (an event that only refers to its customer); Decide rejects it with
+	// ReasonNoMatch when nobody holds its identifiers.
+	MustExist bool
+	// Embedded: the record is the customer part of an event or a sale.
+	// Identity fields that repeat what the customer already holds are then
+	// no change, and a record left with no change appends no event (a
+	// customer import records every record it accepts).
+	Embedded bool
 }
 
 // Identity returns the record's identity of kind k, "" when it has none.
