@@ -10,6 +10,7 @@ import (
 
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
 )
 
@@ -81,45 +82,32 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 		}
 	}
 
-	book := customer.NewBook(func(k customer.Kind, v string) customer.Key {
-		return customer.Key(h.keys.Keyring.IdentifierHash(co.ID, string(k), v))
-	}, NewID)
-	versions, err := loadCustomerBook(ctx, tx, co.ID, book, records)
+	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, records)
 	if err != nil {
 		return 0, nil, err
 	}
-	var streams customerStreams
 	for i, r := range records {
 		if r == nil {
 			continue
 		}
-		o, err := book.Decide(*r)
-		if err != nil {
+		if _, err := links.decide(*r); err != nil {
 			if err := reject(i, err); err != nil {
 				return 0, nil, fmt.Errorf("commands: import customers: %w", err)
 			}
 			continue
 		}
 		accepted++
-		streams.add(o, versions[o.CustomerID])
 	}
-
-	if len(streams.order) > 0 {
-		commit, err := h.customerCommit(ctx, tx, co.ID, &streams)
-		if err != nil {
-			return 0, nil, err
-		}
-		commit.Metadata = meta
-		if _, err := h.store.AppendTx(ctx, tx, commit); err != nil {
+	streams, _, err := links.commit(ctx, tx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(streams) > 0 {
+		if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams}); err != nil {
 			return 0, nil, fmt.Errorf("commands: import customers: %w", err)
 		}
-		// Crypto-shredding in the transaction that records the forgetting:
-		// both happen or neither.
-		if err := h.keys.Destroy(ctx, tx, co.ID, streams.forgotten); err != nil {
-			return 0, nil, err
-		}
 	}
-	if err := saveCustomerBook(ctx, tx, co.ID, book, versions, h.now().UTC()); err != nil {
+	if err := links.save(ctx, tx, h.now()); err != nil {
 		return 0, nil, err
 	}
 	return accepted, rejections, nil

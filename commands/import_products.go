@@ -22,7 +22,9 @@ func ProductStream(companyID, productID string) string {
 // are product.Book's), one ProductUpserted per record that changes
 // something, one commit per chunk. The registry (external_id to product
 // id, stream version and base language) is the table product_states, read
-// with one query and written with one statement per chunk.
+// with one query and written with one statement per chunk; the skus and
+// eans the records declare go to product_keys, where events and sales
+// find products by them (product_link.go).
 type ProductImporter struct {
 	store TxAppender
 }
@@ -110,6 +112,9 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		return 0, nil, fmt.Errorf("commands: import products: %w", err)
 	}
 	if err := saveProducts(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
+		return 0, nil, err
+	}
+	if err := saveProductKeys(ctx, tx, chunk.Company.ID, book.KeyChanges()); err != nil {
 		return 0, nil, err
 	}
 	return accepted, rejections, nil

@@ -14,6 +14,9 @@ type State struct {
 // Outcome is what one record does to its product.
 type Outcome struct {
 	ProductID string
+	// ExternalID is the product's external_id (Link finds it from a sku or
+	// an ean, or makes a synthetic one).
+	ExternalID string
 	// Event is the record's event, nil when the record changes nothing.
 	Event *Upserted
 }
@@ -25,12 +28,16 @@ type Book struct {
 	newID    func() string
 	currency string
 	products map[string]*State // by external_id
+	keys     map[string]string // "sku:<sku>", "ean:<ean>" -> external_id
+	keyOrder []string          // keys set since loading, in order
+	keySet   map[string]bool
 }
 
 // NewBook returns an empty book; newID makes the ids of new products and
 // currency is the company's default currency.
 func NewBook(newID func() string, currency string) *Book {
-	return &Book{newID: newID, currency: currency, products: map[string]*State{}}
+	return &Book{newID: newID, currency: currency, products: map[string]*State{},
+		keys: map[string]string{}, keySet: map[string]bool{}}
 }
 
 // Load adds a stored product.
@@ -70,7 +77,8 @@ func (b *Book) Decide(r Record) (Outcome, error) {
 			}
 		}
 	}
-	o := Outcome{ProductID: s.ID}
+	b.declare(ch.Set, r.ExternalID)
+	o := Outcome{ProductID: s.ID, ExternalID: r.ExternalID}
 	if len(ch.Set) == 0 && len(ch.Unset) == 0 && len(ch.Stock) == 0 && len(ch.Versions) == 0 {
 		return o, nil
 	}
