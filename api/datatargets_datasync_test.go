@@ -18,8 +18,6 @@ func TestDatasyncDatatargets(t *testing.T) {
 		body    map[string]any
 		message string
 	}{
-		{map[string]any{"datatarget_type": "datasync", "name": "s", "datatype": "sales"}, "datasync of sales is not available yet"},
-		{map[string]any{"datatarget_type": "datasync", "name": "e", "datatype": "events"}, "datasync of events is not available yet"},
 		{map[string]any{"datatarget_type": "datasync", "name": "x"}, "invalid datatarget"},
 		{map[string]any{"datatarget_type": "datasync", "name": "x", "datatype": "orders"}, "invalid datatarget"},
 		{map[string]any{"datatarget_type": "messages", "name": "x", "datatype": "customers"}, "invalid datatarget"},

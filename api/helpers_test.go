@@ -124,14 +124,20 @@ func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		Datatargets: readmodels.NewDatatargets(pool),
 		Shops:       readmodels.NewShops(pool),
 		Products:    readmodels.NewProducts(pool),
+		Events:      readmodels.NewEvents(pool),
+		Sales:       readmodels.NewSales(pool),
 
 		Importers: map[importing.Entity]commands.Importer{
 			importing.Customers: commands.NewCustomerImporter(store, e.keys, func() time.Time { return created }),
 			importing.Shops:     commands.NewShopImporter(store),
 			importing.Products:  commands.NewProductImporter(store),
+			importing.Events:    commands.NewEventImporter(store, e.keys, func() time.Time { return created }),
+			importing.Sales:     commands.NewSaleImporter(store, e.keys, func() time.Time { return created }),
 		},
 		Uploads: commands.NewStageUploadHandler(pool, ingest.Limits{}),
 		Imports: readmodels.NewImports(pool),
+		DataQueries: commands.NewRunDataQueryHandler(readmodels.NewMatcher(pool),
+			commands.NewStageUploadHandler(pool, ingest.Limits{})),
 	}
 	for _, f := range configure {
 		f(&cfg, &deps)

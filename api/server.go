@@ -68,6 +68,10 @@ type Deps struct {
 	Shops Retriever
 	// Products reads products (GET /api/data/products/, served when set).
 	Products Retriever
+	// Events and Sales read events and sales (GET /api/data/events/ and
+	// GET /api/data/sales/, each served when set).
+	Events Retriever
+	Sales  Retriever
 	// Importers are the Importers of the entities that can be uploaded:
 	// an entity gets its upload routes only when it has one (the import
 	// worker runs them; the server only needs to know which exist).
@@ -76,6 +80,8 @@ type Deps struct {
 	Uploads Uploads
 	// Imports reads import runs (GET /api/imports/<id>/, served when set).
 	Imports ImportRuns
+	// DataQueries runs POST /api/data/query/ (served when set).
+	DataQueries DataQueries
 	// Ready reports whether the service can serve traffic (database
 	// reachable, projections running); GET /readyz answers 503 while it
 	// returns an error. Nil means always ready.
@@ -122,12 +128,15 @@ type Server struct {
 	importers    map[importing.Entity]commands.Importer
 	uploads      Uploads
 	imports      ImportRuns
+	dataQueries  DataQueries
 	uploadRoutes map[string]bool // paths (gin syntax) limited by MaxUploadBytes
 
 	customers       Customers
 	customerHistory CustomerHistory
 	shops           Retriever
 	products        Retriever
+	events          Retriever
+	sales           Retriever
 }
 
 // NewServer builds the server and its routes. It fails when the
@@ -169,6 +178,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 
 		importers:    deps.Importers,
 		uploads:      deps.Uploads,
+		dataQueries:  deps.DataQueries,
 		imports:      deps.Imports,
 		uploadRoutes: map[string]bool{},
 
@@ -176,6 +186,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		customerHistory: deps.CustomerHistory,
 		shops:           deps.Shops,
 		products:        deps.Products,
+		events:          deps.Events,
+		sales:           deps.Sales,
 	}
 	e := gin.New()
 	// Both spellings of every path are registered, so a redirect would only
@@ -225,6 +237,8 @@ func (s *Server) routes() {
 	s.tenant(http.MethodGet, "/api/integrations/", s.handleListIntegrations)
 	s.tenant(http.MethodPost, "/api/integrations/", s.handleCreateIntegration)
 	s.tenant(http.MethodGet, "/api/integrations/:id/", s.handleGetIntegration)
+	s.tenant(http.MethodGet, "/api/exchange-rates/", s.handleGetExchangeRates)
+	s.tenant(http.MethodPut, "/api/exchange-rates/", s.handlePutExchangeRates)
 
 	s.uploadRoutesOf(importing.Customers, "/api/customers/upload/", "/api/customer/upload/")
 	if s.imports != nil {
@@ -241,6 +255,17 @@ func (s *Server) routes() {
 	s.uploadRoutesOf(importing.Products, "/api/products/upload/")
 	if s.products != nil {
 		s.tenant(http.MethodGet, "/api/data/products/", s.retrieveWith(s.products, "products"))
+	}
+	if s.events != nil {
+		s.tenant(http.MethodGet, "/api/data/events/", s.retrieveWith(s.events, "events"))
+	}
+	if s.sales != nil {
+		s.tenant(http.MethodGet, "/api/data/sales/", s.retrieveWith(s.sales, "sales"))
+	}
+	s.uploadRoutesOf(importing.Events, "/api/events/upload/", "/api/events/")
+	s.uploadRoutesOf(importing.Sales, "/api/sales/upload/")
+	if s.dataQueries != nil {
+		s.tenant(http.MethodPost, "/api/data/query/", s.handleDataQuery)
 	}
 
 	s.tenant(http.MethodGet, "/api/datatargets/", s.handleListDatatargets)

@@ -21,15 +21,16 @@ func (Companies) Name() string { return "companies" }
 func (Companies) Tables() []string { return []string{"companies", "company_domains"} }
 
 type companyRow struct {
-	ID               string    `json:"id"`
-	Slug             string    `json:"slug"`
-	Name             string    `json:"name"`
-	Timezone         string    `json:"timezone"`
-	Currency         string    `json:"currency"`
-	ShortName        string    `json:"short_name"`
-	CustomEventTypes []string  `json:"custom_event_types"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	ID               string            `json:"id"`
+	Slug             string            `json:"slug"`
+	Name             string            `json:"name"`
+	Timezone         string            `json:"timezone"`
+	Currency         string            `json:"currency"`
+	ShortName        string            `json:"short_name"`
+	CustomEventTypes []string          `json:"custom_event_types"`
+	ExchangeRates    map[string]string `json:"exchange_rates"`
+	CreatedAt        time.Time         `json:"created_at"`
+	UpdatedAt        time.Time         `json:"updated_at"`
 	domains          []string
 	created          bool // by an event of this call
 }
@@ -91,19 +92,21 @@ func (Companies) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Recor
 		}
 	}
 	const record = `jsonb_to_recordset($1::jsonb) AS r(id text, slug text, name text, timezone text, currency text,
-		short_name text, custom_event_types text[], created_at timestamptz, updated_at timestamptz)`
+		short_name text, custom_event_types text[], exchange_rates jsonb, created_at timestamptz, updated_at timestamptz)`
 	var b pgx.Batch
 	if err := queueRows(&b, "companies", `
-		INSERT INTO companies (id, slug, name, timezone, currency, short_name, custom_event_types, created_at, updated_at)
-		SELECT id, slug, name, timezone, currency, short_name, custom_event_types, created_at, updated_at FROM `+record+`
+		INSERT INTO companies (id, slug, name, timezone, currency, short_name, custom_event_types, exchange_rates, created_at, updated_at)
+		SELECT id, slug, name, timezone, currency, short_name, custom_event_types, exchange_rates, created_at, updated_at FROM `+record+`
 		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone,
 			currency = EXCLUDED.currency, short_name = EXCLUDED.short_name,
-			custom_event_types = EXCLUDED.custom_event_types, updated_at = EXCLUDED.updated_at`, created); err != nil {
+			custom_event_types = EXCLUDED.custom_event_types, exchange_rates = EXCLUDED.exchange_rates,
+			updated_at = EXCLUDED.updated_at`, created); err != nil {
 		return err
 	}
 	if err := queueRows(&b, "companies", `
 		UPDATE companies c SET name = r.name, timezone = r.timezone, currency = r.currency,
-			short_name = r.short_name, custom_event_types = r.custom_event_types, updated_at = r.updated_at
+			short_name = r.short_name, custom_event_types = r.custom_event_types,
+			exchange_rates = r.exchange_rates, updated_at = r.updated_at
 		FROM `+record+` WHERE c.id = r.id`, changed); err != nil {
 		return err
 	}
@@ -122,5 +125,11 @@ func (Companies) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Recor
 func (r *companyRow) set(s company.SettingsData) {
 	r.Name, r.Timezone, r.Currency, r.ShortName = s.Name, s.Timezone, s.Currency, s.ShortName
 	r.CustomEventTypes = orNone(s.CustomEventTypes)
+	// Settings events carry the whole table; one written before the table
+	// existed has none. Never nil: {} fits the NOT NULL column.
+	r.ExchangeRates = s.ExchangeRates
+	if r.ExchangeRates == nil {
+		r.ExchangeRates = map[string]string{}
+	}
 	r.domains = s.Domains
 }

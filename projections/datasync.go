@@ -48,6 +48,8 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 	p := &Datasync{feeds: map[datatarget.Datatype]datasyncFeed{
 		datatarget.Customers: customersFeed{keys: keys},
 		datatarget.Products:  productsFeed(),
+		datatarget.Events:    eventsFeed{keys: keys},
+		datatarget.Sales:     salesFeed{keys: keys},
 		datatarget.Shops:     shopsFeed(),
 	}, byType: map[string]datatarget.Datatype{}}
 	for dt, f := range p.feeds {
@@ -66,7 +68,9 @@ func (*Datasync) Tables() []string { return []string{"datasync_targets", "datasy
 
 // Apply implements Projector: first the datatargets created in events
 // (with their backlog when they start from the start of the log), then the
-// changes of each datatype in log order, then the datatargets' counters.
+// changes of each datatype in log order, then the forgettings of the
+// customers whose personal fields events and sales messages hold, then
+// the datatargets' counters.
 func (p *Datasync) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	var companies []string
 	seen := map[string]bool{}
@@ -112,6 +116,10 @@ func (p *Datasync) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 		if err := p.emit(ctx, tx, dt, ts, cs); err != nil {
 			return err
 		}
+	}
+	// Events and sales hold their customer's personal fields.
+	if err := p.forgetPersonal(ctx, tx, ts, events); err != nil {
+		return err
 	}
 	return ts.write(ctx, tx)
 }

@@ -21,6 +21,17 @@ import (
 // projector's: a rebuild runs it again, harmlessly (the raw texts are gone
 // already, and the rebuilt rows need no rewrite).
 func anonymiseStored(ctx context.Context, tx pgx.Tx, dt datatarget.Datatype, forgets []forgetting) error {
+	return rewriteStored(ctx, tx, forgets, func(entity, updateID string, deleted bool, _ []byte) ([]byte, error) {
+		return encodeSyncMessage(updateID, dt, forgottenData(entity, deleted))
+	})
+}
+
+// rewriteStored is anonymiseStored with the rewrite of a message given:
+// rewrite returns the new body of the message about entity (its
+// update_id, is_deleted and body as stored). Personal feeds (events,
+// sales) remove fields instead of writing the forgotten form.
+func rewriteStored(ctx context.Context, tx pgx.Tx, forgets []forgetting,
+	rewrite func(entity, updateID string, deleted bool, body []byte) ([]byte, error)) error {
 	var targets, entities []string
 	for _, f := range forgets {
 		for _, t := range f.targets {
@@ -36,7 +47,7 @@ func anonymiseStored(ctx context.Context, tx pgx.Tx, dt datatarget.Datatype, for
 		return fmt.Errorf("projections: datasync: anonymise: lock: %w", err)
 	}
 	rows, err := tx.Query(ctx, `SELECT m.datatarget_id, m.number, m.entity_id, m.update_id,
-			coalesce((m.body->'data'->>'is_deleted')::boolean, false)
+			coalesce((m.body->'data'->>'is_deleted')::boolean, false), m.body
 		FROM datasync_messages m JOIN unnest($1::text[], $2::text[]) AS f(datatarget_id, entity_id)
 			ON m.datatarget_id = f.datatarget_id AND m.entity_id = f.entity_id`, targets, entities)
 	if err != nil {
@@ -48,8 +59,9 @@ func anonymiseStored(ctx context.Context, tx pgx.Tx, dt datatarget.Datatype, for
 	var id, entity, updateID string
 	var number int64
 	var deleted bool
-	_, err = pgx.ForEachRow(rows, []any{&id, &number, &entity, &updateID, &deleted}, func() error {
-		body, err := encodeSyncMessage(updateID, dt, forgottenData(entity, deleted))
+	var stored []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &number, &entity, &updateID, &deleted, &stored}, func() error {
+		body, err := rewrite(entity, updateID, deleted, stored)
 		ids, numbers, bodies = append(ids, id), append(numbers, number), append(bodies, body)
 		return err
 	})

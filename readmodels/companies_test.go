@@ -7,7 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -80,5 +83,44 @@ func TestCompaniesWithoutBaseDomain(t *testing.T) {
 	a := mustCompany(t, cmds, "acme")
 	if got, err := q.ByHost(context.Background(), "anything.example.org"); err != nil || got.ID != a.ID {
 		t.Errorf("ByHost = %v, %v", got.ID, err)
+	}
+}
+
+// TestCompaniesExchangeRates checks that the rate table reaches the
+// company the read model answers: the import worker's chunks take their
+// company from it, and the sale importer converts with its table.
+func TestCompaniesExchangeRates(t *testing.T) {
+	pool, cmds := setup(t)
+	ctx := context.Background()
+	q := readmodels.NewCompanies(pool, "")
+	a := mustCompany(t, cmds, "acme")
+	got, err := q.ByID(ctx, a.ID)
+	if err != nil || got.ExchangeRates != nil {
+		t.Errorf("no rates: ByID = %v, %v; want a nil table", got.ExchangeRates, err)
+	}
+	usd, sek := "1.080", "11.5"
+	changed, err := cmds.UpdateCompanySettings.Handle(ctx, commands.UpdateCompanySettings{
+		Principal: access.System(a.ID), CompanyID: a.ID,
+		Change: company.SettingsChange{ExchangeRates: map[string]*string{"usd": &usd, "SEK": &sek}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"USD": "1.08", "SEK": "11.5"}
+	for name, get := range map[string]func() (company.Company, error){
+		"ByID":   func() (company.Company, error) { return q.ByID(ctx, a.ID) },
+		"BySlug": func() (company.Company, error) { return q.BySlug(ctx, "acme") },
+		"ByHost": func() (company.Company, error) { return q.ByHost(ctx, "localhost") },
+	} {
+		got, err := get()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(want, got.ExchangeRates); diff != "" {
+			t.Errorf("%s: rates (-want +got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(changed, got, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
+			t.Errorf("%s: company (-want +got):\n%s", name, diff)
+		}
 	}
 }

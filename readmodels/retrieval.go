@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/domain"
 )
 
 // Bounds of a retrieval page (GET /api/data/<entity>/?limit=).
@@ -31,8 +34,8 @@ type PageQuery struct {
 	CompanyID string
 	// Filters must all hold.
 	Filters []Filter
-	// After is the id of the last document of the previous page; ""
-	// starts at the first.
+	// After is the id of the last document of the previous page (an
+	// integer id in decimal); "" starts at the first.
 	After string
 	// Limit is the page size, 1 to MaxLimit.
 	Limit int
@@ -49,13 +52,32 @@ type Page struct {
 
 // docTable is a read-model table of retrievable documents. Every such
 // table has the same shape, which is what lets one query serve every
-// entity: company_id, a text id column that orders the pages (ids are
+// entity: company_id, an id column that orders the pages (ids are
 // UUIDv7, so this is creation order, and it never changes, so a page
 // boundary stays put under concurrent writes), a jsonb doc in the
 // retrieval form with a jsonb_path_ops GIN index, and a condition that
 // hides rows retrieval never shows (deleted ones).
 type docTable struct {
 	name, id, visible string
+	// numeric marks an integer id column (events' ids): pages are in its
+	// numeric order (9 before 10), and a cursor is its decimal text.
+	numeric bool
+}
+
+// after is the lower bound of a page's ids: the cursor as the id
+// column's type. An integer column's first page starts below every id.
+func (t docTable) after(cursor string) (any, error) {
+	if !t.numeric {
+		return cursor, nil
+	}
+	if cursor == "" {
+		return int64(math.MinInt64), nil
+	}
+	n, err := strconv.ParseInt(cursor, 10, 64)
+	if err != nil {
+		return nil, domain.Errorf(domain.Invalid, "the cursor is not one of this endpoint; follow next_url")
+	}
+	return n, nil
 }
 
 // page reads one page of t. It asks for one row more than the limit to
@@ -64,7 +86,11 @@ func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Pa
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return Page{}, fmt.Errorf("readmodels: %s: limit %d out of 1..%d", t.name, q.Limit, MaxLimit)
 	}
-	args := []any{q.CompanyID, q.After}
+	after, err := t.after(q.After)
+	if err != nil {
+		return Page{}, err
+	}
+	args := []any{q.CompanyID, after}
 	var where strings.Builder
 	for _, f := range q.Filters {
 		alts := filterDocs(f)
@@ -80,7 +106,9 @@ func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Pa
 	}
 	args = append(args, q.Limit+1)
 	id := pgx.Identifier{t.id}.Sanitize()
-	sql := fmt.Sprintf(`SELECT %s, doc FROM %s WHERE company_id = $1 AND %s > $2 AND %s%s ORDER BY %s LIMIT $%d`,
+	// The id is read as text under another name, so that ORDER BY takes
+	// the column itself: an integer id orders numerically.
+	sql := fmt.Sprintf(`SELECT %s::text AS page_cursor, doc FROM %s WHERE company_id = $1 AND %s > $2 AND %s%s ORDER BY %s LIMIT $%d`,
 		id, pgx.Identifier{t.name}.Sanitize(), id, t.visible, where.String(), id, len(args))
 	rows, err := pool.Query(ctx, sql, args...)
 	if err != nil {

@@ -30,7 +30,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.entity, "entity", "customers", "entity to import (customers)")
+	flag.StringVar(&o.entity, "entity", "customers", "entity to import (customers, events, sales)")
 	flag.IntVar(&o.n, "n", 1_000_000, "records to import")
 	flag.IntVar(&o.perUpload, "per-upload", 100_000, "records per upload request")
 	flag.StringVar(&o.binary, "binary", "bin/clientele", "the clientele binary to run")

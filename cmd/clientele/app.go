@@ -182,7 +182,8 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 // asyncProjectors are the projectors that follow the log; keys opens the
 // customers' sealed data.
 func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
-	return []projections.Projector{projections.NewCustomers(keys), projections.NewShops(), projections.NewProducts(), projections.NewDatasync(keys)}
+	return []projections.Projector{projections.NewCustomers(keys), projections.NewShops(), projections.NewProducts(),
+		projections.NewEvents(keys), projections.NewSales(keys), projections.NewDatasync(keys)}
 }
 
 // close releases everything in reverse order of acquisition.

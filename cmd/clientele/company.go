@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +18,7 @@ import (
 func newCompanyCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "company", Short: "Manage companies (tenants)"}
 	var s company.Settings
+	var rates []string
 	create := &cobra.Command{
 		Use:   "create SLUG",
 		Short: "Create a company served at <SLUG>.<base-domain>",
@@ -23,6 +26,19 @@ func newCompanyCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if s.Name == "" {
 				s.Name = args[0]
+			}
+			if len(rates) > 0 {
+				change, err := parseRates(rates)
+				if err != nil {
+					return err
+				}
+				s.ExchangeRates = map[string]string{}
+				for code, r := range change {
+					if r == nil {
+						return fmt.Errorf("--exchange-rate %s= removes a rate; a new company has none", code)
+					}
+					s.ExchangeRates[code] = *r
+				}
 			}
 			return g.withApp(cmd, func(ctx context.Context, a *app) error {
 				c, err := a.commands.CreateCompany.Handle(cliContext(ctx), commands.CreateCompany{
@@ -42,6 +58,7 @@ func newCompanyCommand(g *globals) *cobra.Command {
 	f.StringVar(&s.Timezone, "timezone", "", "IANA time zone for naive datetimes, e.g. Europe/Helsinki (default UTC)")
 	f.StringVar(&s.Currency, "currency", "", "default ISO 4217 currency, e.g. EUR (default EUR)")
 	f.StringVar(&s.ShortName, "short-name", "", "prefix of company-specific fields, <SHORT>__<field> (default: from the slug)")
+	f.StringArrayVar(&rates, "exchange-rate", nil, exchangeRateUsage)
 
 	var ch settingsFlags
 	update := &cobra.Command{
@@ -54,8 +71,12 @@ func newCompanyCommand(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				change, err := ch.change(cmd)
+				if err != nil {
+					return err
+				}
 				c, err = a.commands.UpdateCompanySettings.Handle(cliContext(ctx), commands.UpdateCompanySettings{
-					Principal: access.System(c.ID), CompanyID: c.ID, Change: ch.change(cmd),
+					Principal: access.System(c.ID), CompanyID: c.ID, Change: change,
 				})
 				if err != nil {
 					return err
@@ -74,8 +95,12 @@ func newCompanyCommand(g *globals) *cobra.Command {
 // change.
 type settingsFlags struct {
 	name, timezone, currency, shortName string
-	domains, eventTypes                 []string
+	domains, eventTypes, rates          []string
 }
+
+// exchangeRateUsage documents --exchange-rate.
+const exchangeRateUsage = "exchange rate CODE=RATE from the ISO 4217 currency CODE to the default currency: " +
+	"default-currency amount = amount in CODE / RATE, e.g. USD=1.08 (repeatable)"
 
 func (s *settingsFlags) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
@@ -85,9 +110,10 @@ func (s *settingsFlags) bind(cmd *cobra.Command) {
 	f.StringVar(&s.shortName, "short-name", "", "prefix of company-specific fields")
 	f.StringArrayVar(&s.domains, "domain", nil, "custom host names (repeatable; replaces the list; --domain '' clears it)")
 	f.StringArrayVar(&s.eventTypes, "event-type", nil, "custom event types (repeatable; replaces the list; --event-type '' clears it)")
+	f.StringArrayVar(&s.rates, "exchange-rate", nil, exchangeRateUsage+"; sets the rates given and keeps the others; CODE= removes CODE's rate")
 }
 
-func (s *settingsFlags) change(cmd *cobra.Command) company.SettingsChange {
+func (s *settingsFlags) change(cmd *cobra.Command) (company.SettingsChange, error) {
 	var ch company.SettingsChange
 	set := func(name string) bool { return cmd.Flags().Changed(name) }
 	if set("name") {
@@ -110,7 +136,37 @@ func (s *settingsFlags) change(cmd *cobra.Command) company.SettingsChange {
 		t := nonEmpty(s.eventTypes)
 		ch.CustomEventTypes = &t
 	}
-	return ch
+	if set("exchange-rate") {
+		rates, err := parseRates(s.rates)
+		if err != nil {
+			return ch, err
+		}
+		ch.ExchangeRates = rates
+	}
+	return ch, nil
+}
+
+// parseRates reads --exchange-rate values, CODE=RATE, into a change of
+// the rate table: CODE= (an empty rate) removes the currency. The domain
+// checks codes and rates.
+func parseRates(flags []string) (map[string]*string, error) {
+	out := make(map[string]*string, len(flags))
+	for _, f := range flags {
+		code, rate, ok := strings.Cut(f, "=")
+		code, rate = strings.ToUpper(strings.TrimSpace(code)), strings.TrimSpace(rate)
+		if !ok || code == "" {
+			return nil, fmt.Errorf("--exchange-rate %q: want CODE=RATE, e.g. USD=1.08 (USD= removes the rate)", f)
+		}
+		if _, dup := out[code]; dup {
+			return nil, fmt.Errorf("--exchange-rate: %s given twice", code)
+		}
+		if rate == "" {
+			out[code] = nil
+		} else {
+			out[code] = &rate
+		}
+	}
+	return out, nil
 }
 
 func nonEmpty(list []string) []string {
@@ -124,8 +180,23 @@ func nonEmpty(list []string) []string {
 }
 
 func printCompany(g *globals, c company.Company) {
-	fmt.Fprintf(g.stdout, "company %s\n  id:          %s\n  name:        %s\n  timezone:    %s\n  currency:    %s\n  short name:  %s\n  domains:     %s\n  event types: %s\n",
-		c.Slug, c.ID, c.Name, c.Timezone, c.Currency, c.ShortName, strings.Join(c.Domains, ", "), strings.Join(c.CustomEventTypes, ", "))
+	fmt.Fprintf(g.stdout, "company %s\n  id:             %s\n  name:           %s\n  timezone:       %s\n  currency:       %s\n  short name:     %s\n  domains:        %s\n  event types:    %s\n  exchange rates: %s\n",
+		c.Slug, c.ID, c.Name, c.Timezone, c.Currency, c.ShortName, strings.Join(c.Domains, ", "), strings.Join(c.CustomEventTypes, ", "),
+		formatRates(c))
+}
+
+// formatRates shows the rate table as "SEK 11.5, USD 1.08 (per 1 EUR)":
+// a rate is the amount of that currency one unit of the default currency
+// buys.
+func formatRates(c company.Company) string {
+	if len(c.ExchangeRates) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(c.ExchangeRates)) {
+		parts = append(parts, code+" "+c.ExchangeRates[code])
+	}
+	return strings.Join(parts, ", ") + " (per 1 " + c.Currency + ")"
 }
 
 // cliContext marks the events appended by a CLI command as such.

@@ -28,6 +28,8 @@ var importersFor = func(a *app) map[importing.Entity]commands.Importer {
 		importing.Customers: commands.NewCustomerImporter(a.store, a.keys, time.Now),
 		importing.Shops:     commands.NewShopImporter(a.store),
 		importing.Products:  commands.NewProductImporter(a.store),
+		importing.Events:    commands.NewEventImporter(a.store, a.keys, time.Now),
+		importing.Sales:     commands.NewSaleImporter(a.store, a.keys, time.Now),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -87,14 +88,17 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 
 		Datatargets: readmodels.NewDatatargets(a.pool),
 
-		Importers: a.importers,
-		Uploads:   a.stageUpload,
-		Imports:   readmodels.NewImports(a.pool),
+		Importers:   a.importers,
+		Uploads:     a.stageUpload,
+		Imports:     readmodels.NewImports(a.pool),
+		DataQueries: commands.NewRunDataQueryHandler(readmodels.NewMatcher(a.pool), a.stageUpload),
 
 		Customers:       readmodels.NewCustomers(a.pool),
 		CustomerHistory: readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
 		Shops:           readmodels.NewShops(a.pool),
 		Products:        readmodels.NewProducts(a.pool),
+		Events:          readmodels.NewEvents(a.pool),
+		Sales:           readmodels.NewSales(a.pool),
 		Ready: func(ctx context.Context) error {
 			if err := a.pool.Ping(ctx); err != nil {
 				return fmt.Errorf("database: %w", err)

@@ -3,6 +3,7 @@
 package company
 
 import (
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -35,7 +36,8 @@ type Company struct {
 	CustomEventTypes []string
 	// ExchangeRates converts sales in other currencies: by ISO 4217 code,
 	// the rate from that currency to Currency as a decimal string
-	// (default-currency amount = amount in that currency / rate).
+	// (default-currency amount = amount in that currency / rate). Codes
+	// are upper-case, rates canonical (NormalizeRate); nil when empty.
 	ExchangeRates map[string]string
 	CreatedAt     time.Time
 }
@@ -57,6 +59,7 @@ func (c Company) Settings() Settings {
 	return Settings{
 		Name: c.Name, Timezone: c.Timezone, Currency: c.Currency, ShortName: c.ShortName,
 		Domains: slices.Clone(c.Domains), CustomEventTypes: slices.Clone(c.CustomEventTypes),
+		ExchangeRates: maps.Clone(c.ExchangeRates),
 	}
 }
 
@@ -130,6 +133,7 @@ func New(id, slug string, s Settings, now time.Time) (Company, error) {
 func (c *Company) apply(s Settings) {
 	c.Name, c.Timezone, c.Currency, c.ShortName = s.Name, s.Timezone, s.Currency, s.ShortName
 	c.Domains, c.CustomEventTypes = s.Domains, s.CustomEventTypes
+	c.ExchangeRates = maps.Clone(s.ExchangeRates)
 }
 
 // SettingsChange is a partial change of settings: nil fields stay as they
@@ -141,6 +145,11 @@ type SettingsChange struct {
 	ShortName        *string
 	Domains          *[]string
 	CustomEventTypes *[]string
+	// ExchangeRates changes single rates of the table, which is merged
+	// rather than replaced (clients set one rate at a time): by currency
+	// code, a rate as a decimal string sets that currency's rate, nil
+	// removes it; currencies not named stay as they are.
+	ExchangeRates map[string]*string
 }
 
 // ChangeSettings applies ch and returns the changed company and the names
@@ -164,6 +173,13 @@ func (c Company) ChangeSettings(ch SettingsChange) (Company, []string, error) {
 	}
 	if ch.CustomEventTypes != nil {
 		s.CustomEventTypes = *ch.CustomEventTypes
+	}
+	if ch.ExchangeRates != nil {
+		rates, err := mergeRates(s.ExchangeRates, ch.ExchangeRates)
+		if err != nil {
+			return c, nil, err
+		}
+		s.ExchangeRates = rates
 	}
 	s, err := s.validate()
 	if err != nil {
@@ -189,13 +205,16 @@ func (c Company) ChangeSettings(ch SettingsChange) (Company, []string, error) {
 	if !slices.Equal(s.CustomEventTypes, old.CustomEventTypes) {
 		changed = append(changed, "custom_event_types")
 	}
+	if !maps.Equal(s.ExchangeRates, old.ExchangeRates) {
+		changed = append(changed, "exchange_rates")
+	}
 	c.apply(s)
 	return c, changed, nil
 }
 
 // validate checks every setting, reporting all problems at once, and
 // returns them normalised (trimmed, case fixed, lists sorted without
-// duplicates).
+// duplicates, rates canonical, an empty rate table nil).
 func (s Settings) validate() (Settings, error) {
 	var problems []domain.FieldError
 	bad := func(field, reason string) {
@@ -243,6 +262,7 @@ func (s Settings) validate() (Settings, error) {
 	}
 	slices.Sort(types)
 	s.CustomEventTypes = slices.Compact(types)
+	s.ExchangeRates = validateRates(s.ExchangeRates, s.Currency, bad)
 	if len(problems) > 0 {
 		return s, &domain.Error{Code: domain.Validation, Message: "invalid company settings", Details: problems}
 	}

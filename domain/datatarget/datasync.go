@@ -21,8 +21,8 @@ const (
 var datatypes = map[Datatype]bool{
 	Customers: true,
 	Products:  true,
-	Events:    false,
-	Sales:     false,
+	Events:    true,
+	Sales:     true,
 	Shops:     true,
 }
 

@@ -27,8 +27,11 @@ type Upserted struct {
 	Created bool `json:"created,omitempty"`
 	// Set and Unset change the transaction-level fields (sale_* names, in
 	// the retrieval form: money in minor units of the default currency,
-	// sale_date UTC, sale_state one of States, sale_exchange_rate a
-	// decimal string), but the Personal ones.
+	// the _in_currency amounts beside them as sent, sale_date UTC,
+	// sale_state one of States, sale_exchange_rate a decimal string, the
+	// company fields <ShortName>__<name> as sent), but the Personal ones.
+	// sale_total is there only when a record gave it: the read side
+	// computes it from the rows otherwise.
 	Set   map[string]any `json:"set,omitempty"`
 	Unset []string       `json:"unset,omitempty"`
 	// Rows are the rows the records gave, each replacing the stored row
@@ -43,18 +46,21 @@ type Upserted struct {
 // Row is one row (line item) as the write side decided it.
 type Row struct {
 	// Key identifies the row within its sale: "id:" + its external_id,
-	// else "product:" + the product's external_id + "#" + n, n counting
-	// the rows of that product in the transaction's records of one chunk
-	// from 0 (so a re-import of the same rows replaces them).
+	// else "product:" + the key of the row's product reference
+	// (product.Ref.Key: "id:<product_id>", else "sku:<product_sku>", else
+	// "ean:<ean>") + "#" + n, n counting from 0 the rows without
+	// external_id of that reference in the transaction's records of one
+	// chunk (so a re-import of the same rows replaces them). See Merge.
 	Key string `json:"key"`
 	// ProductID is the internal id of the row's product.
 	ProductID string `json:"product_id"`
 	// Fields are the row's fields in the retrieval form: product_id is
 	// the product's external_id (a synthetic one when created from sku or
-	// ean); quantity a number with at most two decimals; unit_price,
-	// discount (positive) and total in minor units of the default
-	// currency, total computed when not given; the _in_currency amounts as
-	// sent.
+	// ean); quantity a number with at most two decimals (JSON number text
+	// without trailing zeros); unit_price, discount (positive) and total
+	// (possibly negative) in minor units of the default currency, total
+	// computed when not given and unit_price is known; the _in_currency
+	// amounts as sent (discount_in_currency positive).
 	Fields map[string]any `json:"fields"`
 }
 

@@ -49,7 +49,11 @@ func (s *Store) Stage(ctx context.Context, run Run, records Records, limits Limi
 
 	w := s.newChunkWriter(ctx, run.ID)
 	buf, seq, inChunk := w.buffer(), 0, 0
+	group := groupKeys[run.Entity]
+	var lastKey string
+	cutPending := false
 	for {
+		start := buf.Len()
 		err := records.Next(buf)
 		if errors.Is(err, io.EOF) {
 			break
@@ -57,14 +61,35 @@ func (s *Store) Stage(ctx context.Context, run Run, records Records, limits Limi
 		if err != nil {
 			return 0, errors.Join(err, w.close())
 		}
+		var key string
+		if group != nil {
+			key = group(buf.Bytes()[start:])
+			if cutPending && key != lastKey {
+				// The chunk is full and a new group starts with this
+				// record: it opens the next chunk.
+				rec := append([]byte(nil), buf.Bytes()[start:]...)
+				buf.Truncate(start)
+				if !w.write(chunkJob{seq: seq, first: received - inChunk, n: inChunk, buf: buf}) {
+					return 0, w.close()
+				}
+				buf, seq, inChunk, cutPending = w.buffer(), seq+1, 0, false
+				buf.Write(rec)
+			}
+			lastKey = key
+		}
 		buf.WriteByte('\n')
 		received++
 		inChunk++
-		if inChunk >= limits.ChunkRecords || buf.Len() >= limits.ChunkBytes {
+		full := inChunk >= limits.ChunkRecords || buf.Len() >= limits.ChunkBytes
+		if full && group != nil && inChunk < groupMaxFactor*limits.ChunkRecords && buf.Len() < groupMaxFactor*limits.ChunkBytes {
+			cutPending = true
+			continue
+		}
+		if full {
 			if !w.write(chunkJob{seq: seq, first: received - inChunk, n: inChunk, buf: buf}) {
 				return 0, w.close() // the database failed: stop reading
 			}
-			buf, seq, inChunk = w.buffer(), seq+1, 0
+			buf, seq, inChunk, cutPending = w.buffer(), seq+1, 0, false
 		}
 	}
 	if inChunk > 0 {
@@ -78,6 +103,30 @@ func (s *Store) Stage(ctx context.Context, run Run, records Records, limits Limi
 		return 0, err
 	}
 	return received, nil
+}
+
+// groupKeys are, by entity, the key of the records that must share a
+// chunk: the rows of one sale (sale_external_id), which the importer
+// decides together (a flat sale's transaction fields may be on any of its
+// rows). A full chunk is cut only where the key changes, up to
+// groupMaxFactor times the chunk limits: a sale of more rows than that
+// still splits, and its parts are combined by upsert like uploads are.
+var groupKeys = map[importing.Entity]func(record []byte) string{
+	importing.Sales: saleKey,
+}
+
+const groupMaxFactor = 4
+
+// saleKey returns a record's sale_external_id as its JSON text ("" when it
+// has none or is not an object: the importer rejects it).
+func saleKey(record []byte) string {
+	var r struct {
+		ID json.RawMessage `json:"sale_external_id"`
+	}
+	if json.Unmarshal(record, &r) != nil {
+		return ""
+	}
+	return string(r.ID)
 }
 
 var errAbandoned = domain.Errorf(domain.Invalid, "the upload stalled for too long and was abandoned; send it again")

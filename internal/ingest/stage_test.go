@@ -191,3 +191,32 @@ func TestCleanUp(t *testing.T) {
 		t.Errorf("chunks of the live upload: %v", c)
 	}
 }
+
+// The rows of one sale share a chunk: a full chunk is cut where the
+// sale_external_id changes, up to four times the chunk size.
+func TestStageKeepsSalesTogether(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	var body strings.Builder
+	body.WriteString("[")
+	for i, id := range []string{"S1", "S1", "S1", "S2", "S2", "S3", "S4", "S4", "S4", "S4", "S4", "S4", "S4", "S4", "S4", "S4"} {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		fmt.Fprintf(&body, `{"sale_external_id": %q, "product_id": "p%d"}`, id, i)
+	}
+	body.WriteString("]")
+	lim := ingest.Limits{ChunkRecords: 2}
+	recs, err := ingest.NewRecords(strings.NewReader(body.String()), ingest.JSON, "", importing.Sales, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := ingest.Run{ID: "sales1", CompanyID: "acme", Entity: importing.Sales, Actor: "system", Source: "test", CorrelationID: "c1"}
+	if _, err := ingest.NewStore(pool).Stage(context.Background(), run, recs, lim); err != nil {
+		t.Fatal(err)
+	}
+	// S3 and S4 share a chunk; S4, longer than the cap, is cut at 4 × 2.
+	want := []chunkRow{{0, 0, 3, 3}, {1, 3, 2, 2}, {2, 5, 8, 8}, {3, 13, 3, 3}}
+	if diff := cmp.Diff(want, chunks(t, pool, "sales1")); diff != "" {
+		t.Errorf("chunks (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,49 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/dataquery"
+)
+
+// DataQueries runs data queries; commands.RunDataQueryHandler implements
+// it.
+type DataQueries interface {
+	Handle(ctx context.Context, cmd commands.RunDataQuery) (commands.DataQueryResult, error)
+}
+
+// maxQueryBody bounds the body of a data query: a match and an update,
+// not data.
+const maxQueryBody = 1 << 20
+
+// handleDataQuery serves POST /api/data/query/ {datatype, match, update}:
+// it answers {"matched", "updated", "run_id"} once the update of every
+// match is scheduled as an import run (GET /api/imports/<run_id>/ follows
+// it).
+func (s *Server) handleDataQuery(c *gin.Context) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request.Body, maxQueryBody+1))
+	if err != nil {
+		return domain.Errorf(domain.Invalid, "could not read the body: %v", err)
+	}
+	if len(body) > maxQueryBody {
+		return domain.Errorf(domain.TooLarge, "a data query body is at most %d bytes", maxQueryBody)
+	}
+	q, err := dataquery.Parse(body)
+	if err != nil {
+		return err
+	}
+	p, _ := principalOf(c)
+	co, _ := companyOf(c)
+	res, err := s.dataQueries.Handle(commandContext(c), commands.RunDataQuery{Principal: p, Company: co, Query: q})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, res)
+	return nil
+}

@@ -1,0 +1,340 @@
+package sale
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/product"
+	"github.com/clientele/clientele/domain/values"
+)
+
+// Problem is why a record is rejected: the field at fault, when one is
+// (a row field of sale_rows as "sale_rows.<i>.<field>"), and a reason
+// that never quotes the value, since rejections are stored and the value
+// may be personal data.
+type Problem struct {
+	Field  string
+	Reason string
+}
+
+func (p *Problem) Error() string {
+	if p.Field == "" {
+		return p.Reason
+	}
+	return p.Field + ": " + p.Reason
+}
+
+// Record is one import record, validated and normalised: a flat row (with
+// transaction fields or without), or a transaction with sale_rows.
+type Record struct {
+	// ExternalID is sale_external_id, which every record carries.
+	ExternalID string
+	// Tx are the transaction-level fields the record gives, in their
+	// normal forms (the forms of Upserted.Set), with the company fields
+	// (on a sale they belong to the transaction, wherever they are sent).
+	// A field sent as "" is kept with the value "" (no normal form is
+	// ""): the record removes it.
+	Tx map[string]any
+	// Rows are the record's rows: the one of a flat record (none when it
+	// carries only transaction fields), or those of sale_rows.
+	Rows []RowRecord
+	// Nested is true for a record with sale_rows: its row fields are
+	// named "sale_rows.<i>.<field>" in rejections.
+	Nested bool
+	// TxProblem is a problem of a transaction-level field of the record.
+	// It rejects every record of the transaction (Book.Decide): accepting
+	// the others without it would store the purchase in a wrong currency,
+	// state or customer.
+	TxProblem *Problem
+}
+
+// RowRecord is one row as given.
+type RowRecord struct {
+	// Fields are the row's fields in their normal forms: quantity a
+	// json.Number rounded to two decimals, amounts int64 minor units
+	// (discount positive), tags sorted; product_id, product_sku and ean
+	// strings. A field sent as "" is left out: a row is replaced whole.
+	Fields map[string]any
+	// Product is the row's product: product_id, else product_sku, else
+	// ean, with the product_* fields as its details (brand, title, type,
+	// vendor, category). Book.Decide adds the unit price as its price.
+	Product product.Ref
+}
+
+// Parser validates and normalises the records of one company.
+type Parser struct {
+	shortName string
+	loc       *time.Location
+	customers *customer.Parser
+	products  *product.Parser
+}
+
+// NewParser returns a parser for c's records: naive datetimes are read in
+// c's timezone and company fields carry c's short name.
+func NewParser(c company.Company) *Parser {
+	return &Parser{shortName: c.ShortName, loc: c.Location(),
+		customers: customer.NewParser(c), products: product.NewParser(c)}
+}
+
+// Parse validates one record, a JSON object. It rejects, with a *Problem,
+// a record that is not an object or has no sale_external_id, an unknown
+// key, a bad row field and a row without its product or quantity: the
+// record alone. A bad transaction-level field is Record.TxProblem, which
+// rejects the whole transaction. null is absent; "" removes a
+// transaction field (but sale_date, sale_currency, sale_exchange_rate
+// and sale_state, which a sale keeps once given) and is absent in a row.
+func (p *Parser) Parse(raw []byte) (Record, error) {
+	m, field, reason := values.DecodeRecord(raw)
+	if reason != "" {
+		return Record{}, &Problem{Field: field, Reason: reason}
+	}
+	r := Record{Tx: map[string]any{}}
+	if v, ok := m[FieldExternalID]; ok && v != nil {
+		s, reason := id(v)
+		if reason != "" {
+			return Record{}, &Problem{Field: FieldExternalID, Reason: reason}
+		}
+		r.ExternalID = s.(string)
+	} else {
+		return Record{}, &Problem{Field: FieldExternalID, Reason: "sale_external_id is required on every record"}
+	}
+	flat := map[string]any{}
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		v := m[key]
+		var err error
+		switch _, isRow := rowFields[key]; {
+		case v == nil || key == FieldExternalID || key == FieldRows:
+		case isRow:
+			flat[key] = v
+		default:
+			err = p.txField(&r, key, v)
+		}
+		if err != nil {
+			return Record{}, err
+		}
+	}
+	// After the transaction's own fields: a company field sent in a row
+	// is the transaction's too, and the later value wins.
+	if v := m[FieldRows]; v != nil {
+		if err := p.nested(&r, v); err != nil {
+			return Record{}, err
+		}
+	}
+	if r.Nested {
+		for _, key := range slices.Sorted(maps.Keys(flat)) {
+			if !values.Blank(flat[key]) {
+				return Record{}, &Problem{Field: key, Reason: "a record with sale_rows carries its row fields in its rows"}
+			}
+		}
+		return r, nil
+	}
+	row, err := p.row(flat, "")
+	if err != nil {
+		return Record{}, err
+	}
+	if row != nil {
+		r.Rows = []RowRecord{*row}
+	}
+	return r, nil
+}
+
+// nested reads sale_rows.
+func (p *Parser) nested(r *Record, v any) error {
+	if values.Blank(v) {
+		return nil // an empty CSV cell
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return &Problem{Field: FieldRows, Reason: "must be a list of row objects"}
+	}
+	r.Nested = true
+	for i, e := range list {
+		prefix := FieldRows + "." + strconv.Itoa(i) + "."
+		m, ok := e.(map[string]any)
+		if !ok {
+			return &Problem{Field: strings.TrimSuffix(prefix, "."), Reason: "must be a row object"}
+		}
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			if _, isRow := rowFields[key]; isRow || m[key] == nil {
+				continue
+			}
+			if strings.HasPrefix(key, "sale_") {
+				return &Problem{Field: safeName(prefix + key), Reason: "a transaction-level field belongs to the transaction, beside sale_rows, not in a row"}
+			}
+			// A company field: the transaction's, wherever sent.
+			if err := p.companyField(r, prefix+key, key, m[key]); err != nil {
+				return err
+			}
+			delete(m, key)
+		}
+		row, err := p.row(m, prefix)
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			return &Problem{Field: prefix + RowProductID, Reason: "a row needs product_id (or product_sku or ean)"}
+		}
+		r.Rows = append(r.Rows, *row)
+	}
+	return nil
+}
+
+// txField reads a transaction-level field (or a company field) of r.
+func (p *Parser) txField(r *Record, key string, v any) error {
+	if target, ok := customerFields[key]; ok {
+		r.setTx(key, p.customerField(r, key, target, v))
+		return nil
+	}
+	k, ok := txFields[key]
+	if !ok {
+		return p.companyField(r, key, key, v)
+	}
+	if values.Blank(v) {
+		if permanent[key] {
+			r.problem(key, key+" cannot be removed")
+			return nil
+		}
+		r.setTx(key, "")
+		return nil
+	}
+	nv, reason := value(k, v, p.loc)
+	if reason != "" {
+		r.problem(key, reason)
+		return nil
+	}
+	r.setTx(key, nv)
+	return nil
+}
+
+// customerField validates one field of the customer part with the
+// customer's rules (and the customer's normal form: the sale's own copy
+// of the field is normalised the same way). The customer parser wants an
+// identifier in any record, so a field is checked beside a stand-in one;
+// whether the transaction has a real one is Book.Decide's to say.
+func (p *Parser) customerField(r *Record, key, target string, v any) any {
+	m := map[string]any{target: v, "external_id": "0"}
+	if target == "external_id" {
+		m = map[string]any{target: v, "email": "stand-in@example.com"}
+	}
+	c, err := p.customers.ParseMap(m)
+	var prob *customer.Problem
+	if errors.As(err, &prob) {
+		r.problem(key, prob.Reason)
+		return nil
+	}
+	if v, ok := c.Changes.Set[target]; ok {
+		return v
+	}
+	return "" // removed
+}
+
+// companyField keeps "<ShortName>__<name>" as sent; the prefix is matched
+// without regard to case and stored as the company's short name.
+func (p *Parser) companyField(r *Record, name, key string, v any) error {
+	prefix, field, ok := strings.Cut(key, "__")
+	if !ok || prefix == "" {
+		return unknownField(name)
+	}
+	if !strings.EqualFold(prefix, p.shortName) {
+		f := safeName(name)
+		if f == "" {
+			return unknownField(name)
+		}
+		return &Problem{Field: f, Reason: "unknown field " + f + ": company-specific fields are named " + p.shortName + "__<name>"}
+	}
+	if field == "" {
+		return &Problem{Field: safeName(name), Reason: "a company-specific field needs a name after " + p.shortName + "__"}
+	}
+	if values.Blank(v) {
+		v = ""
+	}
+	r.setTx(p.shortName+"__"+field, v)
+	return nil
+}
+
+func unknownField(key string) error {
+	if f := safeName(key); f != "" {
+		return &Problem{Field: f, Reason: "unknown field " + f}
+	}
+	return &Problem{Reason: "unknown field (its name is not shown: it does not look like a field name)"}
+}
+
+// row validates the row fields m (row field names only) of a row named
+// with prefix in rejections; nil when m gives no row field at all.
+func (p *Parser) row(m map[string]any, prefix string) (*RowRecord, error) {
+	row := RowRecord{Fields: map[string]any{}}
+	details := map[string]any{}
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		v := m[key]
+		if v == nil || values.Blank(v) {
+			continue
+		}
+		if d, ok := productDetails[key]; ok {
+			details[d] = v
+			continue
+		}
+		k, ok := rowFields[key]
+		if !ok {
+			return nil, unknownField(prefix + key)
+		}
+		nv, reason := value(k, v, p.loc)
+		if reason != "" {
+			return nil, &Problem{Field: prefix + key, Reason: reason}
+		}
+		row.Fields[key] = nv
+	}
+	if len(details) > 0 {
+		d, err := p.products.Details(details)
+		var prob *product.Problem
+		if errors.As(err, &prob) {
+			return nil, &Problem{Field: prefix + detailField(prob.Field), Reason: prob.Reason}
+		}
+		for field, v := range d {
+			row.Fields[detailField(field)] = v
+		}
+		row.Product.Details = d
+	}
+	if len(row.Fields) == 0 {
+		return nil, nil
+	}
+	row.Product.ExternalID, _ = row.Fields[RowProductID].(string)
+	row.Product.SKU, _ = row.Fields[RowSKU].(string)
+	row.Product.EAN, _ = row.Fields[RowEAN].(string)
+	switch {
+	case row.Product.Empty():
+		return nil, &Problem{Field: prefix + RowProductID, Reason: "a row needs product_id (or product_sku or ean)"}
+	case row.Fields[RowQuantity] == nil:
+		return nil, &Problem{Field: prefix + RowQuantity, Reason: "quantity is required"}
+	}
+	return &row, nil
+}
+
+// detailField returns the row field of a product detail.
+func detailField(productField string) string {
+	for row, d := range productDetails {
+		if d == productField {
+			return row
+		}
+	}
+	return productField
+}
+
+func (r *Record) setTx(key string, v any) {
+	if v != nil {
+		r.Tx[key] = v
+	}
+}
+
+// problem keeps the first transaction-level problem of the record (in key
+// order).
+func (r *Record) problem(field, reason string) {
+	if r.TxProblem == nil {
+		r.TxProblem = &Problem{Field: field, Reason: reason}
+	}
+}

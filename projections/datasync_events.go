@@ -1,0 +1,148 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/activity"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/crypto"
+)
+
+// eventsFeed is the datasync feed of events: each EventRecorded and each
+// EventDeleted is one change, the event shown with the events projector's
+// own code (eventDoc), personal fields opened with the customer's key as
+// it is now (none once the customer is forgotten). A deleted event is its
+// recorded document with "is_deleted": true. A message always carries id
+// and is_deleted.
+//
+// Its messages are about the event's customer (datasync_messages.
+// entity_id is the customer's id): forgetting the customer removes the
+// personal fields from them (personalFeed).
+type eventsFeed struct {
+	keys crypto.KeyStore
+}
+
+func (eventsFeed) eventTypes() []string { return []string{activity.TypeRecorded, activity.TypeDeleted} }
+
+func (eventsFeed) alwaysSent() []string { return []string{"id", "is_deleted"} }
+
+func (eventsFeed) personalFields() []string { return activity.Personal }
+
+func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+	type item struct {
+		key     activityKey
+		deleted bool
+	}
+	items := make([]item, len(changes))
+	recs := map[activityKey]*activity.Recorded{}
+	var lookCompanies []string // deleted events recorded before this call: found in the log
+	var lookIDs []int64
+	asked := map[activityKey]bool{}
+	for i, e := range changes {
+		company := e.Metadata.CompanyID
+		switch e.Type {
+		case activity.TypeRecorded:
+			var rec activity.Recorded
+			if err := decodeNumbersEvent(*e, &rec); err != nil {
+				return nil, err
+			}
+			items[i].key = activityKey{company, rec.ID}
+			recs[items[i].key] = &rec
+		case activity.TypeDeleted:
+			var d activity.Deleted
+			if err := decode(*e, &d); err != nil {
+				return nil, err
+			}
+			k := activityKey{company, d.ID}
+			items[i] = item{key: k, deleted: true}
+			if recs[k] == nil && !asked[k] {
+				asked[k] = true
+				lookCompanies, lookIDs = append(lookCompanies, company), append(lookIDs, d.ID)
+			}
+		}
+	}
+	if err := recordedInLog(ctx, tx, lookCompanies, lookIDs, recs); err != nil {
+		return nil, err
+	}
+	needKeys := map[customerKey]bool{}
+	byCompany := map[string][]string{}
+	for k, rec := range recs {
+		if ck := (customerKey{k.company, rec.CustomerID}); len(rec.Sealed) > 0 && !needKeys[ck] {
+			needKeys[ck] = true
+			byCompany[k.company] = append(byCompany[k.company], ck.id)
+		}
+	}
+	keys, err := loadCustomerKeys(ctx, tx, f.keys, byCompany)
+	if err != nil {
+		return nil, fmt.Errorf("projections: datasync: events: %w", err)
+	}
+
+	out := make([]entityState, len(changes))
+	for i, it := range items {
+		rec := recs[it.key]
+		if rec == nil {
+			// Deleted, never recorded (the write side does not do that):
+			// all there is to say.
+			out[i] = entityState{fields: map[string]json.RawMessage{
+				"id": json.RawMessage(fmt.Sprint(it.key.id)), "is_deleted": json.RawMessage("true")}, deleted: true}
+			continue
+		}
+		var personal map[string]any
+		if len(rec.Sealed) > 0 {
+			if personal, _, err = openPersonal(keys, customerKey{it.key.company, rec.CustomerID}, rec.Sealed, activity.Personal); err != nil {
+				return nil, fmt.Errorf("projections: datasync: events: open %d: %w", rec.ID, err)
+			}
+		}
+		st := entityState{id: rec.CustomerID, deleted: it.deleted}
+		if st.fields, err = encodeFields(eventDoc(*rec, personal, it.deleted)); err != nil {
+			return nil, fmt.Errorf("projections: datasync: event %d: %w", rec.ID, err)
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+// recordedInLog adds to recs the EventRecorded of each company's id, read
+// from the log in one query (two index lookups each: events_activity_id).
+func recordedInLog(ctx context.Context, tx pgx.Tx, companies []string, ids []int64, recs map[activityKey]*activity.Recorded) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT e.company_id, e.data FROM unnest($1::text[], $2::bigint[]) AS w(company_id, id)
+		JOIN events e ON e.company_id = w.company_id AND e.event_type = 'EventRecorded' AND e.data->'id' = to_jsonb(w.id)`,
+		companies, ids)
+	if err != nil {
+		return fmt.Errorf("projections: datasync: events: read recorded: %w", err)
+	}
+	var company string
+	var data []byte
+	_, err = pgx.ForEachRow(rows, []any{&company, &data}, func() error {
+		var rec activity.Recorded
+		if err := decodeNumbers(data, &rec); err != nil {
+			return err
+		}
+		recs[activityKey{company, rec.ID}] = &rec
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("projections: datasync: events: read recorded: %w", err)
+	}
+	return nil
+}
+
+// encodeFields encodes each field of a document.
+func encodeFields(doc map[string]any) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(doc))
+	for k, v := range doc {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+		out[k] = b
+	}
+	return out, nil
+}

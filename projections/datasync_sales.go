@@ -1,0 +1,108 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/sale"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/crypto"
+)
+
+// salesFeed is the datasync feed of sales: each SaleUpserted is one
+// change. It folds each changed sale's stream, up to the change, with
+// the sales projector's own code (saleRow.applyUpsert), personal fields
+// opened with the customer's key as it is now, so a message shows exactly
+// what retrieval shows. A message always carries sale_external_id (the
+// sale's identity to clients; retrieval shows no other id) and
+// sale_is_deleted.
+//
+// Its messages are about the sale's customer (datasync_messages.entity_id
+// is the customer's id after the change): forgetting the customer removes
+// the personal fields from them (personalFeed).
+//
+// Like the catalog feeds it reads each changed sale's whole stream per
+// call, in one query: sales streams are short (a transaction changes a
+// few times).
+type salesFeed struct {
+	keys crypto.KeyStore
+}
+
+func (salesFeed) eventTypes() []string { return []string{sale.TypeUpserted} }
+
+func (salesFeed) alwaysSent() []string { return []string{saleFieldExternalID, saleFieldIsDeleted} }
+
+func (salesFeed) personalFields() []string { return sale.Personal }
+
+func (f salesFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+	var streams []string
+	var upto []int64
+	index := map[string]int{}               // stream -> its place in streams
+	at := make(map[int64]int, len(changes)) // global position -> change
+	for i, e := range changes {
+		j, ok := index[e.StreamID]
+		if !ok {
+			j = len(streams)
+			index[e.StreamID] = j
+			streams, upto = append(streams, e.StreamID), append(upto, 0)
+		}
+		upto[j] = max(upto[j], e.StreamVersion)
+		at[e.Position.Global] = i
+	}
+	history, err := readStreamsUpTo(ctx, tx, streams, upto)
+	if err != nil {
+		return nil, fmt.Errorf("projections: datasync: sales: %w", err)
+	}
+	ups := make([]sale.Upserted, len(history))
+	needKeys := map[customerKey]bool{}
+	byCompany := map[string][]string{}
+	for i, e := range history {
+		if e.Type != sale.TypeUpserted {
+			continue
+		}
+		if err := decodeNumbersEvent(e, &ups[i]); err != nil {
+			return nil, err
+		}
+		company := e.Metadata.CompanyID
+		if ck := (customerKey{company, ups[i].CustomerID}); len(ups[i].Sealed) > 0 && !needKeys[ck] {
+			needKeys[ck] = true
+			byCompany[company] = append(byCompany[company], ck.id)
+		}
+	}
+	keys, err := loadCustomerKeys(ctx, tx, f.keys, byCompany)
+	if err != nil {
+		return nil, fmt.Errorf("projections: datasync: sales: %w", err)
+	}
+
+	out := make([]entityState, len(changes))
+	filled := 0
+	var r *saleRow
+	for i := range history {
+		e := &history[i]
+		if r == nil || e.StreamID != history[i-1].StreamID {
+			r = newSaleRow(catalogKey{e.Metadata.CompanyID, ups[i].SaleID}, e.RecordedAt)
+		}
+		if e.Type != sale.TypeUpserted || !r.advance(e) {
+			continue
+		}
+		if _, err := r.applyUpsert(e, ups[i], keys); err != nil {
+			return nil, err
+		}
+		j, ok := at[e.Position.Global]
+		if !ok {
+			continue
+		}
+		st := entityState{id: r.CustomerID, deleted: r.deleted()}
+		if st.fields, err = encodeFields(r.Doc); err != nil {
+			return nil, fmt.Errorf("projections: datasync: sale %s: %w", r.SaleID, err)
+		}
+		out[j] = st
+		filled++
+	}
+	if filled != len(changes) {
+		return nil, fmt.Errorf("projections: datasync: sales: %d of %d changes found in their streams", filled, len(changes))
+	}
+	return out, nil
+}

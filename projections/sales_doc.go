@@ -1,0 +1,189 @@
+package projections
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/clientele/clientele/domain/sale"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// Fields of a retrieved sale.
+const (
+	saleFieldExternalID = "sale_external_id"
+	saleFieldRows       = "sale_rows"
+	saleFieldTotal      = "sale_total"
+	saleFieldDiscount   = "sale_discount"
+	saleFieldIsDeleted  = "sale_is_deleted"
+	saleFieldState      = "sale_state"
+	saleFieldDate       = "sale_date"
+	rowFieldTotal       = "total"
+	rowFieldIsDeleted   = "is_deleted"
+)
+
+// Fields the projector owns: a change never sets them.
+var ownedSaleFields = []string{saleFieldExternalID, saleFieldRows}
+
+// saleRow is a row of the sales table while events are applied to it.
+// Doc is the transaction as retrieval shows it; Rows and TotalGiven are
+// what a later change needs besides: every row with its key (deleted
+// ones too), and whether sale_total was given (else the rows compute it).
+type saleRow struct {
+	CompanyID, SaleID, CustomerID string
+	Doc                           map[string]any
+	Rows                          []sale.Row
+	TotalGiven                    bool
+	Version                       int64
+	CreatedAt, UpdatedAt          time.Time
+	changed                       bool
+}
+
+// advance reports whether an event at version v of the sale's stream is
+// new to the row, and marks the row changed: a replayed event is skipped.
+func (r *saleRow) advance(e *eventstore.RecordedEvent) bool {
+	if e.StreamVersion <= r.Version {
+		return false
+	}
+	r.Version, r.UpdatedAt, r.changed = e.StreamVersion, e.RecordedAt.UTC(), true
+	return true
+}
+
+// applyUpsert opens the event's personal fields with its customer's key
+// and folds the event into the row. gone reports that the key is gone
+// (the customer is forgotten): the row then keeps no personal field.
+// The projector and the datasync feed share it, so both show the same.
+func (r *saleRow) applyUpsert(e *eventstore.RecordedEvent, u sale.Upserted, keys map[customerKey][]byte) (gone bool, err error) {
+	var personal map[string]any
+	if len(u.Sealed) > 0 {
+		var ok bool
+		personal, ok, err = openPersonal(keys, customerKey{r.CompanyID, u.CustomerID}, u.Sealed, sale.Personal)
+		if err != nil {
+			return false, fmt.Errorf("projections: sales: open %s/%d: %w", e.StreamID, e.StreamVersion, err)
+		}
+		gone = !ok
+	}
+	r.apply(u, personal, gone)
+	return gone, nil
+}
+
+// apply folds one SaleUpserted into the row: Set and Unset, the personal
+// fields (or none, forgotten), the rows by key; then the derived fields.
+func (r *saleRow) apply(u sale.Upserted, personal map[string]any, forgotten bool) {
+	if r.CustomerID != "" && r.CustomerID != u.CustomerID {
+		// The personal fields describe the sale's customer, and forgetting
+		// finds them by it: another customer's go.
+		dropFields(r.Doc, sale.Personal)
+	}
+	r.CustomerID = u.CustomerID
+	for k, v := range u.Set {
+		switch {
+		case slices.Contains(ownedSaleFields, k) || slices.Contains(sale.Personal, k):
+		case v == nil: // null is absent
+			delete(r.Doc, k)
+			r.TotalGiven = r.TotalGiven && k != saleFieldTotal
+		default:
+			r.Doc[k] = v
+			r.TotalGiven = r.TotalGiven || k == saleFieldTotal
+		}
+	}
+	for _, k := range u.Unset {
+		if !slices.Contains(ownedSaleFields, k) {
+			delete(r.Doc, k)
+			r.TotalGiven = r.TotalGiven && k != saleFieldTotal
+		}
+	}
+	r.Doc[saleFieldExternalID] = u.ExternalID
+	if forgotten {
+		dropFields(r.Doc, sale.Personal)
+	}
+	for k, v := range personal {
+		if v == nil || v == "" { // "" removes the field
+			delete(r.Doc, k)
+		} else {
+			r.Doc[k] = v
+		}
+	}
+	for _, row := range u.Rows {
+		if i := slices.IndexFunc(r.Rows, func(s sale.Row) bool { return s.Key == row.Key }); i >= 0 {
+			r.Rows[i] = row
+		} else {
+			r.Rows = append(r.Rows, row)
+		}
+	}
+	r.finish()
+}
+
+// finish sets the derived fields: sale_rows (the rows' fields in order,
+// deleted rows left out), sale_total when it was not given (the shown
+// rows' totals minus sale_discount), sale_is_deleted (false unless set),
+// and sale_date in UTC.
+func (r *saleRow) finish() {
+	shown := make([]map[string]any, 0, len(r.Rows))
+	var sum int64
+	for _, row := range r.Rows {
+		if row.Fields[rowFieldIsDeleted] == true {
+			continue
+		}
+		shown = append(shown, row.Fields)
+		t, _ := money(row.Fields[rowFieldTotal])
+		sum += t
+	}
+	r.Doc[saleFieldRows] = shown
+	if !r.TotalGiven {
+		discount, _ := money(r.Doc[saleFieldDiscount])
+		r.Doc[saleFieldTotal] = sum - discount
+	}
+	if _, ok := r.Doc[saleFieldIsDeleted]; !ok {
+		r.Doc[saleFieldIsDeleted] = false
+	}
+	if v, ok := r.Doc[saleFieldDate]; ok {
+		r.Doc[saleFieldDate] = utcDatetime(v)
+	}
+}
+
+// deleted reports whether the sale is deleted.
+func (r *saleRow) deleted() bool { return r.Doc[saleFieldIsDeleted] == true }
+
+// state is the sale's sale_state, the default when it has none.
+func (r *saleRow) state() string {
+	if s, ok := r.Doc[saleFieldState].(string); ok && s != "" {
+		return s
+	}
+	return sale.DefaultState
+}
+
+// counted reports whether the sale counts in statistics and revenue.
+func (r *saleRow) counted() bool { return !r.deleted() && !sale.Uncounted(r.state()) }
+
+// date is the sale's sale_date, if it has one that reads as a datetime.
+func (r *saleRow) date() (time.Time, bool) {
+	s, _ := r.Doc[saleFieldDate].(string)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// money reads an amount in minor units. Amounts are integers; anything
+// else that is a number is rounded to the nearest unit.
+func money(v any) (int64, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n, true
+		}
+		f, err := v.Float64()
+		if err != nil {
+			return 0, false
+		}
+		return int64(math.Round(f)), true
+	case float64:
+		return int64(math.Round(v)), true
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	}
+	return 0, false
+}

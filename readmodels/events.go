@@ -1,0 +1,34 @@
+package readmodels
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Events reads the events read model (projections.Events): the
+// interface's Event entity, in the table activity_events (the log's own
+// table is events).
+type Events struct {
+	pool *pgxpool.Pool
+}
+
+// NewEvents returns the queries on pool.
+func NewEvents(pool *pgxpool.Pool) *Events {
+	if pool == nil {
+		panic("readmodels: NewEvents: nil pool")
+	}
+	return &Events{pool: pool}
+}
+
+// eventsTable is the retrieval shape of the activity_events table. Ids
+// are integers given in import order, so pages are in that order, 9
+// before 10. Deleted events are left out.
+var eventsTable = docTable{name: "activity_events", id: "event_id", visible: "NOT is_deleted", numeric: true}
+
+// Retrieve returns one page of the company's events in id order. The read
+// model follows the log asynchronously: an event appears within moments
+// of its import.
+func (q *Events) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
+	return eventsTable.page(ctx, q.pool, pq)
+}

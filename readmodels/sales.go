@@ -1,0 +1,30 @@
+package readmodels
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Sales reads the sales read model (projections.Sales): one document per
+// transaction, its rows in sale_rows.
+type Sales struct {
+	pool *pgxpool.Pool
+}
+
+// NewSales returns the queries on pool.
+func NewSales(pool *pgxpool.Pool) *Sales {
+	if pool == nil {
+		panic("readmodels: NewSales: nil pool")
+	}
+	return &Sales{pool: pool}
+}
+
+// salesTable is the retrieval shape of the sales table. Deleted sales
+// (sale_is_deleted: true) are left out; cancelled ones are shown.
+var salesTable = docTable{name: "sales", id: "sale_id", visible: "NOT is_deleted"}
+
+// Retrieve returns one page of the company's sales in creation order.
+func (q *Sales) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
+	return salesTable.page(ctx, q.pool, pq)
+}
