@@ -4,16 +4,14 @@ import (
 	"encoding/json"
 	"runtime"
 	"sync"
-
-	"github.com/clientele/clientele/domain/customer"
 )
 
-// parseCustomers validates the records of a chunk. records[i] is nil when
-// problems[i] rejects record i.
-func parseCustomers(p *customer.Parser, raws []json.RawMessage) (records []*customer.Record, problems []error) {
-	records, problems = make([]*customer.Record, len(raws)), make([]error, len(raws))
+// parseChunk validates the records of a chunk with parse, on every core.
+// records[i] is nil when problems[i] rejects record i.
+func parseChunk[R any](raws []json.RawMessage, parse func([]byte) (R, error)) (records []*R, problems []error) {
+	records, problems = make([]*R, len(raws)), make([]error, len(raws))
 	inParallel(len(raws), func(i int) {
-		r, err := p.Parse(raws[i])
+		r, err := parse(raws[i])
 		if err != nil {
 			problems[i] = err
 			return

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -54,7 +53,7 @@ func (*CustomerImporter) Entity() importing.Entity { return importing.Customers 
 // with one query each, the data keys with one statement per operation,
 // the events with one commit, and the state written back with a COPY per
 // table for new rows and one batch for the rest.
-func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (accepted int, rejections []importing.Rejection, err error) {
+func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (accepted int, _ []importing.Rejection, err error) {
 	co := chunk.Company
 	meta := chunk.Metadata
 	switch meta.CompanyID {
@@ -64,22 +63,10 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 	default:
 		return 0, nil, fmt.Errorf("commands: import customers: metadata of company %s in a chunk of %s", meta.CompanyID, co.ID)
 	}
-	reject := func(i int, err error) error {
-		var p *customer.Problem
-		if !errors.As(err, &p) {
-			return err
-		}
-		rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: p.Reason, Field: p.Field})
-		return nil
-	}
-
-	records, problems := parseCustomers(customer.NewParser(co), chunk.Records)
-	for i, err := range problems {
-		if err != nil {
-			if err := reject(i, err); err != nil {
-				return 0, nil, err
-			}
-		}
+	rej := rejecter{chunk: chunk, entity: "customers"}
+	records, problems := parseChunk(chunk.Records, customer.NewParser(co).Parse)
+	if err := rej.rejectAll(problems); err != nil {
+		return 0, nil, err
 	}
 
 	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, records)
@@ -91,8 +78,8 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 			continue
 		}
 		if _, err := links.decide(*r); err != nil {
-			if err := reject(i, err); err != nil {
-				return 0, nil, fmt.Errorf("commands: import customers: %w", err)
+			if err := rej.reject(i, err); err != nil {
+				return 0, nil, err
 			}
 			continue
 		}
@@ -110,5 +97,5 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 	if err := links.save(ctx, tx, h.now()); err != nil {
 		return 0, nil, err
 	}
-	return accepted, rejections, nil
+	return accepted, rej.list, nil
 }

@@ -12,8 +12,7 @@ import (
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/product"
-	"github.com/clientele/clientele/domain/sale"
-	"github.com/clientele/clientele/domain/shop"
+	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
 )
@@ -71,36 +70,15 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 	if err != nil {
 		return 0, nil, err
 	}
-	var rejections []importing.Rejection
-	reject := func(i int, err error) error {
-		field, reason, ok := problemOf(err)
-		if !ok {
-			return fmt.Errorf("commands: import events: %w", err)
-		}
-		rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: reason, Field: field})
-		return nil
+	rej := rejecter{chunk: chunk, entity: "events"}
+	records, problems := parseChunk(chunk.Records, activity.NewParser(co).Parse)
+	if err := rej.rejectAll(problems); err != nil {
+		return 0, nil, err
 	}
-
-	p := activity.NewParser(co)
-	records, problems := make([]*activity.Record, len(chunk.Records)), make([]error, len(chunk.Records))
-	inParallel(len(chunk.Records), func(i int) {
-		r, err := p.Parse(chunk.Records[i])
-		if err != nil {
-			problems[i] = err
-			return
-		}
-		records[i] = &r
-	})
 	customers := make([]*customer.Record, len(records))
 	var refs []product.Ref
 	for i, r := range records {
-		if problems[i] != nil {
-			if err := reject(i, problems[i]); err != nil {
-				return 0, nil, err
-			}
-			continue
-		}
-		if r.DeleteID == 0 {
+		if r != nil && r.DeleteID == 0 {
 			customers[i] = &r.Customer
 			refs = append(refs, r.Product)
 		}
@@ -130,7 +108,7 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 		}
 		if r.DeleteID > 0 {
 			if r.DeleteID > lastID {
-				if err := reject(i, &activity.Problem{Field: "id", Reason: reasonNoEvent}); err != nil {
+				if err := rej.reject(i, &activity.Problem{Field: "id", Reason: reasonNoEvent}); err != nil {
 					return 0, nil, err
 				}
 				continue
@@ -141,7 +119,7 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 		}
 		o, err := links.decide(r.Customer)
 		if err != nil {
-			if err := reject(i, eventCustomerProblem(err)); err != nil {
+			if err := rej.reject(i, eventCustomerProblem(err)); err != nil {
 				return 0, nil, err
 			}
 			continue
@@ -201,7 +179,7 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 	if err := products.save(ctx, tx); err != nil {
 		return 0, nil, err
 	}
-	return accepted, rejections, nil
+	return accepted, rej.list, nil
 }
 
 // recordedEvent is the EventRecorded of an accepted event, its personal
@@ -247,25 +225,12 @@ func withField(m map[string]any, key string, v any) map[string]any {
 }
 
 // problemOf returns the field and reason of a rejection by any domain
-// parser or book, and false for any other error (a failure, not a
-// rejection).
+// parser or book (a *values.Problem, which every entity's Problem is), and
+// false for any other error (a failure, not a rejection).
 func problemOf(err error) (field, reason string, ok bool) {
-	var cp *customer.Problem
-	var pp *product.Problem
-	var ap *activity.Problem
-	var sp *sale.Problem
-	var hp *shop.Problem
-	switch {
-	case errors.As(err, &ap):
-		return ap.Field, ap.Reason, true
-	case errors.As(err, &cp):
-		return cp.Field, cp.Reason, true
-	case errors.As(err, &pp):
-		return pp.Field, pp.Reason, true
-	case errors.As(err, &sp):
-		return sp.Field, sp.Reason, true
-	case errors.As(err, &hp):
-		return hp.Field, hp.Reason, true
+	var p *values.Problem
+	if !errors.As(err, &p) {
+		return "", "", false
 	}
-	return "", "", false
+	return p.Field, p.Reason, true
 }

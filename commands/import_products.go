@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -49,28 +48,16 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 	if err != nil {
 		return 0, nil, err
 	}
-	var rejections []importing.Rejection
-	reject := func(i int, err error) error {
-		var prob *product.Problem
-		if !errors.As(err, &prob) {
-			return fmt.Errorf("commands: import products: %w", err)
-		}
-		rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: prob.Reason, Field: prob.Field})
-		return nil
+	rej := rejecter{chunk: chunk, entity: "products"}
+	records, problems := parseChunk(chunk.Records, product.NewParser(chunk.Company).Parse)
+	if err := rej.rejectAll(problems); err != nil {
+		return 0, nil, err
 	}
-	p := product.NewParser(chunk.Company)
-	records := make([]*product.Record, len(chunk.Records))
 	var ids []string
-	for i, raw := range chunk.Records {
-		r, err := p.Parse(raw)
-		if err != nil {
-			if err := reject(i, err); err != nil {
-				return 0, nil, err
-			}
-			continue
+	for _, r := range records {
+		if r != nil {
+			ids = append(ids, r.ExternalID)
 		}
-		records[i] = &r
-		ids = append(ids, r.ExternalID)
 	}
 	book := product.NewBook(NewID, chunk.Company.Currency)
 	loaded, err := loadProducts(ctx, tx, chunk.Company.ID, ids, book)
@@ -86,7 +73,7 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		}
 		o, err := book.Decide(*r)
 		if err != nil {
-			if err := reject(i, err); err != nil {
+			if err := rej.reject(i, err); err != nil {
 				return 0, nil, err
 			}
 			continue
@@ -105,7 +92,7 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		c.Streams[j].Events = append(c.Streams[j].Events, event(product.TypeUpserted, o.Event))
 	}
 	if len(c.Streams) == 0 {
-		return accepted, rejections, nil
+		return accepted, rej.list, nil
 	}
 	c.Metadata = meta
 	if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
@@ -117,5 +104,5 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 	if err := saveProductKeys(ctx, tx, chunk.Company.ID, book.KeyChanges()); err != nil {
 		return 0, nil, err
 	}
-	return accepted, rejections, nil
+	return accepted, rej.list, nil
 }

@@ -64,35 +64,17 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	if err != nil {
 		return 0, nil, err
 	}
-	var rejections []importing.Rejection
-	reject := func(i int, err error) error {
-		field, reason, ok := problemOf(err)
-		if !ok {
-			return fmt.Errorf("commands: import sales: %w", err)
-		}
-		rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: reason, Field: field})
-		return nil
+	rej := rejecter{chunk: chunk, entity: "sales"}
+	records, problems := parseChunk(chunk.Records, sale.NewParser(co).Parse)
+	if err := rej.rejectAll(problems); err != nil {
+		return 0, nil, err
 	}
-
-	p := sale.NewParser(co)
-	records, problems := make([]*sale.Record, len(chunk.Records)), make([]error, len(chunk.Records))
-	inParallel(len(chunk.Records), func(i int) {
-		r, err := p.Parse(chunk.Records[i])
-		if err != nil {
-			problems[i] = err
-			return
-		}
-		records[i] = &r
-	})
 	// The records of one sale, in upload order; the sales in the order
 	// first named.
 	var order []string
 	groups := map[string][]int{}
 	for i, r := range records {
-		if problems[i] != nil {
-			if err := reject(i, problems[i]); err != nil {
-				return 0, nil, err
-			}
+		if r == nil {
 			continue
 		}
 		if _, ok := groups[r.ExternalID]; !ok {
@@ -150,7 +132,7 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	var pending []pendingSale
 	for _, d := range ds {
 		for _, r := range d.rej {
-			if err := reject(d.idx[r.Record], r.Err); err != nil {
+			if err := rej.reject(d.idx[r.Record], r.Err); err != nil {
 				return 0, nil, err
 			}
 		}
@@ -166,7 +148,7 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 				// does the sale, as if never decided.
 				book.Restore(d.ext, d.before, d.existed)
 				for _, a := range out.Accepted {
-					if err := reject(d.idx[a], saleCustomerProblem(err)); err != nil {
+					if err := rej.reject(d.idx[a], saleCustomerProblem(err)); err != nil {
 						return 0, nil, err
 					}
 				}
@@ -216,7 +198,7 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	if err := saveSales(ctx, tx, co.ID, book.Touched()); err != nil {
 		return 0, nil, err
 	}
-	return accepted, rejections, nil
+	return accepted, rej.list, nil
 }
 
 // saleAppend is the SaleUpserted of a decided transaction, its personal

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -46,19 +45,16 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	if err != nil {
 		return 0, nil, err
 	}
-	p := shop.NewParser(chunk.Company)
-	records := make([]*shop.Record, len(chunk.Records))
-	var rejections []importing.Rejection
+	rej := rejecter{chunk: chunk, entity: "shops"}
+	records, problems := parseChunk(chunk.Records, shop.NewParser(chunk.Company).Parse)
+	if err := rej.rejectAll(problems); err != nil {
+		return 0, nil, err
+	}
 	var ids []string
-	for i, raw := range chunk.Records {
-		r, err := p.Parse(raw)
-		var prob *shop.Problem
-		if errors.As(err, &prob) {
-			rejections = append(rejections, importing.Rejection{Index: chunk.FirstIndex + i, Reason: prob.Reason, Field: prob.Field})
-			continue
+	for _, r := range records {
+		if r != nil {
+			ids = append(ids, r.ExternalID)
 		}
-		records[i] = &r
-		ids = append(ids, r.ExternalID)
 	}
 	book := shop.NewBook(NewID)
 	loaded, err := loadShops(ctx, tx, chunk.Company.ID, ids, book)
@@ -87,7 +83,7 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		c.Streams[i].Events = append(c.Streams[i].Events, event(shop.TypeUpserted, o.Event))
 	}
 	if len(c.Streams) == 0 {
-		return accepted, rejections, nil
+		return accepted, rej.list, nil
 	}
 	c.Metadata = meta
 	if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
@@ -96,7 +92,7 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	if err := saveShops(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
 		return 0, nil, err
 	}
-	return accepted, rejections, nil
+	return accepted, rej.list, nil
 }
 
 // catalogMetadata returns the chunk's metadata with its company, refusing

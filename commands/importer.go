@@ -3,11 +3,14 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/eventstore"
 )
 
@@ -48,4 +51,35 @@ type Chunk struct {
 // PostgreSQL event store implements it.
 type TxAppender interface {
 	AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error)
+}
+
+// rejecter collects the rejections of a chunk.
+type rejecter struct {
+	chunk  Chunk
+	entity string
+	list   []importing.Rejection
+}
+
+// reject records that the chunk's record i is rejected when err is a
+// rejection (a *values.Problem, which every entity's Problem is) and
+// returns nil; any other error is a failure of the chunk, returned.
+func (r *rejecter) reject(i int, err error) error {
+	var p *values.Problem
+	if !errors.As(err, &p) {
+		return fmt.Errorf("commands: import %s: %w", r.entity, err)
+	}
+	r.list = append(r.list, importing.Rejection{Index: r.chunk.FirstIndex + i, Reason: p.Reason, Field: p.Field})
+	return nil
+}
+
+// rejectAll records the problems of a parsed chunk (parseChunk).
+func (r *rejecter) rejectAll(problems []error) error {
+	for i, err := range problems {
+		if err != nil {
+			if err := r.reject(i, err); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

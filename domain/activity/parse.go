@@ -15,17 +15,7 @@ import (
 // Problem is why a record is rejected: the field at fault, as the record
 // named it, when one is, and a reason that never quotes the value, since
 // rejections are stored and the value may be personal data.
-type Problem struct {
-	Field  string
-	Reason string
-}
-
-func (p *Problem) Error() string {
-	if p.Field == "" {
-		return p.Reason
-	}
-	return p.Field + ": " + p.Reason
-}
+type Problem = values.Problem
 
 // Record is one import record of events, validated and normalised by
 // Parser.Parse.

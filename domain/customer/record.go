@@ -3,6 +3,8 @@ package customer
 import (
 	"maps"
 	"slices"
+
+	"github.com/clientele/clientele/domain/values"
 )
 
 // Record is one import record, validated and normalised by Parser.Parse.
@@ -42,17 +44,7 @@ func (r Record) Identity(k Kind) string {
 // Problem is why a record is rejected: the field at fault, when one is,
 // and a reason that never quotes the value, since rejections are stored
 // and the value may be personal data.
-type Problem struct {
-	Field  string
-	Reason string
-}
-
-func (p *Problem) Error() string {
-	if p.Field == "" {
-		return p.Reason
-	}
-	return p.Field + ": " + p.Reason
-}
+type Problem = values.Problem
 
 // Reasons of the rejections Book.Decide makes.
 const (

@@ -21,17 +21,7 @@ type Record struct {
 }
 
 // Problem is why a record is rejected; Reason never quotes the value.
-type Problem struct {
-	Field  string
-	Reason string
-}
-
-func (p *Problem) Error() string {
-	if p.Field == "" {
-		return p.Reason
-	}
-	return p.Field + ": " + p.Reason
-}
+type Problem = values.Problem
 
 // Parser validates the records of one company.
 type Parser struct{ loc *time.Location }

@@ -18,17 +18,7 @@ import (
 // (a row field of sale_rows as "sale_rows.<i>.<field>"), and a reason
 // that never quotes the value, since rejections are stored and the value
 // may be personal data.
-type Problem struct {
-	Field  string
-	Reason string
-}
-
-func (p *Problem) Error() string {
-	if p.Field == "" {
-		return p.Reason
-	}
-	return p.Field + ": " + p.Reason
-}
+type Problem = values.Problem
 
 // Record is one import record, validated and normalised: a flat row (with
 // transaction fields or without), or a transaction with sale_rows.
