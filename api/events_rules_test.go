@@ -58,10 +58,11 @@ func TestEventRequiredFieldsAndTypes(t *testing.T) {
 		{"type": "SENTIMENT", "date": "2025-01-02", "email": "a@x.com", "sentiment_value": 8},
 		{"type": "MAIL_SUBSCRIBE", "date": "2025-01-02", "email": "a@x.com"},
 		{"type": "BROWSE", "date": "2025-01-02", "email": "nobody@x.com", "label": "home"},
-		{"type": "BROWSE", "date": "2025-01-02", "email": "a@x.com", "label": "home", "colour": "red"}
+		{"type": "BROWSE", "date": "2025-01-02", "email": "a@x.com", "label": "home", "colour": "red"},
+		{"type": "BROWSE", "date": "2025-01-02", "customer_token": "tok-1", "label": "home"}
 	]`)
 	want := []rejection{{1, "type"}, {2, "type"}, {3, "type"}, {5, "date"}, {6, ""}, {7, ""}, {8, "tracking_number"},
-		{9, "sentiment_value"}, {11, "mailing_lists"}, {12, "email"}, {13, "colour"}}
+		{9, "sentiment_value"}, {11, "mailing_lists"}, {12, "email"}, {13, "colour"}, {14, "customer_token"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rejections (-want +got):\n%s", diff)
 	}

@@ -186,3 +186,31 @@ func TestSalesCancellationAndReturnedRow(t *testing.T) {
 		t.Error("sale of a deleted customer stored")
 	}
 }
+
+func TestDataQueryUpdatesSales(t *testing.T) {
+	e, token := eventsEnv(t)
+	e.importAll(token, "/api/sales/upload/", `[
+		{"sale_external_id": "S1", "sale_date": "2025-03-01", "sale_email": "a@x.com", "sale_shop_id": "web", "product_id": "A", "quantity": 1, "unit_price": 1000},
+		{"sale_external_id": "S2", "sale_date": "2025-03-01", "sale_email": "a@x.com", "sale_shop_id": "store", "product_id": "A", "quantity": 1, "unit_price": 1000}
+	]`)
+	res := e.do(http.MethodPost, "/api/data/query/", bearer(token), jsonBody(map[string]any{
+		"datatype": "sales", "match": map[string]any{"sale_shop_id": "web"}, "update": map[string]any{"sale_state": "CLOSED"},
+	}))
+	res.wantStatus(t, http.StatusOK)
+	var a struct {
+		Matched int
+		RunID   string `json:"run_id"`
+	}
+	res.decode(t, &a)
+	if run, _ := e.waitRun(token, a.RunID); a.Matched != 1 || run.Import.State != "completed" {
+		t.Fatalf("answer %s, run %+v", res.body, run.Import)
+	}
+	e.waitProjections()
+	sales := salesByID(e.retrieveAll(token, "sales").Items)
+	if sales["S1"]["sale_state"] != "CLOSED" || sales["S2"]["sale_state"] != "COMPLETE" || len(rowsOf(t, sales["S1"])) != 1 {
+		t.Errorf("sales after the query: %v", sales)
+	}
+	e.do(http.MethodPost, "/api/data/query/", bearer(token), jsonBody(map[string]any{
+		"datatype": "sales", "match": map[string]any{"sale_shop_id": "web"}, "update": map[string]any{"quantity": 2},
+	})).wantError(t, http.StatusUnprocessableEntity, "validation_error")
+}
