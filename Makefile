@@ -28,6 +28,8 @@ test: lint
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(PKGS)
 	$(GO) run ./cmd/clientele-load -entity customers -n 1000000
+	$(GO) run ./cmd/clientele-load -entity events -n 1000000
+	$(GO) run ./cmd/clientele-load -entity sales -n 1000000
 
 clean:
 	rm -rf bin
