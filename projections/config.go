@@ -43,11 +43,19 @@ type RuntimeConfig struct {
 	PollInterval time.Duration
 	// LagInterval is how often the lag gauge is refreshed. Default 5s.
 	LagInterval time.Duration
-	// RetryMaxInterval caps the backoff between retries of a failing
-	// commit. A commit is retried forever, never skipped: skipping would
-	// silently corrupt the read model, while a stuck projector shows in its
-	// lag and its error logs. Default 5s.
+	// RetryMaxInterval caps the backoff between the attempts of one
+	// delivery of a failing commit. Default 5s.
 	RetryMaxInterval time.Duration
+	// MessageAttempts is the number of attempts of one delivery of a
+	// commit before it gives up (catchup.go): the commit is never skipped,
+	// since that would silently corrupt the read model; the projector
+	// stays before it, shows it in its lag and error logs, and retries it.
+	// Default 5.
+	MessageAttempts int
+	// StallAfter is how long a projector's checkpoint may stand still
+	// while the log has more before the lag watcher catches it up itself
+	// (every LagInterval). Default 30s.
+	StallAfter time.Duration
 	// AfterApply, when set, is called by an async projector right after the
 	// transaction that applied a commit and advanced its checkpoint
 	// committed, before the message is acked. It is a test seam (the crash
@@ -68,6 +76,12 @@ func (c *RuntimeConfig) setDefaults() {
 	if c.RetryMaxInterval == 0 {
 		c.RetryMaxInterval = 5 * time.Second
 	}
+	if c.MessageAttempts == 0 {
+		c.MessageAttempts = 5
+	}
+	if c.StallAfter == 0 {
+		c.StallAfter = 30 * time.Second
+	}
 }
 
 // Validate reports every problem of the configuration at once.
@@ -87,6 +101,9 @@ func (c RuntimeConfig) Validate() error {
 	}
 	if c.RetryMaxInterval < 0 {
 		errs = append(errs, errors.New("projections: RetryMaxInterval is negative"))
+	}
+	if c.MessageAttempts < 0 || c.StallAfter < 0 {
+		errs = append(errs, errors.New("projections: MessageAttempts or StallAfter is negative"))
 	}
 	// Names key checkpoints and consumer groups: they must be unique
 	// across both kinds.

@@ -46,8 +46,28 @@ func (r *Runtime) handler(p Projector) message.NoPublishHandlerFunc {
 }
 
 // apply applies commit h unless the checkpoint is already past it, and
-// returns the number of events applied.
+// returns the number of events applied. When h is not the next commit
+// after the checkpoint (an earlier delivery gave up on a commit, see
+// catchup.go), it applies every commit up to h from the log first.
 func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (int, error) {
+	cp, err := readCheckpoint(ctx, r.cfg.Pool, p.Name())
+	if err != nil {
+		return 0, err
+	}
+	if !cp.Position.Less(h.LastPosition()) {
+		return 0, nil // a redelivery
+	}
+	if next, ok, err := r.nextCommit(ctx, cp.Position); err != nil {
+		return 0, err
+	} else if ok && next != h.TxID {
+		return r.catchUp(ctx, p, h.LastPosition())
+	}
+	return r.applyAnnounced(ctx, p, h)
+}
+
+// applyAnnounced applies commit h, the next one after the checkpoint, as
+// its message announced it.
+func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitHeader) (int, error) {
 	name := p.Name()
 	tx, err := r.cfg.Pool.Begin(ctx)
 	if err != nil {

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// watchLag refreshes the lag gauge every LagInterval until ctx ends.
+// watchLag refreshes the lag gauge every LagInterval until ctx ends, and
+// catches up the projectors that stalled (resumeStalled).
 func (r *Runtime) watchLag(ctx context.Context) {
 	for _, p := range r.cfg.Inline {
 		r.metrics.lag.WithLabelValues(p.Name()).Set(0)
@@ -43,5 +44,6 @@ func (r *Runtime) updateLag(ctx context.Context) error {
 		}
 		r.metrics.lag.WithLabelValues(p.Name()).Set(float64(n))
 	}
+	r.resumeStalled(ctx, head)
 	return nil
 }

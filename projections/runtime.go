@@ -129,19 +129,39 @@ func (r *Runtime) router() (*message.Router, error) {
 	if err != nil {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
-	// Forever, in effect: a skipped commit would corrupt the read model.
+	// A few attempts per delivery, then giveUp acks: the commit is not
+	// skipped, the next delivery or resumeStalled applies it (catchup.go).
 	retry := bus.RetryForever(r.cfg.RetryMaxInterval, r.wlog)
+	retry.MaxRetries = r.cfg.MessageAttempts - 1
 	for _, p := range r.cfg.Async {
 		sub, err := r.transport.Subscriber(p.Name())
 		if err != nil {
 			return nil, err
 		}
 		h := router.AddNoPublisherHandler(p.Name(), bus.CommitsTopic, sub, r.handler(p))
-		// Retry outermost; the error counter sees every failed attempt,
-		// panics included, since Recoverer turns them into errors.
-		h.AddMiddleware(retry.Middleware, r.countErrors(p.Name()), middleware.Recoverer)
+		// The error counter sees every failed attempt, panics included,
+		// since Recoverer turns them into errors.
+		h.AddMiddleware(r.giveUp(p.Name()), retry.Middleware, r.countErrors(p.Name()), middleware.Recoverer)
 	}
 	return router, nil
+}
+
+// giveUp acks a message whose attempts all failed, so that the
+// subscriber's transaction, which holds back every log reader of the
+// server, ends: the projector's checkpoint stays before the commit, and
+// the commit is applied by the next delivery or by resumeStalled.
+func (r *Runtime) giveUp(name string) message.HandlerMiddleware {
+	return func(h message.HandlerFunc) message.HandlerFunc {
+		return func(msg *message.Message) ([]*message.Message, error) {
+			out, err := h(msg)
+			if err == nil || msg.Context().Err() != nil {
+				return out, err
+			}
+			r.cfg.Logger.Error("projections: a projector failed to apply a commit; it stays before it, and retries it with the next commit or when stalled",
+				"projector", name, "attempts", r.cfg.MessageAttempts, "err", err)
+			return nil, nil
+		}
+	}
 }
 
 func (r *Runtime) countErrors(name string) message.HandlerMiddleware {

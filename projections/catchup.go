@@ -1,0 +1,170 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/eventstore"
+)
+
+// A commit that an async projector fails to apply is not retried for ever
+// inside the delivery of its message. watermill-sql hands a message out
+// inside a transaction that locks the consumer group's offset; held for
+// ever, that transaction holds back pg_snapshot_xmin, which is the safe
+// head of every reader of the event log on the server: one poison commit
+// would stop every projector of every company. Instead:
+//
+//   - a delivery tries a few times (MessageAttempts), then gives up and
+//     acks: the checkpoint stays before the failed commit, nothing is
+//     skipped;
+//   - every later delivery first checks that its commit is the next one
+//     after the checkpoint; when it is not (the projector is behind), it
+//     catches up from the log, commit by commit, each in its own short
+//     transaction, up to and including its own;
+//   - the lag watcher retries a projector whose checkpoint has not moved
+//     for StallAfter while the log has more, so a failed commit is
+//     retried even when nothing new arrives (after a fix is deployed, at
+//     the new process's start).
+//
+// So a projector that cannot apply a commit stops there alone (its lag
+// grows, its errors are counted and logged) and resumes where it stopped
+// once it can: the read model is never missing a commit.
+
+// errBehind reports that the projector is behind the delivered commit.
+var errBehind = errors.New("behind")
+
+// nextCommit returns the transaction id of the first commit after pos in
+// the log, and false when there is none.
+func (r *Runtime) nextCommit(ctx context.Context, pos eventstore.Position) (uint64, bool, error) {
+	var xid string
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT transaction_id::text FROM events
+		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
+		ORDER BY transaction_id, global_position LIMIT 1`, strconv.FormatUint(pos.TxID, 10), pos.Global).Scan(&xid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("projections: next commit: %w", err)
+	}
+	tx, err := strconv.ParseUint(xid, 10, 64)
+	return tx, true, err
+}
+
+// catchUp applies to p, in log order, every commit after its checkpoint
+// up to and including the one ending at upTo, each commit in its own
+// transaction, and returns the number of events applied. It stops at the
+// first commit that fails, with its error: the commits before it stay
+// applied.
+func (r *Runtime) catchUp(ctx context.Context, p Projector, upTo eventstore.Position) (int, error) {
+	name := p.Name()
+	var types []string
+	if f, ok := p.(TypeFilter); ok {
+		types = f.EventTypes()
+	}
+	total := 0
+	for {
+		cp, err := readCheckpoint(ctx, r.cfg.Pool, name)
+		if err != nil {
+			return total, err
+		}
+		if !cp.Position.Less(upTo) {
+			return total, nil
+		}
+		events, err := r.cfg.Store.ReadLog(ctx, cp.Position, catchUpPage)
+		if err != nil {
+			return total, fmt.Errorf("projections: %s: catch up: %w", name, err)
+		}
+		if len(events) == 0 {
+			return total, nil
+		}
+		for _, commit := range commits(events) {
+			last := commit[len(commit)-1].Position
+			if upTo.Less(last) {
+				return total, nil
+			}
+			n, err := r.applyCommit(ctx, p, cp.Position, commit, types)
+			if err != nil {
+				return total, err
+			}
+			total += n
+			cp.Position = last
+		}
+	}
+}
+
+// catchUpPage is the number of events read from the log at a time.
+const catchUpPage = 1000
+
+// commits splits events read from the log (whole commits, in order) into
+// their commits.
+func commits(events []eventstore.RecordedEvent) [][]eventstore.RecordedEvent {
+	var out [][]eventstore.RecordedEvent
+	for start := 0; start < len(events); {
+		end := start + 1
+		for end < len(events) && events[end].Position.TxID == events[start].Position.TxID {
+			end++
+		}
+		out = append(out, events[start:end])
+		start = end
+	}
+	return out
+}
+
+// applyCommit applies one commit read from the log to p in one
+// transaction, if the checkpoint is still at after (another consumer may
+// have moved it), and advances the checkpoint past it.
+func (r *Runtime) applyCommit(ctx context.Context, p Projector, after eventstore.Position, commit []eventstore.RecordedEvent, types []string) (int, error) {
+	name := p.Name()
+	tx, err := r.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("projections: %s: %w", name, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	cp, err := lockCheckpoint(ctx, tx, name)
+	if err != nil {
+		return 0, err
+	}
+	last := commit[len(commit)-1].Position
+	if cp.Position != after {
+		return 0, tx.Commit(ctx) // moved on meanwhile; the caller reads again
+	}
+	events := commit
+	if types != nil {
+		events = slices.DeleteFunc(slices.Clone(commit), func(e eventstore.RecordedEvent) bool { return !slices.Contains(types, e.Type) })
+	}
+	if len(events) > 0 {
+		if err := p.Apply(ctx, tx, events); err != nil {
+			return 0, fmt.Errorf("projections: %s: apply commit %d: %w", name, last.TxID, err)
+		}
+	}
+	if err := advanceCheckpoint(ctx, tx, name, last, len(commit)); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("projections: %s: commit: %w", name, err)
+	}
+	return len(commit), nil
+}
+
+// resumeStalled catches up every async projector whose checkpoint has not
+// moved for StallAfter while the log has more: the retry of a commit
+// whose deliveries gave up.
+func (r *Runtime) resumeStalled(ctx context.Context, head eventstore.Position) {
+	for _, p := range r.cfg.Async {
+		cp, err := readCheckpoint(ctx, r.cfg.Pool, p.Name())
+		if err != nil || !cp.Position.Less(head) || time.Since(cp.UpdatedAt) < r.cfg.StallAfter {
+			continue
+		}
+		if _, err := r.catchUp(ctx, p, head); err != nil && ctx.Err() == nil {
+			r.metrics.errors.WithLabelValues(p.Name()).Inc()
+			r.cfg.Logger.Error("projections: a projector is stopped at a commit it cannot apply; it is retried, and no later commit is applied before it",
+				"projector", p.Name(), "err", err)
+		}
+	}
+}
