@@ -123,7 +123,8 @@ func (w *ImportWorker) handle(msg *message.Message) error {
 	return nil
 }
 
-// cleanUpLoop deletes abandoned uploads at start and then now and then.
+// cleanUpLoop deletes abandoned uploads and acked chunk messages at start
+// and then now and then.
 func (w *ImportWorker) cleanUpLoop(ctx context.Context) {
 	for {
 		n, err := w.store.CleanUp(ctx, w.cfg.Now().Add(-w.cfg.AbandonAfter))
@@ -132,6 +133,12 @@ func (w *ImportWorker) cleanUpLoop(ctx context.Context) {
 			w.cfg.Logger.Error("clean up abandoned uploads", "err", err)
 		case n > 0:
 			w.cfg.Logger.Info("deleted abandoned uploads", "runs", n)
+		}
+		// The chunk messages the worker has acked are of no more use.
+		if n, err := bus.Prune(ctx, w.cfg.Pool, ingest.ChunksTopic, []string{ImportWorkerName}); err != nil && ctx.Err() == nil {
+			w.cfg.Logger.Error("prune the chunk messages", "err", err)
+		} else if n > 0 {
+			w.cfg.Logger.Debug("pruned chunk messages", "messages", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -56,6 +56,12 @@ type RuntimeConfig struct {
 	// while the log has more before the lag watcher catches it up itself
 	// (every LagInterval). Default 30s.
 	StallAfter time.Duration
+	// PruneInterval is how often the commit messages that every async
+	// projector of the runtime acked are deleted from the outbox. Run
+	// every async projector of the deployment in the runtime (serve
+	// does): a projector left out would find its messages pruned, and
+	// catch up from the log. Default 10m.
+	PruneInterval time.Duration
 	// AfterApply, when set, is called by an async projector right after the
 	// transaction that applied a commit and advanced its checkpoint
 	// committed, before the message is acked. It is a test seam (the crash
@@ -82,6 +88,9 @@ func (c *RuntimeConfig) setDefaults() {
 	if c.StallAfter == 0 {
 		c.StallAfter = 30 * time.Second
 	}
+	if c.PruneInterval == 0 {
+		c.PruneInterval = 10 * time.Minute
+	}
 }
 
 // Validate reports every problem of the configuration at once.
@@ -102,8 +111,8 @@ func (c RuntimeConfig) Validate() error {
 	if c.RetryMaxInterval < 0 {
 		errs = append(errs, errors.New("projections: RetryMaxInterval is negative"))
 	}
-	if c.MessageAttempts < 0 || c.StallAfter < 0 {
-		errs = append(errs, errors.New("projections: MessageAttempts or StallAfter is negative"))
+	if c.MessageAttempts < 0 || c.StallAfter < 0 || c.PruneInterval < 0 {
+		errs = append(errs, errors.New("projections: MessageAttempts, StallAfter or PruneInterval is negative"))
 	}
 	// Names key checkpoints and consumer groups: they must be unique
 	// across both kinds.

@@ -86,3 +86,45 @@ func TestPoisonCommitStopsOnlyItsProjector(t *testing.T) {
 	waitCaughtUp(t, pool, poisoned)
 	checkCounts(t, pool, "poisoned")
 }
+
+// TestPrunedOutbox: the runtime deletes the commit messages its
+// projectors acked, and a projector started later, whose messages were
+// pruned before it ever ran, still builds its whole read model from the
+// log.
+func TestPrunedOutbox(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	createCounterTable(t, pool, "early")
+	createCounterTable(t, pool, "late")
+	store := postgres.New(pool, bus.CommitPublisher{})
+	early := counter{"early", "early"}
+	cfg := projections.RuntimeConfig{Pool: pool, Store: store, Async: []projections.Projector{early},
+		PollInterval: 10 * time.Millisecond, PruneInterval: 20 * time.Millisecond}
+	rt, err := projections.NewRuntime(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRuntime(t, rt)
+	for _, s := range []string{"a", "b", "c"} {
+		mustAppend(t, store, ticks("acme", s, 2))
+	}
+	waitCaughtUp(t, pool, early)
+	waitFor(t, 10*time.Second, "the acked messages pruned", func() bool {
+		var n int
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM watermill_commits`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
+	checkCounts(t, pool, "early")
+
+	late := counter{"late", "late"}
+	cfg.Async = []projections.Projector{late}
+	rt2, err := projections.NewRuntime(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRuntime(t, rt2)
+	mustAppend(t, store, ticks("acme", "d", 1))
+	waitCaughtUp(t, pool, late)
+	checkCounts(t, pool, "late")
+}

@@ -101,10 +101,14 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		r.watchLag(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		r.pruneLoop(ctx)
 	}()
 
 	if len(r.cfg.Async) == 0 {
@@ -173,6 +177,31 @@ func (r *Runtime) countErrors(name string) message.HandlerMiddleware {
 				errs.Inc()
 			}
 			return out, err
+		}
+	}
+}
+
+// pruneLoop deletes, every PruneInterval, the commit messages every async
+// projector of the runtime has acked: the outbox only announces commits,
+// and the log keeps them.
+func (r *Runtime) pruneLoop(ctx context.Context) {
+	var groups []string
+	for _, p := range r.cfg.Async {
+		groups = append(groups, p.Name())
+	}
+	if len(groups) == 0 {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.cfg.PruneInterval):
+		}
+		if n, err := bus.Prune(ctx, r.cfg.Pool, bus.CommitsTopic, groups); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.Error("projections: prune the commit messages", "err", err)
+		} else if n > 0 {
+			r.cfg.Logger.Debug("projections: pruned commit messages", "messages", n)
 		}
 	}
 }

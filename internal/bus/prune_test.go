@@ -1,0 +1,90 @@
+package bus_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/pg/pgtest"
+)
+
+// consume acks n messages of the commits topic as group.
+func consume(t *testing.T, pool *pgxpool.Pool, group string, n int) {
+	t.Helper()
+	transport, err := bus.NewPostgres(pool, bus.PostgresConfig{PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := transport.Subscriber(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	msgs, err := sub.Subscribe(ctx, bus.CommitsTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		select {
+		case msg := <-msgs:
+			msg.Ack()
+		case <-ctx.Done():
+			t.Fatalf("%s: too few messages", group)
+		}
+	}
+	// Closing waits for the acks to be stored.
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPrune deletes the outbox messages every listed consumer group has
+// acked, and no other.
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	store := postgres.New(pool, bus.CommitPublisher{})
+	left := func() int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM watermill_commits`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	prune := func(groups ...string) int64 {
+		n, err := bus.Prune(ctx, pool, bus.CommitsTopic, groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		if _, err := store.Append(ctx, commit("acme", "tick-acme-"+s, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := prune("slow"); n != 0 {
+		t.Errorf("pruned %d before the group consumed anything", n)
+	}
+	consume(t, pool, "slow", 3)
+	consume(t, pool, "fast", 3)
+	if _, err := store.Append(ctx, commit("acme", "tick-acme-d", 1)); err != nil {
+		t.Fatal(err)
+	}
+	consume(t, pool, "fast", 1)
+	if n := prune("slow", "fast", "new"); n != 0 {
+		t.Errorf("pruned %d while a group consumed nothing", n)
+	}
+	if n := prune("slow", "fast"); n != 3 || left() != 1 {
+		t.Errorf("pruned %d, %d left; want the 3 both groups acked, 1 left", n, left())
+	}
+	consume(t, pool, "slow", 1)
+	if n := prune("slow", "fast"); n != 1 || left() != 0 {
+		t.Errorf("pruned %d, %d left; want 1, 0", n, left())
+	}
+}
