@@ -99,9 +99,15 @@ func (e *importEnv) startWorker(configure ...func(*commands.ImportWorkerConfig))
 // wait waits until the run is completed or failed, and returns it.
 func (e *importEnv) wait(runID string) readmodels.ImportRun {
 	e.t.Helper()
+	return e.waitOf(e.co.ID, runID)
+}
+
+// waitOf waits for a run of the company to end.
+func (e *importEnv) waitOf(companyID, runID string) readmodels.ImportRun {
+	e.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		r, err := e.runs.Run(context.Background(), e.co.ID, runID)
+		r, err := e.runs.Run(context.Background(), companyID, runID)
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -86,19 +86,24 @@ func (w *ImportWorker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Forever, in effect: skipping a chunk would lose records. A chunk that
-	// cannot ever succeed says so with a *PermanentError, which fails its
-	// run instead.
+	// A few attempts per delivery, then giveUp acks; the chunk is not
+	// skipped (see applyUpTo). A chunk that cannot ever succeed says so
+	// with a *PermanentError, which fails its run instead.
 	retry := bus.RetryForever(w.cfg.RetryMaxInterval, w.wlog)
+	retry.MaxRetries = w.cfg.MessageAttempts - 1
 	h := router.AddNoPublisherHandler(ImportWorkerName, ingest.ChunksTopic, sub, w.handle)
-	h.AddMiddleware(retry.Middleware, middleware.Recoverer)
+	h.AddMiddleware(w.giveUp, retry.Middleware, middleware.Recoverer)
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		w.cleanUpLoop(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		w.resumeLoop(ctx)
 	}()
 	if err := bus.RunRouter(ctx, &w.life, router); err != nil {
 		return fmt.Errorf("commands: import worker: %w", err)
@@ -106,12 +111,24 @@ func (w *ImportWorker) Run(ctx context.Context) error {
 	return nil
 }
 
+// A chunk that fails is not retried for ever inside the delivery of its
+// message: watermill-sql hands a message out inside a transaction that
+// locks the consumer group's offset, and that transaction, held, holds
+// back pg_snapshot_xmin and so every reader of the event log on the
+// server (every projection). Instead a delivery tries MessageAttempts
+// times and gives up (acks); the chunk stays pending and the company's
+// later chunks wait for it: each delivery first applies its company's
+// pending chunks in upload order, up to its own (applyUpTo), and
+// resumeLoop retries the companies whose imports stood still for
+// StallAfter. Other companies' imports go on.
+
 func (w *ImportWorker) handle(msg *message.Message) error {
 	m, err := ingest.ParseChunkMessage(msg.Payload)
 	if err != nil {
 		return err
 	}
-	if err := w.chunks.Handle(msg.Context(), ImportChunk{RunID: m.RunID, Seq: m.Seq}); err != nil {
+	target := ingest.ChunkRef{RunID: m.RunID, Seq: m.Seq}
+	if err := w.applyUpTo(msg.Context(), m.CompanyID, &target); err != nil {
 		if msg.Context().Err() == nil {
 			w.cfg.Logger.Error("import chunk failed; retrying", "run_id", m.RunID, "seq", m.Seq, "err", err)
 		}
@@ -121,6 +138,67 @@ func (w *ImportWorker) handle(msg *message.Message) error {
 		w.cfg.AfterChunk(m.RunID, m.Seq)
 	}
 	return nil
+}
+
+// applyUpTo applies the company's pending chunks in upload order, up to
+// and including target (every pending one when target is nil), and stops
+// at the first that fails, with its error. A target already applied (a
+// redelivered message) applies nothing.
+func (w *ImportWorker) applyUpTo(ctx context.Context, companyID string, target *ingest.ChunkRef) error {
+	if target != nil {
+		pending, err := w.store.Pending(ctx, *target)
+		if err != nil || !pending {
+			return err
+		}
+	}
+	for {
+		next, ok, err := w.store.NextPending(ctx, companyID)
+		if err != nil || !ok {
+			return err
+		}
+		if err := w.chunks.Handle(ctx, ImportChunk{RunID: next.RunID, Seq: next.Seq}); err != nil {
+			return err
+		}
+		if target != nil && next == *target {
+			return nil
+		}
+	}
+}
+
+// giveUp acks a chunk message whose attempts all failed, so that the
+// subscriber's transaction ends; the chunk stays pending (see handle).
+func (w *ImportWorker) giveUp(h message.HandlerFunc) message.HandlerFunc {
+	return func(msg *message.Message) ([]*message.Message, error) {
+		out, err := h(msg)
+		if err == nil || msg.Context().Err() != nil {
+			return out, err
+		}
+		w.cfg.Logger.Error("an import chunk keeps failing; it stays pending, its company's later chunks wait for it, and it is retried",
+			"attempts", w.cfg.MessageAttempts, "err", err)
+		return nil, nil
+	}
+}
+
+// resumeLoop applies, every StallAfter, the pending chunks of the
+// companies whose imports stood still that long: the retry of a chunk
+// whose deliveries gave up, with or without new uploads.
+func (w *ImportWorker) resumeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(w.cfg.StallAfter):
+		}
+		companies, err := w.store.StalledCompanies(ctx, w.cfg.StallAfter)
+		if err != nil && ctx.Err() == nil {
+			w.cfg.Logger.Error("look for stalled imports", "err", err)
+		}
+		for _, id := range companies {
+			if err := w.applyUpTo(ctx, id, nil); err != nil && ctx.Err() == nil {
+				w.cfg.Logger.Error("a company's import is stopped at a chunk that keeps failing; it is retried", "company_id", id, "err", err)
+			}
+		}
+	}
 }
 
 // cleanUpLoop deletes abandoned uploads and acked chunk messages at start

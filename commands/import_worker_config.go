@@ -34,6 +34,13 @@ type ImportWorkerConfig struct {
 	// RetryMaxInterval caps the backoff between attempts of a failing
 	// chunk. Default 5s.
 	RetryMaxInterval time.Duration
+	// MessageAttempts is the number of attempts of one delivery of a
+	// chunk before it gives up; the chunk is never skipped (see
+	// ImportWorker.handle). Default 5.
+	MessageAttempts int
+	// StallAfter is how long a company's import may stand still with
+	// chunks pending before the worker retries them itself. Default 30s.
+	StallAfter time.Duration
 	// AbandonAfter is how long an upload may stage nothing before it is
 	// taken for abandoned (its process died) and deleted. Default 1h.
 	AbandonAfter time.Duration
@@ -57,6 +64,12 @@ func (c *ImportWorkerConfig) setDefaults() {
 	}
 	if c.RetryMaxInterval == 0 {
 		c.RetryMaxInterval = 5 * time.Second
+	}
+	if c.MessageAttempts == 0 {
+		c.MessageAttempts = 5
+	}
+	if c.StallAfter == 0 {
+		c.StallAfter = 30 * time.Second
 	}
 	if c.AbandonAfter == 0 {
 		c.AbandonAfter = time.Hour
@@ -83,13 +96,16 @@ func (c ImportWorkerConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("commands: ImportWorkerConfig.Importers[%q] is nil or imports another entity", e))
 		}
 	}
+	if c.MessageAttempts < 0 {
+		errs = append(errs, errors.New("commands: ImportWorkerConfig.MessageAttempts is negative"))
+	}
 	if c.Companies == nil {
 		errs = append(errs, errors.New("commands: ImportWorkerConfig.Companies is required"))
 	}
 	for _, d := range []struct {
 		name string
 		d    time.Duration
-	}{{"PollInterval", c.PollInterval}, {"RetryMaxInterval", c.RetryMaxInterval}, {"AbandonAfter", c.AbandonAfter}, {"CleanUpInterval", c.CleanUpInterval}} {
+	}{{"PollInterval", c.PollInterval}, {"RetryMaxInterval", c.RetryMaxInterval}, {"AbandonAfter", c.AbandonAfter}, {"CleanUpInterval", c.CleanUpInterval}, {"StallAfter", c.StallAfter}} {
 		if d.d < 0 {
 			errs = append(errs, fmt.Errorf("commands: ImportWorkerConfig.%s is negative", d.name))
 		}

@@ -157,7 +157,7 @@ const publishBatch = 1000
 // without records is completed at once.
 func (s *Store) schedule(ctx context.Context, run Run, chunks, received int) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE import_runs SET chunks = $2, received = $3, updated_at = now(),
+		tag, err := tx.Exec(ctx, `UPDATE import_runs SET chunks = $2, received = $3, updated_at = now(), scheduled_tx = pg_current_xact_id(),
 			state = CASE WHEN $2 = 0 THEN 'completed' ELSE 'scheduled' END,
 			started_at = CASE WHEN $2 = 0 THEN now() END, finished_at = CASE WHEN $2 = 0 THEN now() END
 			WHERE id = $1 AND state = 'receiving'`, run.ID, chunks, received)
