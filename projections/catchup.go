@@ -36,9 +36,6 @@ import (
 // grows, its errors are counted and logged) and resumes where it stopped
 // once it can: the read model is never missing a commit.
 
-// errBehind reports that the projector is behind the delivered commit.
-var errBehind = errors.New("behind")
-
 // nextCommit returns the transaction id of the first commit after pos in
 // the log, and false when there is none.
 func (r *Runtime) nextCommit(ctx context.Context, pos eventstore.Position) (uint64, bool, error) {

@@ -27,8 +27,12 @@ func TestOneWorkerPerOutlet(t *testing.T) {
 		return false
 	})
 	h.outlet(rcv.url(), true)
-	stopA := h.run(h.config(func(c *delivery.Config) { c.Holder = "A" }))
-	h.run(h.config(func(c *delivery.Config) { c.Holder = "B" }))
+	// A lease long enough that a starved machine (the whole suite runs
+	// at once, with -race) does not lose it between renewals: a lost lease
+	// legitimately sends the batch in flight again, which is not what this
+	// test is about (TestLostLeaseRecordsNothing is).
+	stopA := h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "A", 10*time.Second }))
+	h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "B", 10*time.Second }))
 	for i := range 20 {
 		h.post(100)
 		time.Sleep(15 * time.Millisecond) // let the outlet catch up and be released
