@@ -93,3 +93,40 @@ func TestImportWorkerStuckChunk(t *testing.T) {
 		t.Errorf("events per record (-want +got):\n%s", diff)
 	}
 }
+
+// TestImportWorkerLongUploadDoesNotStarveOthers: a company's upload
+// queued behind another company's long one is applied by the stall
+// watcher once it has waited StallAfter, before the long one ends, and
+// each company's uploads still apply in their own order.
+func TestImportWorkerLongUploadDoesNotStarveOthers(t *testing.T) {
+	ctx := context.Background()
+	e := newImportEnv(t, pgtest.NewPool(t))
+	globex, err := commands.New(e.store, time.Now).CreateCompany.Handle(ctx, commands.CreateCompany{
+		Principal: access.System(""), Slug: "globex", Settings: company.Settings{Name: "Globex"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.imp.Before = func(_ context.Context, c commands.Chunk) error {
+		if c.Company.ID == e.co.ID {
+			time.Sleep(30 * time.Millisecond) // a long upload: 40 slow chunks
+		}
+		return nil
+	}
+	long := e.stage(upload(400, nil), 10)
+	h := commands.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 10})
+	up, err := h.Handle(ctx, commands.StageUpload{
+		Principal: access.Principal{CompanyID: globex.ID, TokenID: "tok1"}, Entity: importing.Customers, Format: ingest.JSON, Body: upload(10, nil),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker(func(c *commands.ImportWorkerConfig) { c.StallAfter = 200 * time.Millisecond })
+	short := e.waitOf(globex.ID, up.RunID)
+	if r, _ := e.runs.Run(ctx, e.co.ID, long); r.State == importing.Completed {
+		t.Errorf("the short upload waited for the whole long one: it finished at %v, the long one %+v", short.FinishedAt, r)
+	}
+	if r := e.wait(long); r.Accepted != 400 {
+		t.Errorf("long run %+v", r)
+	}
+}
