@@ -2,6 +2,8 @@ package projections
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -65,6 +67,20 @@ func (*Datasync) Name() string { return "datasync" }
 
 // Tables implements Projector.
 func (*Datasync) Tables() []string { return []string{"datasync_targets", "datasync_messages"} }
+
+// WantsCommit implements CommitFilter: a commit concerns datasync when its
+// company has a datasync datatarget, or when it creates one. An import of
+// a company without datatargets (the common case) is then not read at all.
+func (*Datasync) WantsCommit(ctx context.Context, tx pgx.Tx, companyID string, txID uint64) (bool, error) {
+	var wants bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM datasync_targets WHERE company_id = $1)
+		OR EXISTS (SELECT 1 FROM events WHERE transaction_id = $2::text::xid8 AND event_type = $3)`,
+		companyID, strconv.FormatUint(txID, 10), datatarget.CreatedType).Scan(&wants)
+	if err != nil {
+		return false, fmt.Errorf("datasync: wants commit: %w", err)
+	}
+	return wants, nil
+}
 
 // Apply implements Projector: first the datatargets created in events
 // (with their backlog when they start from the start of the log), then the

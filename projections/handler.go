@@ -84,9 +84,17 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 		// A redelivery: ending the transaction releases the lock.
 		return 0, tx.Commit(ctx)
 	}
-	events, err := r.readCommit(ctx, p, h)
-	if err != nil {
-		return 0, err
+	var events []eventstore.RecordedEvent
+	wants := true
+	if f, ok := p.(CommitFilter); ok && h.CompanyID != "" {
+		if wants, err = f.WantsCommit(ctx, tx, h.CompanyID, h.TxID); err != nil {
+			return 0, fmt.Errorf("projections: %s: %w", name, err)
+		}
+	}
+	if wants {
+		if events, err = r.readCommit(ctx, p, h); err != nil {
+			return 0, err
+		}
 	}
 	if len(events) > 0 {
 		if err := p.Apply(ctx, tx, events); err != nil {

@@ -45,3 +45,15 @@ type TypeFilter interface {
 	// EventTypes lists the event types Apply uses.
 	EventTypes() []string
 }
+
+// CommitFilter is implemented by an async projector that can tell from a
+// commit's company, before reading it, that the commit is of no use to it
+// (the datasync projector, for a company without datasync datatargets):
+// the runtime then advances its checkpoint without reading the commit.
+// Apply must still handle any commit: a rebuild hands it every one.
+type CommitFilter interface {
+	// WantsCommit reports, within the projector's transaction (tx has
+	// locked its checkpoint), whether the commit of transaction txID, all
+	// of whose events belong to companyID, may concern it.
+	WantsCommit(ctx context.Context, tx pgx.Tx, companyID string, txID uint64) (bool, error)
+}

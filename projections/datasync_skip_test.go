@@ -1,0 +1,55 @@
+package projections_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestDatasyncWantsCommit: the datasync projector asks for a commit only
+// when its company has a datasync datatarget or the commit creates one, so
+// imports of companies without datatargets are not read at all; and it
+// still misses no change of a company that has one.
+func TestDatasyncWantsCommit(t *testing.T) {
+	e := newDatasyncEnv(t)
+	ctx := context.Background()
+	wants := func(companyID string, txID uint64) bool {
+		t.Helper()
+		var ok bool
+		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+			var err error
+			ok, err = e.sync.WantsCommit(ctx, tx, companyID, txID)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	lastTx := func() uint64 {
+		t.Helper()
+		return lastPosition(t, e.pool).TxID
+	}
+	e.set("c1", map[string]any{"first_name": "Ann"})
+	if wants(e.co.ID, lastTx()) {
+		t.Error("wants a commit of a company without datasync datatargets")
+	}
+	id := e.datatarget("all", nil, false)
+	if !wants(e.co.ID, lastTx()) {
+		t.Error("does not want the commit creating a datatarget")
+	}
+	// The projector asks within its checkpoint order: the creation is
+	// applied before any later commit is asked about.
+	waitCaughtUp(t, e.pool, e.sync)
+	e.set("c2", map[string]any{"first_name": "Bo"})
+	if !wants(e.co.ID, lastTx()) {
+		t.Error("does not want a commit of a company with a datatarget")
+	}
+	if got := e.messages(id); len(got) != 1 || got[0].Data["first_name"] != "Bo" {
+		t.Errorf("messages %+v, want the one change after the datatarget", got)
+	}
+	if wants("globex", lastTx()) {
+		t.Error("wants a commit for another company without datatargets")
+	}
+}
