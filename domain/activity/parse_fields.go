@@ -1,7 +1,6 @@
 package activity
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -88,41 +87,16 @@ func (p *Parser) field(d *draft, key string, v any) error {
 // without regard to case and stored as the company's short name, so that
 // acme__size and ACME__size are one field (as for customers).
 func (p *Parser) companyField(d *draft, key string, v any) error {
-	prefix, name, ok := strings.Cut(key, "__")
-	if !ok || prefix == "" {
-		return unknownField(key)
-	}
-	f := safeName(key)
-	if !strings.EqualFold(prefix, p.shortName) {
-		if f == "" {
-			return unknownField(key)
-		}
-		return &Problem{Field: f, Reason: "unknown field " + f + ": company-specific fields are named " + p.shortName + "__<name>"}
-	}
-	if name == "" {
-		return &Problem{Field: f, Reason: "a company-specific field needs a name after " + p.shortName + "__"}
+	field, err := values.CompanyField(p.shortName, key, key)
+	if err != nil {
+		return err
 	}
 	if !values.Blank(v) {
-		d.fields[p.shortName+"__"+name] = v
+		d.fields[field] = v
 	}
 	return nil
 }
 
-var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+func safeName(key string) string { return values.SafeName(key) }
 
-// safeName returns a key fit to be quoted in a rejection. A key that does
-// not look like a field name (a CSV file whose header line is a data row)
-// may itself be personal data, and is not quoted.
-func safeName(key string) string {
-	if fieldNameRE.MatchString(key) {
-		return key
-	}
-	return ""
-}
-
-func unknownField(key string) error {
-	if f := safeName(key); f != "" {
-		return &Problem{Field: f, Reason: "unknown field " + f}
-	}
-	return &Problem{Reason: "unknown field (its name is not shown: it does not look like a field name)"}
-}
+func unknownField(key string) error { return values.UnknownField(key) }

@@ -2,7 +2,6 @@ package product
 
 import (
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -80,7 +79,7 @@ func (p *Parser) field(c *FieldChanges, key string, v any, top bool) error {
 		ok = true // "" for them: remove them whole
 	}
 	if !ok || (!top && !versionable(key)) {
-		if !fieldNameRE.MatchString(key) {
+		if values.SafeName(key) == "" {
 			return &Problem{Reason: "unknown field (its name is not shown: it does not look like a field name)"}
 		}
 		if ok {
@@ -105,5 +104,3 @@ func (p *Parser) field(c *FieldChanges, key string, v any, top bool) error {
 	c.Set[key] = nv
 	return nil
 }
-
-var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)

@@ -116,7 +116,7 @@ func stock(v any) ([]Stock, error) {
 // id is the client's identifier, never personal, but a path must still
 // look like one.
 func safeField(path string) string {
-	if fieldNameRE.MatchString(path) {
+	if values.SafeName(path) != "" {
 		return path
 	}
 	return FieldVersions

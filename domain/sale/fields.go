@@ -1,6 +1,6 @@
 package sale
 
-import "regexp"
+import "github.com/clientele/clientele/domain/values"
 
 // Field names the rules of this package refer to by name.
 const (
@@ -137,14 +137,4 @@ var (
 	rowConverted = []string{RowUnitPrice, RowDiscount, RowTotal}
 )
 
-var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
-
-// safeName returns a key fit to be quoted in a rejection, "" for one that
-// does not look like a field name (a CSV file whose header line is a data
-// row): it may itself be personal data.
-func safeName(key string) string {
-	if fieldNameRE.MatchString(key) {
-		return key
-	}
-	return ""
-}
+func safeName(key string) string { return values.SafeName(key) }

@@ -227,33 +227,18 @@ func (p *Parser) customerField(r *Record, key, target string, v any) any {
 // companyField keeps "<ShortName>__<name>" as sent; the prefix is matched
 // without regard to case and stored as the company's short name.
 func (p *Parser) companyField(r *Record, name, key string, v any) error {
-	prefix, field, ok := strings.Cut(key, "__")
-	if !ok || prefix == "" {
-		return unknownField(name)
-	}
-	if !strings.EqualFold(prefix, p.shortName) {
-		f := safeName(name)
-		if f == "" {
-			return unknownField(name)
-		}
-		return &Problem{Field: f, Reason: "unknown field " + f + ": company-specific fields are named " + p.shortName + "__<name>"}
-	}
-	if field == "" {
-		return &Problem{Field: safeName(name), Reason: "a company-specific field needs a name after " + p.shortName + "__"}
+	field, err := values.CompanyField(p.shortName, key, name)
+	if err != nil {
+		return err
 	}
 	if values.Blank(v) {
 		v = ""
 	}
-	r.setTx(p.shortName+"__"+field, v)
+	r.setTx(field, v)
 	return nil
 }
 
-func unknownField(key string) error {
-	if f := safeName(key); f != "" {
-		return &Problem{Field: f, Reason: "unknown field " + f}
-	}
-	return &Problem{Reason: "unknown field (its name is not shown: it does not look like a field name)"}
-}
+func unknownField(key string) error { return values.UnknownField(key) }
 
 // row validates the row fields m (row field names only) of a row named
 // with prefix in rejections; nil when m gives no row field at all.

@@ -2,7 +2,6 @@ package shop
 
 import (
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -101,10 +100,8 @@ func (p *Parser) field(key string) (string, func(any) (any, string), error) {
 	if ok && name != "" && strings.EqualFold(prefix, p.shortName) {
 		return p.shortName + "__" + name, asSent, nil
 	}
-	if !fieldNameRE.MatchString(key) {
-		return "", nil, &Problem{Reason: "unknown field (its name is not shown: it does not look like a field name)"}
+	if values.SafeName(key) == "" {
+		return "", nil, values.UnknownField(key)
 	}
 	return "", nil, &Problem{Field: key, Reason: "unknown field " + key + "; company-specific fields are named " + p.shortName + "__<name>"}
 }
-
-var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
