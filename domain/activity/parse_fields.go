@@ -96,7 +96,3 @@ func (p *Parser) companyField(d *draft, key string, v any) error {
 	}
 	return nil
 }
-
-func safeName(key string) string { return values.SafeName(key) }
-
-func unknownField(key string) error { return values.UnknownField(key) }

@@ -54,7 +54,3 @@ func listOpObject(c *Changes, list string, obj map[string]any) error {
 	}
 	return nil
 }
-
-func safeName(key string) string { return values.SafeName(key) }
-
-func unknownField(key string) error { return values.UnknownField(key) }
