@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,7 +134,8 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("user create --totp printed %q", out)
 	}
 
-	base, _, stop := startServe(t, getenv, "--base-domain", "localhost")
+	dbg := freeAddr(t)
+	base, _, stop := startServe(t, getenv, "--base-domain", "localhost", "--debug-addr", dbg)
 	defer stop()
 
 	if code, _ := request(t, "GET", base+"/healthz", "acme.localhost", nil, nil); code != 200 {
@@ -186,7 +188,25 @@ func TestServeEndToEnd(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// The profiler answers on --debug-addr only, never on the API's address.
+	if code, _ := request(t, "GET", "http://"+dbg+"/debug/pprof/cmdline", "", nil, nil); code != 200 {
+		t.Errorf("profiler on --debug-addr: %d", code)
+	}
+	if code, _ := request(t, "GET", base+"/debug/pprof/cmdline", "acme.localhost", nil, nil); code == 200 {
+		t.Error("the profiler is served on the API's address")
+	}
 	stop()
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // TestEmbeddedSharedDataDir runs serve on the embedded PostgreSQL and an

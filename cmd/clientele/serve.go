@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -32,6 +33,8 @@ type serveFlags struct {
 	// webhookAllowCIDRs lists networks webhook outlets may reach although
 	// they are private, loopback, link-local, ...
 	webhookAllowCIDRs string
+	// debugAddr, when set, serves Go's profiler (net/http/pprof) there.
+	debugAddr string
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -52,6 +55,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.Int64Var(&f.maxBodyBytes, "max-body-bytes", int64(envFloat(g.getenv, "CLIENTELE_MAX_BODY_BYTES", 32<<20)), "largest accepted request body (env CLIENTELE_MAX_BODY_BYTES)")
 	fl.StringVar(&f.webhookAllowCIDRs, "webhook-allow-cidrs", g.getenv("CLIENTELE_WEBHOOK_ALLOW_CIDRS"), "comma-separated networks (e.g. 127.0.0.0/8,10.1.0.0/16) that webhook outlets may reach although they are private, loopback or link-local (env CLIENTELE_WEBHOOK_ALLOW_CIDRS)")
 	fl.Int64Var(&f.maxUploadBytes, "max-upload-bytes", int64(envFloat(g.getenv, "CLIENTELE_MAX_UPLOAD_BYTES", api.DefaultMaxUploadBytes)), "largest accepted upload (POST /api/<entity>/upload/), which is streamed, never held in memory (env CLIENTELE_MAX_UPLOAD_BYTES)")
+	fl.StringVar(&f.debugAddr, "debug-addr", g.getenv("CLIENTELE_DEBUG_ADDR"), "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; off when empty; never expose it (env CLIENTELE_DEBUG_ADDR)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
 	return cmd
 }
@@ -165,6 +169,14 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			errs <- fmt.Errorf("http: %w", err)
 		}
 	}()
+	if f.debugAddr != "" {
+		dbg, err := debugServer(f.debugAddr)
+		if err != nil {
+			return err
+		}
+		defer dbg.Close()
+		a.log.Info("profiler listening", "addr", f.debugAddr)
+	}
 	printWelcome(g, ln.Addr().String(), f.baseDomain, demo)
 	a.log.Info("serving", "addr", ln.Addr().String(), "base_domain", f.baseDomain)
 
@@ -212,4 +224,23 @@ func parseCIDRs(list string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// debugServer serves net/http/pprof's handlers on addr, apart from the
+// API: an operator's tool to see where the time goes, reached only by
+// whoever can reach addr.
+func debugServer(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--debug-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	return srv, nil
 }
