@@ -38,36 +38,36 @@ func (d *Deliverer) fetchDatasync(ctx context.Context, datatargetID string, afte
 	return out, err
 }
 
-// recheck erases the raw texts of a datasync outlet's entry when a message
-// of its batch was anonymised (its person forgotten) after the worker read
-// it: the datasync projection erases only the entries it can see, and this
-// one may have been written after it looked. The shared advisory lock
-// orders the two (see datatarget.ForgetLockClass): the projection either
-// saw the entry or has committed the rewrite that this read sees.
-func (d *Deliverer) recheck(ctx context.Context, o outletRef, entry int64, batch []message) error {
-	return pgx.BeginFunc(ctx, d.cfg.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`, datatarget.ForgetLockClass, o.datatargetID); err != nil {
-			return fmt.Errorf("delivery: outlet %s: recheck: %w", o.outletID, err)
+// batchForgotten reports, in tx, whether a message of a datasync outlet's
+// batch was anonymised (its person forgotten) after the worker read it;
+// the attempt's raw texts must then not be kept. The datasync projection
+// erases the texts of the entries it can see when it forgets, and this
+// entry is written after it may have looked: the shared advisory lock
+// orders the two (see datatarget.ForgetLockClass). Either the projection
+// committed its rewrite before this transaction took the lock, and the
+// comparison sees it, or it takes the lock after this transaction
+// committed the entry, and erases it.
+func batchForgotten(ctx context.Context, tx pgx.Tx, o outletRef, batch []message) (bool, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`, datatarget.ForgetLockClass, o.datatargetID); err != nil {
+		return false, fmt.Errorf("delivery: outlet %s: forget check: %w", o.outletID, err)
+	}
+	rows, err := tx.Query(ctx, `SELECT body FROM datasync_messages
+		WHERE datatarget_id = $1 AND number BETWEEN $2 AND $3 ORDER BY number`,
+		o.datatargetID, batch[0].number, batch[len(batch)-1].number)
+	if err != nil {
+		return false, fmt.Errorf("delivery: outlet %s: forget check: %w", o.outletID, err)
+	}
+	now, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return false, fmt.Errorf("delivery: outlet %s: forget check: %w", o.outletID, err)
+	}
+	if len(now) != len(batch) {
+		return true, nil
+	}
+	for i := range now {
+		if !bytes.Equal(now[i], batch[i].body) {
+			return true, nil
 		}
-		rows, err := tx.Query(ctx, `SELECT body FROM datasync_messages
-			WHERE datatarget_id = $1 AND number BETWEEN $2 AND $3 ORDER BY number`,
-			o.datatargetID, batch[0].number, batch[len(batch)-1].number)
-		if err != nil {
-			return fmt.Errorf("delivery: outlet %s: recheck: %w", o.outletID, err)
-		}
-		now, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return fmt.Errorf("delivery: outlet %s: recheck: %w", o.outletID, err)
-		}
-		same := len(now) == len(batch)
-		for i := 0; same && i < len(now); i++ {
-			same = bytes.Equal(now[i], batch[i].body)
-		}
-		if same {
-			return nil
-		}
-		_, err = tx.Exec(ctx, `UPDATE outlet_log SET http_request = '', http_reply = '', http_request_available = false
-			WHERE outlet_id = $1 AND entry_number = $2`, o.outletID, entry)
-		return err
-	})
+	}
+	return false, nil
 }

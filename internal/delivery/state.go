@@ -83,10 +83,37 @@ func (d *Deliverer) fetch(ctx context.Context, o outletRef, after int64, limit i
 // readers take as the sign to show it instead of first_message_number, as
 // the interface has it; the number is kept for the fence and for
 // forgetting (projections.anonymiseStored erases the attempts by it).
-func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration) (int64, error) {
+//
+// A datasync outlet's attempt is written in the transaction that compares
+// its batch with the queue (batchForgotten), so no crash can leave a raw
+// text that a forgetting should have erased.
+func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration, batch []message) error {
+	if !o.datasync {
+		return d.insertEntry(ctx, d.cfg.Pool, o, e, retryIn)
+	}
+	return pgx.BeginFunc(ctx, d.cfg.Pool, func(tx pgx.Tx) error {
+		changed, err := batchForgotten(ctx, tx, o, batch)
+		if err != nil {
+			return err
+		}
+		if changed {
+			e.HTTPRequest, e.HTTPReply, e.HTTPRequestAvailable = "", "", false
+		}
+		return d.insertEntry(ctx, tx, o, e, retryIn)
+	})
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// insertEntry writes the entry and the outlet's new state in one
+// statement (see record).
+func (d *Deliverer) insertEntry(ctx context.Context, q querier, o outletRef, e datatarget.LogEntry, retryIn time.Duration) error {
 	ok := e.Status == datatarget.StatusOK
 	var n int64
-	err := d.cfg.Pool.QueryRow(ctx, `WITH s AS (
+	err := q.QueryRow(ctx, `WITH s AS (
 			UPDATE outlet_deliveries SET
 				entry_count = entry_count + 1,
 				last_delivered_message_number = CASE WHEN $3 THEN $4 + $5 - 1 ELSE last_delivered_message_number END,
@@ -107,7 +134,7 @@ func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEnt
 		e.BatchNumber, e.Status, e.HTTPStatus, e.RequestTimeMS, e.FailReason, e.HTTPRequestAvailable,
 		e.HTTPRequest, e.HTTPReply, o.datasync, e.AfterUpdate).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, errLeaseLost
+		return errLeaseLost
 	}
-	return n, err
+	return err
 }

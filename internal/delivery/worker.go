@@ -77,14 +77,8 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 				retryIn = min(*res.retryAfter, d.cfg.MaxRetryAfter)
 			}
 		}
-		entry, err := d.record(ctx, o, res.entry, retryIn)
-		if err != nil {
+		if err := d.record(ctx, o, res.entry, retryIn, batch); err != nil {
 			return err
-		}
-		if o.datasync {
-			if err := d.recheck(ctx, o, entry, batch); err != nil {
-				return err
-			}
 		}
 		d.metrics.observe(res.entry)
 		if res.entry.Status == datatarget.StatusOK {
