@@ -64,8 +64,7 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 	if err != nil {
 		return 0, nil, err
 	}
-	var c eventstore.Commit
-	streams := map[string]int{} // product id -> index in c.Streams
+	var streams streamEvents
 	accepted := 0
 	for i, r := range records {
 		if r == nil {
@@ -82,20 +81,12 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		if o.Event == nil {
 			continue
 		}
-		j, ok := streams[o.ProductID]
-		if !ok {
-			j = len(c.Streams)
-			streams[o.ProductID] = j
-			c.Streams = append(c.Streams, eventstore.StreamAppend{
-				StreamID: ProductStream(chunk.Company.ID, o.ProductID), ExpectedVersion: loaded[o.ProductID]})
-		}
-		c.Streams[j].Events = append(c.Streams[j].Events, event(product.TypeUpserted, o.Event))
+		streams.add(ProductStream(chunk.Company.ID, o.ProductID), loaded[o.ProductID], event(product.TypeUpserted, o.Event))
 	}
-	if len(c.Streams) == 0 {
+	if len(streams.streams) == 0 {
 		return accepted, rej.list, nil
 	}
-	c.Metadata = meta
-	if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
+	if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams.streams}); err != nil {
 		return 0, nil, fmt.Errorf("commands: import products: %w", err)
 	}
 	if err := saveProducts(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {

@@ -61,8 +61,7 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	if err != nil {
 		return 0, nil, err
 	}
-	var c eventstore.Commit
-	streams := map[string]int{} // shop id -> index in c.Streams
+	var streams streamEvents
 	accepted := 0
 	for _, r := range records {
 		if r == nil {
@@ -73,20 +72,12 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		if o.Event == nil {
 			continue
 		}
-		i, ok := streams[o.ShopID]
-		if !ok {
-			i = len(c.Streams)
-			streams[o.ShopID] = i
-			c.Streams = append(c.Streams, eventstore.StreamAppend{
-				StreamID: ShopStream(chunk.Company.ID, o.ShopID), ExpectedVersion: loaded[o.ShopID]})
-		}
-		c.Streams[i].Events = append(c.Streams[i].Events, event(shop.TypeUpserted, o.Event))
+		streams.add(ShopStream(chunk.Company.ID, o.ShopID), loaded[o.ShopID], event(shop.TypeUpserted, o.Event))
 	}
-	if len(c.Streams) == 0 {
+	if len(streams.streams) == 0 {
 		return accepted, rej.list, nil
 	}
-	c.Metadata = meta
-	if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
+	if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams.streams}); err != nil {
 		return 0, nil, fmt.Errorf("commands: import shops: %w", err)
 	}
 	if err := saveShops(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {

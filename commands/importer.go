@@ -83,3 +83,26 @@ func (r *rejecter) rejectAll(problems []error) error {
 	}
 	return nil
 }
+
+// streamEvents gathers a chunk's events by stream, in the order the
+// streams are first touched, each stream appended at the version it had
+// before the chunk.
+type streamEvents struct {
+	streams []eventstore.StreamAppend
+	index   map[string]int
+}
+
+// add appends e to the stream, which had version expected before the
+// chunk.
+func (s *streamEvents) add(streamID string, expected int64, e eventstore.Event) {
+	i, ok := s.index[streamID]
+	if !ok {
+		if s.index == nil {
+			s.index = map[string]int{}
+		}
+		i = len(s.streams)
+		s.index[streamID] = i
+		s.streams = append(s.streams, eventstore.StreamAppend{StreamID: streamID, ExpectedVersion: expected})
+	}
+	s.streams[i].Events = append(s.streams[i].Events, e)
+}
