@@ -109,11 +109,11 @@ func TestImportWorkerLongUploadDoesNotStarveOthers(t *testing.T) {
 	}
 	e.imp.Before = func(_ context.Context, c commands.Chunk) error {
 		if c.Company.ID == e.co.ID {
-			time.Sleep(30 * time.Millisecond) // a long upload: 40 slow chunks
+			time.Sleep(30 * time.Millisecond) // a long upload: 80 slow chunks
 		}
 		return nil
 	}
-	long := e.stage(upload(400, nil), 10)
+	long := e.stage(upload(800, nil), 10)
 	h := commands.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 10})
 	up, err := h.Handle(ctx, commands.StageUpload{
 		Principal: access.Principal{CompanyID: globex.ID, TokenID: "tok1"}, Entity: importing.Customers, Format: ingest.JSON, Body: upload(10, nil),
@@ -126,7 +126,7 @@ func TestImportWorkerLongUploadDoesNotStarveOthers(t *testing.T) {
 	if r, _ := e.runs.Run(ctx, e.co.ID, long); r.State == importing.Completed {
 		t.Errorf("the short upload waited for the whole long one: it finished at %v, the long one %+v", short.FinishedAt, r)
 	}
-	if r := e.wait(long); r.Accepted != 400 {
+	if r := e.wait(long); r.Accepted != 800 {
 		t.Errorf("long run %+v", r)
 	}
 }
