@@ -306,3 +306,33 @@ func TestDataQueryUpdatesCustomersAndProducts(t *testing.T) {
 
 // num writes an id read from JSON as the integer it is.
 func num(f float64) string { return strconv.FormatInt(int64(f), 10) }
+
+// The customer fields an event carries update its customer; "" removes
+// one, as in a customer import; an event that names its customer and
+// changes nothing leaves the customer as it was.
+func TestEventCustomerFields(t *testing.T) {
+	e, token := eventsEnv(t)
+	e.importAll(token, "/api/customers/upload/", `[{"external_id": "C1", "email": "a@x.com", "company": "Old Oy", "zip_code": "00100"}]`)
+	got := e.importAll(token, "/api/events/upload/", `[
+		{"type": "BROWSE", "date": "2025-01-02", "customer_id": "C1", "label": "home", "last_name": "Lind", "company": "", "country": "fi"},
+		{"type": "BROWSE", "date": "2025-01-03", "email": "A@X.com", "label": "again"}
+	]`)
+	if len(got) != 0 {
+		t.Fatalf("rejections %v", got)
+	}
+	c := byKey(e.retrieveAll(token, "customers").Items, "external_id")["C1"]
+	if c["last_name"] != "Lind" || c["country"] != "FI" || c["zip_code"] != "00100" || c["company"] != nil {
+		t.Errorf("customer after the events: %v", c)
+	}
+	res := e.do(http.MethodGet, "/api/customers/"+c["id"].(string)+"/history/", bearer(token))
+	res.wantStatus(t, http.StatusOK)
+	var h struct {
+		Events []struct {
+			Fields []string `json:"fields"`
+		} `json:"events"`
+	}
+	res.decode(t, &h)
+	if len(h.Events) != 2 {
+		t.Errorf("history: %s; want the import and the one event that changed something", res.body)
+	}
+}

@@ -210,6 +210,16 @@ func TestDataQueryUpdatesSales(t *testing.T) {
 	if sales["S1"]["sale_state"] != "CLOSED" || sales["S2"]["sale_state"] != "COMPLETE" || len(rowsOf(t, sales["S1"])) != 1 {
 		t.Errorf("sales after the query: %v", sales)
 	}
+	// A CLOSED sale is left out of statistics and revenue, like a
+	// CANCELLED one.
+	var counted, revenue int64
+	if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE counted), coalesce(sum(revenue), 0) FROM sales WHERE company_id = $1`,
+		e.acme.ID).Scan(&counted, &revenue); err != nil {
+		t.Fatal(err)
+	}
+	if counted != 1 || revenue != 1000 {
+		t.Errorf("counted %d sales with revenue %d, want only S2 with 1000", counted, revenue)
+	}
 	e.do(http.MethodPost, "/api/data/query/", bearer(token), jsonBody(map[string]any{
 		"datatype": "sales", "match": map[string]any{"sale_shop_id": "web"}, "update": map[string]any{"quantity": 2},
 	})).wantError(t, http.StatusUnprocessableEntity, "validation_error")
