@@ -86,7 +86,9 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 	}
 	var events []eventstore.RecordedEvent
 	wants := true
-	if f, ok := p.(CommitFilter); ok && h.CompanyID != "" {
+	if f, ok := p.(TypeFilter); ok && !h.HasAnyType(f.EventTypes()) {
+		wants = false // none of its types: nothing to read
+	} else if f, ok := p.(CommitFilter); ok && h.CompanyID != "" {
 		if wants, err = f.WantsCommit(ctx, tx, h.CompanyID, h.TxID); err != nil {
 			return 0, fmt.Errorf("projections: %s: %w", name, err)
 		}

@@ -126,3 +126,21 @@ func TestPostgresConfigValidate(t *testing.T) {
 		t.Errorf("%d errors reported, want 2: %v", n, err)
 	}
 }
+
+// TestHeaderTypes: a header lists its commit's event types, so that a
+// consumer of a few types skips a commit of none of them unread; a header
+// without types (written before they existed) may hold any.
+func TestHeaderTypes(t *testing.T) {
+	c := eventstore.Committed{TxID: 7, Events: []eventstore.RecordedEvent{{Type: "B"}, {Type: "A"}, {Type: "B"}}}
+	h := bus.HeaderOf(c)
+	if diff := cmp.Diff([]string{"A", "B"}, h.Types); diff != "" {
+		t.Errorf("types (-want +got):\n%s", diff)
+	}
+	if !h.HasAnyType([]string{"Z", "B"}) || h.HasAnyType([]string{"Z"}) {
+		t.Errorf("HasAnyType on %v", h.Types)
+	}
+	old, err := bus.ParseCommitHeader([]byte(`{"tx_id":7,"first":1,"last":3,"count":3}`))
+	if err != nil || !old.HasAnyType([]string{"Z"}) {
+		t.Errorf("a header without types: %+v, %v; want it to hold any", old, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -31,6 +32,26 @@ type CommitHeader struct {
 	Last  int64 `json:"last"`
 	// Count is the number of events in the commit.
 	Count int `json:"count"`
+	// Types are the distinct event types of the commit, sorted, so that a
+	// consumer that uses a few types can skip a commit of none of them
+	// without reading it. Absent from messages written before it existed
+	// (nil: unknown, read the commit).
+	Types []string `json:"types,omitempty"`
+}
+
+// HasAnyType reports whether the commit may hold an event of one of
+// types: false only when the header lists its types and none is among
+// them.
+func (h CommitHeader) HasAnyType(types []string) bool {
+	if h.Types == nil {
+		return true
+	}
+	for _, t := range types {
+		if _, found := slices.BinarySearch(h.Types, t); found {
+			return true
+		}
+	}
+	return false
 }
 
 // FirstPosition is the log position of the commit's first event.
@@ -45,9 +66,14 @@ func (h CommitHeader) LastPosition() eventstore.Position {
 
 // HeaderOf describes a commit.
 func HeaderOf(c eventstore.Committed) CommitHeader {
-	h := CommitHeader{TxID: c.TxID, First: c.First.Global, Last: c.Last.Global, Count: len(c.Events)}
+	h := CommitHeader{TxID: c.TxID, First: c.First.Global, Last: c.Last.Global, Count: len(c.Events), Types: []string{}}
 	if len(c.Events) > 0 {
 		h.CompanyID = c.Events[0].Metadata.CompanyID
+	}
+	for _, e := range c.Events {
+		if i, found := slices.BinarySearch(h.Types, e.Type); !found {
+			h.Types = slices.Insert(h.Types, i, e.Type)
+		}
 	}
 	return h
 }
