@@ -55,4 +55,18 @@ func TestForgetCoversEventsAndSales(t *testing.T) {
 	if found := e.findValues(secrets[0]); len(found) > 0 {
 		t.Errorf("a rejected import stored the value: %v", found)
 	}
+	// Nor does an update of one of their sales that names no customer
+	// (the sale's customer is the stored one): refused, and the company's
+	// imports go on behind it.
+	got = e.importAll(token, "/api/sales/upload/", `[
+		{"sale_external_id": "S-1", "sale_conversion_user_agent": "Mozilla/5.0 (Zelda)"},
+		{"sale_external_id": "S-1", "sale_state": "CANCELLED"},
+		{"sale_external_id": "S-9", "sale_date": "2025-02-01", "sale_email": "other@x.com", "product_id": "P1", "quantity": 1, "unit_price": 1}
+	]`)
+	if len(got) != 2 || got[0].Index != 0 || got[1].Index != 1 {
+		t.Errorf("updates of a forgotten customer's sale: rejections %v, want the two of S-1", got)
+	}
+	if s := salesByID(e.retrieveAll(token, "sales").Items)["S-1"]; s["sale_state"] != "COMPLETE" || len(salesByID(e.retrieveAll(token, "sales").Items)) != 2 {
+		t.Errorf("sales after the refused updates: %v", e.retrieveAll(token, "sales").Items)
+	}
 }

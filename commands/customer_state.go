@@ -79,3 +79,29 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	// reports it rather than taking the customer for a new one.
 	return versions, nil
 }
+
+// refusingCustomers returns, of the given customers, those that refuse
+// anything new (deleted or forgotten), with the reason: one query.
+func refusingCustomers(ctx context.Context, tx pgx.Tx, companyID string, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT customer_id, forgotten FROM customer_states
+		WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[]) AND (deleted OR forgotten)`, companyID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("commands: load customer states: %w", err)
+	}
+	var id string
+	var forgotten bool
+	if _, err := pgx.ForEachRow(rows, []any{&id, &forgotten}, func() error {
+		out[id] = customer.ReasonDeleted
+		if forgotten {
+			out[id] = customer.ReasonForgotten
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("commands: load customer states: %w", err)
+	}
+	return out, nil
+}

@@ -127,6 +127,19 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	if err != nil {
 		return 0, nil, err
 	}
+	// The stored customers of the sales whose records name none: a deleted
+	// or forgotten one refuses them too (and a forgotten one has no key to
+	// seal with).
+	var stored []string
+	for _, d := range ds {
+		if d.out.SaleID != "" && d.out.Customer == nil && d.out.CustomerID != "" {
+			stored = append(stored, d.out.CustomerID)
+		}
+	}
+	refused, err := refusingCustomers(ctx, tx, co.ID, stored)
+	if err != nil {
+		return 0, nil, err
+	}
 
 	accepted := 0
 	var pending []pendingSale
@@ -141,20 +154,26 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 			continue
 		}
 		customerID := out.CustomerID
+		var refusal error
 		if out.Customer != nil {
 			o, err := links.decide(*out.Customer)
 			if err != nil {
-				// The customer refuses the sale (deleted, forgotten): so
-				// does the sale, as if never decided.
-				book.Restore(d.ext, d.before, d.existed)
-				for _, a := range out.Accepted {
-					if err := rej.reject(d.idx[a], saleCustomerProblem(err)); err != nil {
-						return 0, nil, err
-					}
-				}
-				continue
+				refusal = saleCustomerProblem(err)
 			}
 			customerID = o.CustomerID
+		} else if reason := refused[customerID]; reason != "" {
+			refusal = &sale.Problem{Reason: reason}
+		}
+		if refusal != nil {
+			// The customer refuses the sale (deleted, forgotten): so does
+			// the sale, as if never decided.
+			book.Restore(d.ext, d.before, d.existed)
+			for _, a := range out.Accepted {
+				if err := rej.reject(d.idx[a], refusal); err != nil {
+					return 0, nil, err
+				}
+			}
+			continue
 		}
 		book.SetCustomer(out.SaleID, customerID)
 		accepted += len(out.Accepted)
