@@ -20,10 +20,17 @@ type ChunkRef struct {
 // chunks' order), and false when every chunk of the company is applied.
 func (s *Store) NextPending(ctx context.Context, companyID string) (ChunkRef, bool, error) {
 	var c ChunkRef
+	// Upload order is the order the chunk messages are delivered in: by
+	// scheduling transaction, among those that every reader sees
+	// committed (below pg_snapshot_xmin, as watermill-sql reads), so that a
+	// later upload whose transaction committed first never goes before an
+	// earlier one still committing. A run without scheduled_tx (none is
+	// left after the migration that added it) goes first.
 	err := s.pool.QueryRow(ctx, `SELECT c.run_id, c.seq FROM import_runs r
 		JOIN import_chunks c ON c.run_id = r.id AND c.processed_at IS NULL
 		WHERE r.company_id = $1 AND r.state IN ('scheduled', 'running')
-		ORDER BY r.scheduled_tx, c.seq LIMIT 1`, companyID).Scan(&c.RunID, &c.Seq)
+		  AND (r.scheduled_tx IS NULL OR r.scheduled_tx < pg_snapshot_xmin(pg_current_snapshot()))
+		ORDER BY r.scheduled_tx NULLS FIRST, r.created_at, r.id, c.seq LIMIT 1`, companyID).Scan(&c.RunID, &c.Seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ChunkRef{}, false, nil
 	}

@@ -81,7 +81,7 @@ func (s *Store) Stage(ctx context.Context, run Run, records Records, limits Limi
 		received++
 		inChunk++
 		full := inChunk >= limits.ChunkRecords || buf.Len() >= limits.ChunkBytes
-		if full && group != nil && inChunk < groupMaxFactor*limits.ChunkRecords && buf.Len() < groupMaxFactor*limits.ChunkBytes {
+		if full && group != nil && inChunk < groupMaxFactor*limits.ChunkRecords && buf.Len() < limits.ChunkBytes {
 			cutPending = true
 			continue
 		}
@@ -109,8 +109,9 @@ func (s *Store) Stage(ctx context.Context, run Run, records Records, limits Limi
 // chunk: the rows of one sale (sale_external_id), which the importer
 // decides together (a flat sale's transaction fields may be on any of its
 // rows). A full chunk is cut only where the key changes, up to
-// groupMaxFactor times the chunk limits: a sale of more rows than that
-// still splits, and its parts are combined by upsert like uploads are.
+// groupMaxFactor times the chunk's records (never past its bytes, which
+// bound the stager's memory): a sale of more rows than that still splits,
+// and its parts are combined by upsert like uploads are.
 var groupKeys = map[importing.Entity]func(record []byte) string{
 	importing.Sales: saleKey,
 }
