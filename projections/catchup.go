@@ -15,26 +15,67 @@ import (
 
 // A commit that an async projector fails to apply is not retried for ever
 // inside the delivery of its message. watermill-sql hands a message out
-// inside a transaction that locks the consumer group's offset; held for
-// ever, that transaction holds back pg_snapshot_xmin, which is the safe
-// head of every reader of the event log on the server: one poison commit
-// would stop every projector of every company. Instead:
+// inside a transaction that locks the consumer group's offset; held, that
+// transaction holds back pg_snapshot_xmin, which is the safe head of every
+// reader of the event log on the server: one poison commit would stop
+// every projector of every company. Instead:
 //
-//   - a delivery tries a few times (MessageAttempts), then gives up and
-//     acks: the checkpoint stays before the failed commit, nothing is
-//     skipped;
-//   - every later delivery first checks that its commit is the next one
-//     after the checkpoint; when it is not (the projector is behind), it
-//     catches up from the log, commit by commit, each in its own short
-//     transaction, up to and including its own;
-//   - the lag watcher retries a projector whose checkpoint has not moved
-//     for StallAfter while the log has more, so a failed commit is
-//     retried even when nothing new arrives (after a fix is deployed, at
+//   - a delivery of the next commit after the checkpoint tries a few times
+//     (MessageAttempts), then gives up and acks: the checkpoint stays
+//     before the failed commit, nothing is skipped;
+//   - a delivery of a commit that is not the next one (the projector is
+//     behind) acks at once and wakes the projector's catch-up loop
+//     (catchUpLoop), which applies the commits from the log, commit by
+//     commit, each in its own short transaction, outside any delivery; a
+//     pass that fails is retried with backoff;
+//   - the lag watcher wakes the loop of a projector whose checkpoint has
+//     not moved for StallAfter while the log has more, so a failed commit
+//     is retried even when nothing new arrives (after a fix is deployed, at
 //     the new process's start).
 //
 // So a projector that cannot apply a commit stops there alone (its lag
 // grows, its errors are counted and logged) and resumes where it stopped
 // once it can: the read model is never missing a commit.
+
+// nudge wakes the catch-up loop of the projector named name.
+func (r *Runtime) nudge(name string) {
+	select {
+	case r.nudges[name] <- struct{}{}:
+	default: // already awake or woken
+	}
+}
+
+// catchUpLoop catches p up to the head of the log each time it is
+// nudged, until ctx ends; a failing pass is retried after a backoff (1 s
+// doubling to StallAfter) without waiting for another nudge.
+func (r *Runtime) catchUpLoop(ctx context.Context, p Projector) {
+	wait := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.nudges[p.Name()]:
+		}
+		head, err := r.cfg.Store.Head(ctx)
+		if err == nil {
+			_, err = r.catchUp(ctx, p, head)
+		}
+		if err == nil || ctx.Err() != nil {
+			wait = 0
+			continue
+		}
+		r.metrics.errors.WithLabelValues(p.Name()).Inc()
+		r.cfg.Logger.Error("projections: a projector is stopped at a commit it cannot apply; it is retried, and no later commit is applied before it",
+			"projector", p.Name(), "err", err)
+		wait = min(max(2*wait, time.Second), r.cfg.StallAfter)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		r.nudge(p.Name())
+	}
+}
 
 // nextCommit returns the transaction id of the first commit after pos in
 // the log, and false when there is none.
@@ -149,19 +190,29 @@ func (r *Runtime) applyCommit(ctx context.Context, p Projector, after eventstore
 	return len(commit), nil
 }
 
-// resumeStalled catches up every async projector whose checkpoint has not
-// moved for StallAfter while the log has more: the retry of a commit
-// whose deliveries gave up.
+// resumeStalled wakes the catch-up loop of every async projector whose
+// checkpoint has not moved for StallAfter (by the database's clock) while
+// the log goes further: the retry of a commit whose deliveries gave up.
 func (r *Runtime) resumeStalled(ctx context.Context, head eventstore.Position) {
-	for _, p := range r.cfg.Async {
-		cp, err := readCheckpoint(ctx, r.cfg.Pool, p.Name())
-		if err != nil || !cp.Position.Less(head) || time.Since(cp.UpdatedAt) < r.cfg.StallAfter {
-			continue
+	names := make([]string, len(r.cfg.Async))
+	for i, p := range r.cfg.Async {
+		names[i] = p.Name()
+	}
+	rows, err := r.cfg.Pool.Query(ctx, `SELECT name FROM projection_checkpoints
+		WHERE name = ANY($1) AND updated_at < now() - $2::interval
+		  AND (transaction_id, global_position) < ($3::text::xid8, $4)`,
+		names, r.cfg.StallAfter, strconv.FormatUint(head.TxID, 10), head.Global)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Warn("projections: look for stalled projectors", "err", err)
 		}
-		if _, err := r.catchUp(ctx, p, head); err != nil && ctx.Err() == nil {
-			r.metrics.errors.WithLabelValues(p.Name()).Inc()
-			r.cfg.Logger.Error("projections: a projector is stopped at a commit it cannot apply; it is retried, and no later commit is applied before it",
-				"projector", p.Name(), "err", err)
-		}
+		return
+	}
+	stalled, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return
+	}
+	for _, name := range stalled {
+		r.nudge(name)
 	}
 }

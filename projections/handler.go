@@ -48,7 +48,7 @@ func (r *Runtime) handler(p Projector) message.NoPublishHandlerFunc {
 // apply applies commit h unless the checkpoint is already past it, and
 // returns the number of events applied. When h is not the next commit
 // after the checkpoint (an earlier delivery gave up on a commit, see
-// catchup.go), it applies every commit up to h from the log first.
+// catchup.go), it leaves h to the catch-up loop.
 func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (int, error) {
 	cp, err := readCheckpoint(ctx, r.cfg.Pool, p.Name())
 	if err != nil {
@@ -60,7 +60,10 @@ func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (i
 	if next, ok, err := r.nextCommit(ctx, cp.Position); err != nil {
 		return 0, err
 	} else if ok && next != h.TxID {
-		return r.catchUp(ctx, p, h.LastPosition())
+		// Behind: the catch-up loop applies it, outside this delivery
+		// (catchup.go).
+		r.nudge(p.Name())
+		return 0, nil
 	}
 	return r.applyAnnounced(ctx, p, h)
 }

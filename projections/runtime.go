@@ -31,6 +31,8 @@ type Runtime struct {
 	wlog      watermill.LoggerAdapter
 	metrics   *metrics
 	life      bus.Lifecycle
+	// nudges wake each async projector's catch-up loop (catchup.go).
+	nudges map[string]chan struct{}
 }
 
 // NewRuntime checks cfg and returns a runtime. It does not start anything.
@@ -39,7 +41,10 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runtime{cfg: cfg, transport: cfg.Transport, wlog: bus.Logger(cfg.Logger)}
+	r := &Runtime{cfg: cfg, transport: cfg.Transport, wlog: bus.Logger(cfg.Logger), nudges: map[string]chan struct{}{}}
+	for _, p := range cfg.Async {
+		r.nudges[p.Name()] = make(chan struct{}, 1)
+	}
 	if r.transport == nil {
 		t, err := bus.NewPostgres(cfg.Pool, bus.PostgresConfig{PollInterval: cfg.PollInterval, Logger: cfg.Logger})
 		if err != nil {
@@ -110,6 +115,13 @@ func (r *Runtime) Run(ctx context.Context) error {
 		defer wg.Done()
 		r.pruneLoop(ctx)
 	}()
+	for _, p := range r.cfg.Async {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.catchUpLoop(ctx, p)
+		}()
+	}
 
 	if len(r.cfg.Async) == 0 {
 		r.life.SetRunning(true)
@@ -134,7 +146,7 @@ func (r *Runtime) router() (*message.Router, error) {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
 	// A few attempts per delivery, then giveUp acks: the commit is not
-	// skipped, the next delivery or resumeStalled applies it (catchup.go).
+	// skipped, the catch-up loop applies it (catchup.go).
 	retry := bus.RetryForever(r.cfg.RetryMaxInterval, r.wlog)
 	retry.MaxRetries = r.cfg.MessageAttempts - 1
 	for _, p := range r.cfg.Async {
@@ -153,7 +165,7 @@ func (r *Runtime) router() (*message.Router, error) {
 // giveUp acks a message whose attempts all failed, so that the
 // subscriber's transaction, which holds back every log reader of the
 // server, ends: the projector's checkpoint stays before the commit, and
-// the commit is applied by the next delivery or by resumeStalled.
+// the commit is applied by the projector's catch-up loop.
 func (r *Runtime) giveUp(name string) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
@@ -161,8 +173,9 @@ func (r *Runtime) giveUp(name string) message.HandlerMiddleware {
 			if err == nil || msg.Context().Err() != nil {
 				return out, err
 			}
-			r.cfg.Logger.Error("projections: a projector failed to apply a commit; it stays before it, and retries it with the next commit or when stalled",
+			r.cfg.Logger.Error("projections: a projector failed to apply a commit; it stays before it, and its catch-up loop retries it",
 				"projector", name, "attempts", r.cfg.MessageAttempts, "err", err)
+			r.nudge(name)
 			return nil, nil
 		}
 	}
