@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +37,12 @@ type ImportWorker struct {
 	store  *ingest.Store
 	wlog   watermill.LoggerAdapter
 	life   bus.Lifecycle
+
+	// The companies whose pending chunks resumeLoop is to apply, and its
+	// wake-up.
+	mu     sync.Mutex
+	behind map[string]bool
+	wake   chan struct{}
 }
 
 // NewImportWorker checks cfg and returns a worker. It starts nothing.
@@ -48,6 +56,8 @@ func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
 		chunks: NewImportChunkHandler(cfg.Pool, cfg.Importers, cfg.Companies),
 		store:  ingest.NewStore(cfg.Pool),
 		wlog:   bus.Logger(cfg.Logger),
+		behind: map[string]bool{},
+		wake:   make(chan struct{}, 1),
 	}
 	if w.cfg.Transport == nil {
 		// One message per subscriber transaction: watermill-sql holds that
@@ -87,7 +97,7 @@ func (w *ImportWorker) Run(ctx context.Context) error {
 		return err
 	}
 	// A few attempts per delivery, then giveUp acks; the chunk is not
-	// skipped (see applyUpTo). A chunk that cannot ever succeed says so
+	// skipped (see handle). A chunk that cannot ever succeed says so
 	// with a *PermanentError, which fails its run instead.
 	retry := bus.RetryForever(w.cfg.RetryMaxInterval, w.wlog)
 	retry.MaxRetries = w.cfg.MessageAttempts - 1
@@ -116,20 +126,33 @@ func (w *ImportWorker) Run(ctx context.Context) error {
 // locks the consumer group's offset, and that transaction, held, holds
 // back pg_snapshot_xmin and so every reader of the event log on the
 // server (every projection). Instead a delivery tries MessageAttempts
-// times and gives up (acks); the chunk stays pending and the company's
-// later chunks wait for it: each delivery first applies its company's
-// pending chunks in upload order, up to its own (applyUpTo), and
-// resumeLoop retries the companies whose imports stood still for
-// StallAfter. Other companies' imports go on.
+// times and gives up (acks); the chunk stays pending, and the company's
+// later chunks wait for it: a delivery whose chunk is not its company's
+// next pending one acks at once and hands the company to resumeLoop,
+// which applies the company's chunks in upload order outside any
+// delivery, retrying a failing one with backoff. resumeLoop also takes the
+// companies whose imports stood still for StallAfter. Other companies'
+// imports go on.
 
 func (w *ImportWorker) handle(msg *message.Message) error {
 	m, err := ingest.ParseChunkMessage(msg.Payload)
 	if err != nil {
 		return err
 	}
+	ctx := msg.Context()
 	target := ingest.ChunkRef{RunID: m.RunID, Seq: m.Seq}
-	if err := w.applyUpTo(msg.Context(), m.CompanyID, &target); err != nil {
-		if msg.Context().Err() == nil {
+	pending, err := w.store.Pending(ctx, target)
+	if err != nil || !pending {
+		return err // done already: a redelivery, or applied by resumeLoop
+	}
+	if next, ok, err := w.store.NextPending(ctx, m.CompanyID); err != nil {
+		return err
+	} else if ok && next != target {
+		w.resume(m.CompanyID)
+		return nil
+	}
+	if err := w.chunks.Handle(ctx, ImportChunk{RunID: m.RunID, Seq: m.Seq}); err != nil {
+		if ctx.Err() == nil {
 			w.cfg.Logger.Error("import chunk failed; retrying", "run_id", m.RunID, "seq", m.Seq, "err", err)
 		}
 		return err
@@ -140,33 +163,20 @@ func (w *ImportWorker) handle(msg *message.Message) error {
 	return nil
 }
 
-// applyUpTo applies the company's pending chunks in upload order, up to
-// and including target (every pending one when target is nil), and stops
-// at the first that fails, with its error. A target already applied (a
-// redelivered message) applies nothing.
-func (w *ImportWorker) applyUpTo(ctx context.Context, companyID string, target *ingest.ChunkRef) error {
-	if target != nil {
-		pending, err := w.store.Pending(ctx, *target)
-		if err != nil || !pending {
-			return err
-		}
-	}
-	for {
-		next, ok, err := w.store.NextPending(ctx, companyID)
-		if err != nil || !ok {
-			return err
-		}
-		if err := w.chunks.Handle(ctx, ImportChunk{RunID: next.RunID, Seq: next.Seq}); err != nil {
-			return err
-		}
-		if target != nil && next == *target {
-			return nil
-		}
+// resume hands a company to resumeLoop.
+func (w *ImportWorker) resume(companyID string) {
+	w.mu.Lock()
+	w.behind[companyID] = true
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 
 // giveUp acks a chunk message whose attempts all failed, so that the
-// subscriber's transaction ends; the chunk stays pending (see handle).
+// subscriber's transaction ends; the chunk stays pending, and resumeLoop
+// retries it (see handle).
 func (w *ImportWorker) giveUp(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
 		out, err := h(msg)
@@ -175,27 +185,67 @@ func (w *ImportWorker) giveUp(h message.HandlerFunc) message.HandlerFunc {
 		}
 		w.cfg.Logger.Error("an import chunk keeps failing; it stays pending, its company's later chunks wait for it, and it is retried",
 			"attempts", w.cfg.MessageAttempts, "err", err)
+		if m, perr := ingest.ParseChunkMessage(msg.Payload); perr == nil {
+			w.resume(m.CompanyID)
+		}
 		return nil, nil
 	}
 }
 
-// resumeLoop applies, every StallAfter, the pending chunks of the
-// companies whose imports stood still that long: the retry of a chunk
-// whose deliveries gave up, with or without new uploads.
+// resumeLoop applies the pending chunks of the companies handed to it
+// (resume) and of those whose imports stood still for StallAfter, in each
+// company's upload order, one chunk per company in turn so that no
+// company waits for another's whole backlog. A company whose chunk fails
+// is retried after a backoff (1 s doubling to StallAfter).
 func (w *ImportWorker) resumeLoop(ctx context.Context) {
+	tick := time.NewTicker(w.cfg.StallAfter)
+	defer tick.Stop()
+	backoff := map[string]time.Duration{}
+	retryAt := map[string]time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(w.cfg.StallAfter):
+		case <-w.wake:
+		case <-tick.C:
+			stalled, err := w.store.StalledCompanies(ctx, w.cfg.StallAfter)
+			if err != nil && ctx.Err() == nil {
+				w.cfg.Logger.Error("look for stalled imports", "err", err)
+			}
+			for _, id := range stalled {
+				w.resume(id)
+			}
 		}
-		companies, err := w.store.StalledCompanies(ctx, w.cfg.StallAfter)
-		if err != nil && ctx.Err() == nil {
-			w.cfg.Logger.Error("look for stalled imports", "err", err)
-		}
-		for _, id := range companies {
-			if err := w.applyUpTo(ctx, id, nil); err != nil && ctx.Err() == nil {
-				w.cfg.Logger.Error("a company's import is stopped at a chunk that keeps failing; it is retried", "company_id", id, "err", err)
+		for progressed := true; progressed && ctx.Err() == nil; {
+			progressed = false
+			w.mu.Lock()
+			companies := slices.Sorted(maps.Keys(w.behind))
+			w.mu.Unlock()
+			for _, id := range companies {
+				if time.Now().Before(retryAt[id]) {
+					continue
+				}
+				next, ok, err := w.store.NextPending(ctx, id)
+				if err == nil && !ok {
+					w.mu.Lock()
+					delete(w.behind, id)
+					w.mu.Unlock()
+					delete(backoff, id)
+					continue
+				}
+				if err == nil {
+					err = w.chunks.Handle(ctx, ImportChunk{RunID: next.RunID, Seq: next.Seq})
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						backoff[id] = min(max(2*backoff[id], time.Second), w.cfg.StallAfter)
+						retryAt[id] = time.Now().Add(backoff[id])
+						w.cfg.Logger.Error("a company's import is stopped at a chunk that keeps failing; it is retried", "company_id", id, "err", err)
+					}
+					continue
+				}
+				delete(backoff, id)
+				progressed = true
 			}
 		}
 	}

@@ -95,38 +95,52 @@ func TestImportWorkerStuckChunk(t *testing.T) {
 }
 
 // TestImportWorkerLongUploadDoesNotStarveOthers: a company's upload
-// queued behind another company's long one is applied by the stall
-// watcher once it has waited StallAfter, before the long one ends, and
-// each company's uploads still apply in their own order.
+// queued behind other companies' long ones is applied by the resume loop
+// once it has waited StallAfter, one chunk per company in turn, before the
+// long ones end; each company's uploads still apply in their own order.
 func TestImportWorkerLongUploadDoesNotStarveOthers(t *testing.T) {
 	ctx := context.Background()
 	e := newImportEnv(t, pgtest.NewPool(t))
-	globex, err := commands.New(e.store, time.Now).CreateCompany.Handle(ctx, commands.CreateCompany{
-		Principal: access.System(""), Slug: "globex", Settings: company.Settings{Name: "Globex"},
-	})
-	if err != nil {
-		t.Fatal(err)
+	create := func(slug string) company.Company {
+		co, err := commands.New(e.store, time.Now).CreateCompany.Handle(ctx, commands.CreateCompany{
+			Principal: access.System(""), Slug: slug, Settings: company.Settings{Name: slug},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return co
 	}
+	initech, globex := create("initech"), create("globex")
 	e.imp.Before = func(_ context.Context, c commands.Chunk) error {
-		if c.Company.ID == e.co.ID {
-			time.Sleep(30 * time.Millisecond) // a long upload: 80 slow chunks
+		if c.Company.ID != globex.ID {
+			time.Sleep(30 * time.Millisecond) // long uploads: 80 slow chunks each
 		}
 		return nil
 	}
-	long := e.stage(upload(800, nil), 10)
-	h := commands.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 10})
-	up, err := h.Handle(ctx, commands.StageUpload{
-		Principal: access.Principal{CompanyID: globex.ID, TokenID: "tok1"}, Entity: importing.Customers, Format: ingest.JSON, Body: upload(10, nil),
-	})
-	if err != nil {
-		t.Fatal(err)
+	stageFor := func(co company.Company, n int) string {
+		h := commands.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 10})
+		up, err := h.Handle(ctx, commands.StageUpload{
+			Principal: access.Principal{CompanyID: co.ID, TokenID: "tok1"}, Entity: importing.Customers, Format: ingest.JSON, Body: upload(n, nil),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return up.RunID
 	}
+	long := e.stage(upload(800, nil), 10)
+	long2 := stageFor(initech, 800)
+	short := stageFor(globex, 10)
 	e.startWorker(func(c *commands.ImportWorkerConfig) { c.StallAfter = 200 * time.Millisecond })
-	short := e.waitOf(globex.ID, up.RunID)
-	if r, _ := e.runs.Run(ctx, e.co.ID, long); r.State == importing.Completed {
-		t.Errorf("the short upload waited for the whole long one: it finished at %v, the long one %+v", short.FinishedAt, r)
+	done := e.waitOf(globex.ID, short)
+	for _, r := range []struct{ co, run string }{{e.co.ID, long}, {initech.ID, long2}} {
+		if got, _ := e.runs.Run(ctx, r.co, r.run); got.State == importing.Completed {
+			t.Errorf("the short upload waited for a whole long one: it finished at %v, the long one %+v", done.FinishedAt, got)
+		}
 	}
 	if r := e.wait(long); r.Accepted != 800 {
 		t.Errorf("long run %+v", r)
+	}
+	if r := e.waitOf(initech.ID, long2); r.Accepted != 800 {
+		t.Errorf("second long run %+v", r)
 	}
 }
