@@ -2,7 +2,6 @@ package projections
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -39,21 +38,7 @@ func (f catalogFeed) eventTypes() []string { return []string{f.eventType} }
 func (f catalogFeed) alwaysSent() []string { return f.always }
 
 func (f catalogFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
-	var streams []string
-	var upto []int64
-	index := map[string]int{}               // stream -> its place in streams
-	at := make(map[int64]int, len(changes)) // global position -> change
-	for i, e := range changes {
-		j, ok := index[e.StreamID]
-		if !ok {
-			j = len(streams)
-			index[e.StreamID] = j
-			streams, upto = append(streams, e.StreamID), append(upto, 0)
-		}
-		upto[j] = max(upto[j], e.StreamVersion)
-		at[e.Position.Global] = i
-	}
-	history, err := readStreamsUpTo(ctx, tx, streams, upto)
+	history, at, err := readChangedStreams(ctx, tx, changes)
 	if err != nil {
 		return nil, fmt.Errorf("projections: datasync: %s: %w", f.name, err)
 	}
@@ -88,18 +73,38 @@ func (f catalogFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstor
 // state encodes the document now: it goes on changing (its nested
 // objects in place, too) as later events are folded.
 func (f catalogFeed) state(id string, doc map[string]any) (entityState, error) {
-	st := entityState{id: id, fields: make(map[string]json.RawMessage, len(doc))}
+	st := entityState{id: id}
 	if f.deleted != nil {
 		st.deleted = f.deleted(doc)
 	}
-	for k, v := range doc {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return st, fmt.Errorf("projections: datasync: %s %s: field %s: %w", f.name, id, k, err)
-		}
-		st.fields[k] = b
+	var err error
+	if st.fields, err = encodeFields(doc); err != nil {
+		return st, fmt.Errorf("projections: datasync: %s %s: %w", f.name, id, err)
 	}
 	return st, nil
+}
+
+// readChangedStreams reads the streams of changes from their start up to
+// the last change of each (readStreamsUpTo), and returns them with, by
+// global position, the index in changes of each change: a feed folds
+// each stream and takes the entity's state at each change.
+func readChangedStreams(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]eventstore.RecordedEvent, map[int64]int, error) {
+	var streams []string
+	var upto []int64
+	index := map[string]int{}               // stream -> its place in streams
+	at := make(map[int64]int, len(changes)) // global position -> change
+	for i, e := range changes {
+		j, ok := index[e.StreamID]
+		if !ok {
+			j = len(streams)
+			index[e.StreamID] = j
+			streams, upto = append(streams, e.StreamID), append(upto, 0)
+		}
+		upto[j] = max(upto[j], e.StreamVersion)
+		at[e.Position.Global] = i
+	}
+	history, err := readStreamsUpTo(ctx, tx, streams, upto)
+	return history, at, err
 }
 
 // readStreamsUpTo reads the events of each stream up to its version in

@@ -37,21 +37,7 @@ func (salesFeed) alwaysSent() []string { return []string{saleFieldExternalID, sa
 func (salesFeed) personalFields() []string { return sale.Personal }
 
 func (f salesFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
-	var streams []string
-	var upto []int64
-	index := map[string]int{}               // stream -> its place in streams
-	at := make(map[int64]int, len(changes)) // global position -> change
-	for i, e := range changes {
-		j, ok := index[e.StreamID]
-		if !ok {
-			j = len(streams)
-			index[e.StreamID] = j
-			streams, upto = append(streams, e.StreamID), append(upto, 0)
-		}
-		upto[j] = max(upto[j], e.StreamVersion)
-		at[e.Position.Global] = i
-	}
-	history, err := readStreamsUpTo(ctx, tx, streams, upto)
+	history, at, err := readChangedStreams(ctx, tx, changes)
 	if err != nil {
 		return nil, fmt.Errorf("projections: datasync: sales: %w", err)
 	}
