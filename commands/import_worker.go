@@ -231,6 +231,7 @@ func (w *ImportWorker) resumeLoop(ctx context.Context) {
 					delete(w.behind, id)
 					w.mu.Unlock()
 					delete(backoff, id)
+					delete(retryAt, id)
 					continue
 				}
 				if err == nil {
@@ -245,6 +246,7 @@ func (w *ImportWorker) resumeLoop(ctx context.Context) {
 					continue
 				}
 				delete(backoff, id)
+				delete(retryAt, id)
 				progressed = true
 			}
 		}
