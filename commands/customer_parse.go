@@ -4,21 +4,39 @@ import (
 	"encoding/json"
 	"runtime"
 	"sync"
+
+	"github.com/clientele/clientele/domain/company"
 )
 
+// parsed is a chunk's records after parsing: records[i] is nil when
+// problems[i] rejects record i.
+type parsed[R any] struct {
+	records  []*R
+	problems []error
+}
+
 // parseChunk validates the records of a chunk with parse, on every core.
-// records[i] is nil when problems[i] rejects record i.
-func parseChunk[R any](raws []json.RawMessage, parse func([]byte) (R, error)) (records []*R, problems []error) {
-	records, problems = make([]*R, len(raws)), make([]error, len(raws))
+func parseChunk[R any](raws []json.RawMessage, parse func([]byte) (R, error)) *parsed[R] {
+	p := &parsed[R]{records: make([]*R, len(raws)), problems: make([]error, len(raws))}
 	inParallel(len(raws), func(i int) {
 		r, err := parse(raws[i])
 		if err != nil {
-			problems[i] = err
+			p.problems[i] = err
 			return
 		}
-		records[i] = &r
+		p.records[i] = &r
 	})
-	return records, problems
+	return p
+}
+
+// chunkRecords returns the chunk's records as Prepare parsed them ahead
+// (parseAhead), or parses them now with the company's parser.
+func chunkRecords[R any](chunk Chunk, newParser func(company.Company) func([]byte) (R, error)) ([]*R, []error) {
+	p, ok := chunk.Prepared.(*parsed[R])
+	if !ok || p == nil || len(p.records) != len(chunk.Records) {
+		p = parseChunk(chunk.Records, newParser(chunk.Company))
+	}
+	return p.records, p.problems
 }
 
 // minParallel is the number of items below which inParallel stays on one

@@ -45,6 +45,7 @@ type ImportChunkHandler struct {
 	store     *ingest.Store
 	importers map[importing.Entity]Importer
 	companies CompanyFinder
+	ahead     *parseAhead
 }
 
 // NewImportChunkHandler returns a handler that applies chunks with the
@@ -53,7 +54,8 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 	if pool == nil || companies == nil {
 		panic("commands: NewImportChunkHandler: nil dependency")
 	}
-	return ImportChunkHandler{pool: pool, store: ingest.NewStore(pool), importers: importers, companies: companies}
+	store := ingest.NewStore(pool)
+	return ImportChunkHandler{pool: pool, store: store, importers: importers, companies: companies, ahead: newParseAhead(store)}
 }
 
 // Handle applies the chunk exactly once, in one transaction: lock the
@@ -80,8 +82,13 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 		if err != nil {
 			return err
 		}
+		var prepared Prepared
+		if p, ok := imp.(Preparer); ok {
+			prepared = h.ahead.take(c.RunID, c.Seq, co)
+			h.ahead.start(p, c.RunID, c.Seq+1, co)
+		}
 		accepted, rejections, err := imp.ImportChunk(ctx, tx, Chunk{
-			Company: co, RunID: c.RunID, Seq: c.Seq, FirstIndex: c.FirstIndex, Records: c.Records,
+			Company: co, RunID: c.RunID, Seq: c.Seq, FirstIndex: c.FirstIndex, Records: c.Records, Prepared: prepared,
 			Metadata: eventstore.Metadata{
 				CompanyID: c.CompanyID, RunID: c.RunID, Actor: c.Actor, Source: c.Source, CorrelationID: c.CorrelationID,
 			},

@@ -2,11 +2,13 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
@@ -64,7 +66,7 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 		return 0, nil, fmt.Errorf("commands: import customers: metadata of company %s in a chunk of %s", meta.CompanyID, co.ID)
 	}
 	rej := rejecter{chunk: chunk, entity: "customers"}
-	records, problems := parseChunk(chunk.Records, customer.NewParser(co).Parse)
+	records, problems := chunkRecords(chunk, parseCustomers)
 	if err := rej.rejectAll(problems); err != nil {
 		return 0, nil, err
 	}
@@ -98,4 +100,14 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 		return 0, nil, err
 	}
 	return accepted, rej.list, nil
+}
+
+// parseCustomers returns the company's customers parser.
+func parseCustomers(co company.Company) func([]byte) (customer.Record, error) {
+	return customer.NewParser(co).Parse
+}
+
+// Prepare implements Preparer.
+func (*CustomerImporter) Prepare(co company.Company, records []json.RawMessage) Prepared {
+	return parseChunk(records, parseCustomers(co))
 }

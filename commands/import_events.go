@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/domain/activity"
+	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/product"
@@ -71,7 +73,7 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 		return 0, nil, err
 	}
 	rej := rejecter{chunk: chunk, entity: "events"}
-	records, problems := parseChunk(chunk.Records, activity.NewParser(co).Parse)
+	records, problems := chunkRecords(chunk, parseEvents)
 	if err := rej.rejectAll(problems); err != nil {
 		return 0, nil, err
 	}
@@ -233,4 +235,14 @@ func problemOf(err error) (field, reason string, ok bool) {
 		return "", "", false
 	}
 	return p.Field, p.Reason, true
+}
+
+// parseEvents returns the company's events parser.
+func parseEvents(co company.Company) func([]byte) (activity.Record, error) {
+	return activity.NewParser(co).Parse
+}
+
+// Prepare implements Preparer.
+func (*EventImporter) Prepare(co company.Company, records []json.RawMessage) Prepared {
+	return parseChunk(records, parseEvents(co))
 }

@@ -2,10 +2,12 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/product"
 	"github.com/clientele/clientele/eventstore"
@@ -49,7 +51,7 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		return 0, nil, err
 	}
 	rej := rejecter{chunk: chunk, entity: "products"}
-	records, problems := parseChunk(chunk.Records, product.NewParser(chunk.Company).Parse)
+	records, problems := chunkRecords(chunk, parseProducts)
 	if err := rej.rejectAll(problems); err != nil {
 		return 0, nil, err
 	}
@@ -96,4 +98,14 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		return 0, nil, err
 	}
 	return accepted, rej.list, nil
+}
+
+// parseProducts returns the company's products parser.
+func parseProducts(co company.Company) func([]byte) (product.Record, error) {
+	return product.NewParser(co).Parse
+}
+
+// Prepare implements Preparer.
+func (*ProductImporter) Prepare(co company.Company, records []json.RawMessage) Prepared {
+	return parseChunk(records, parseProducts(co))
 }

@@ -2,12 +2,14 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/product"
@@ -65,7 +67,7 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		return 0, nil, err
 	}
 	rej := rejecter{chunk: chunk, entity: "sales"}
-	records, problems := parseChunk(chunk.Records, sale.NewParser(co).Parse)
+	records, problems := chunkRecords(chunk, parseSales)
 	if err := rej.rejectAll(problems); err != nil {
 		return 0, nil, err
 	}
@@ -262,4 +264,14 @@ func saleCustomerProblem(err error) error {
 		return &sale.Problem{Field: sale.FieldPhoneNumber, Reason: p.Reason}
 	}
 	return &sale.Problem{Reason: p.Reason}
+}
+
+// parseSales returns the company's sales parser.
+func parseSales(co company.Company) func([]byte) (sale.Record, error) {
+	return sale.NewParser(co).Parse
+}
+
+// Prepare implements Preparer.
+func (*SaleImporter) Prepare(co company.Company, records []json.RawMessage) Prepared {
+	return parseChunk(records, parseSales(co))
 }

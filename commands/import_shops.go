@@ -2,10 +2,12 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/shop"
 	"github.com/clientele/clientele/eventstore"
@@ -46,7 +48,7 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		return 0, nil, err
 	}
 	rej := rejecter{chunk: chunk, entity: "shops"}
-	records, problems := parseChunk(chunk.Records, shop.NewParser(chunk.Company).Parse)
+	records, problems := chunkRecords(chunk, parseShops)
 	if err := rej.rejectAll(problems); err != nil {
 		return 0, nil, err
 	}
@@ -99,4 +101,14 @@ func catalogMetadata(chunk Chunk, entity string) (eventstore.Metadata, error) {
 		return meta, fmt.Errorf("commands: import %s: metadata of company %s in a chunk of %s", entity, meta.CompanyID, chunk.Company.ID)
 	}
 	return meta, nil
+}
+
+// parseShops returns the company's shops parser.
+func parseShops(co company.Company) func([]byte) (shop.Record, error) {
+	return shop.NewParser(co).Parse
+}
+
+// Prepare implements Preparer.
+func (*ShopImporter) Prepare(co company.Company, records []json.RawMessage) Prepared {
+	return parseChunk(records, parseShops(co))
 }

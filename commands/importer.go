@@ -45,7 +45,24 @@ type Chunk struct {
 	// Metadata is stamped on every event of the chunk: company, run,
 	// actor, source ("api", "csv", "cli", "sftp"), correlation id.
 	Metadata eventstore.Metadata
+	// Prepared is what the Importer's Prepare made of Records for Company
+	// ahead of the chunk's transaction, or nil: the importer then parses
+	// Records itself.
+	Prepared Prepared
 }
+
+// A Preparer is an Importer whose records can be parsed and validated
+// from the records and their company alone, before the chunk's
+// transaction: the import worker prepares a run's next chunk while the
+// current one is in its transaction (parseAhead), so that the parsing of
+// one chunk overlaps the database work of the one before.
+type Preparer interface {
+	Prepare(co company.Company, records []json.RawMessage) Prepared
+}
+
+// Prepared is a chunk's records as a Preparer parsed them; only the
+// Preparer that made it reads it.
+type Prepared any
 
 // TxAppender appends a commit inside the caller's transaction; the
 // PostgreSQL event store implements it.

@@ -1,0 +1,103 @@
+package commands
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/internal/ingest"
+)
+
+// parseAhead prepares a run's next chunk while the current one is in its
+// transaction. A chunk's work is Go (parsing and validating its records,
+// half of it phone numbers) then database (the registry, the commit, the
+// state), one after the other, and the chunks of a company follow one
+// another: preparing chunk n+1 during the database part of chunk n takes
+// its parsing off that chain. The prepared records are used only if the
+// chunk is the one prepared and its company is unchanged (the parsers read
+// nothing else), so the outcome is the same as parsing in the transaction.
+type parseAhead struct {
+	store *ingest.Store
+
+	mu    sync.Mutex
+	slots map[aheadKey]*aheadSlot
+}
+
+// aheadKey names a chunk.
+type aheadKey struct {
+	run string
+	seq int
+}
+
+// aheadSlot is a chunk being prepared or prepared; done is closed when
+// prepared is set (nil if the chunk could not be read).
+type aheadSlot struct {
+	co       company.Company
+	started  time.Time
+	done     chan struct{}
+	prepared Prepared
+}
+
+// maxAhead bounds the chunks prepared and not yet applied (one per company
+// applying side by side, in practice): each holds a chunk's records.
+const maxAhead = 4
+
+// aheadTimeout bounds the read of a chunk to prepare.
+const aheadTimeout = time.Minute
+
+func newParseAhead(store *ingest.Store) *parseAhead {
+	return &parseAhead{store: store, slots: map[aheadKey]*aheadSlot{}}
+}
+
+// start prepares chunk seq of run with p for co in the background, unless
+// it is being prepared already or too many are. Preparations nobody took
+// within aheadTimeout (the chunk did not exist, another process applied
+// it) are dropped.
+func (a *parseAhead) start(p Preparer, run string, seq int, co company.Company) {
+	k := aheadKey{run, seq}
+	now := time.Now()
+	a.mu.Lock()
+	for old, s := range a.slots {
+		if now.Sub(s.started) > aheadTimeout {
+			delete(a.slots, old)
+		}
+	}
+	if _, ok := a.slots[k]; ok || len(a.slots) >= maxAhead {
+		a.mu.Unlock()
+		return
+	}
+	s := &aheadSlot{co: co, started: now, done: make(chan struct{})}
+	a.slots[k] = s
+	a.mu.Unlock()
+	go func() {
+		defer close(s.done)
+		ctx, cancel := context.WithTimeout(context.Background(), aheadTimeout)
+		defer cancel()
+		records, ok, err := a.store.PeekChunk(ctx, run, seq)
+		if err != nil || !ok {
+			return // the chunk's transaction parses it
+		}
+		s.prepared = p.Prepare(co, records)
+	}()
+}
+
+// take returns what was prepared for chunk seq of run, waiting for a
+// preparation under way (it is further along than a new parse would be),
+// or nil when nothing was, or for another state of the company.
+func (a *parseAhead) take(run string, seq int, co company.Company) Prepared {
+	k := aheadKey{run, seq}
+	a.mu.Lock()
+	s, ok := a.slots[k]
+	delete(a.slots, k)
+	a.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	<-s.done
+	if !reflect.DeepEqual(s.co, co) {
+		return nil
+	}
+	return s.prepared
+}
