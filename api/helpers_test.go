@@ -447,7 +447,7 @@ func (e *env) waitProjections() {
 	var xid string
 	var target eventstore.Position
 	if err := e.pool.QueryRow(ctx, `SELECT transaction_id::text, global_position FROM events
-		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&xid, &target.Global); err != nil {
+		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(&xid, &target.Global); err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := fmt.Sscan(xid, &target.TxID); err != nil {

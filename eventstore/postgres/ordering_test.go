@@ -130,3 +130,30 @@ func (r *reader) readUntil(t *testing.T, n int) {
 		}
 	}
 }
+
+// TestReadLogOrdersTransactionsNumerically checks that ReadLog orders
+// commits by transaction id as a number: as text, commit 100 would come
+// before commit 99 (transaction ids gain a digit all the time).
+func TestReadLogOrdersTransactionsNumerically(t *testing.T) {
+	ctx := t.Context()
+	pool := pgtest.NewPool(t)
+	// Written directly, with old transaction ids (below every snapshot's
+	// xmin, so visible to ReadLog), the later commit with the lower
+	// position.
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO events (global_position, transaction_id, stream_id, stream_key, stream_version, company_id, event_type, data, metadata)
+		VALUES (1, '100', 's-b', 1, 1, 'co', 'T', '{}', '{}'), (2, '99', 's-a', 2, 1, 'co', 'T', '{}', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := postgres.New(pool).ReadLog(ctx, eventstore.Position{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, e := range evs {
+		got = append(got, e.Position.TxID)
+	}
+	if diff := cmp.Diff([]uint64{99, 100}, got); diff != "" {
+		t.Errorf("commits read (-want +got):\n%s", diff)
+	}
+}

@@ -13,6 +13,10 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
+// selectEvents reads events. Its output column transaction_id is text (pgx
+// has no xid8 type), so an ORDER BY must name the table's column
+// (events.transaction_id): a bare "transaction_id" sorts by the output
+// column, as text, which puts commit 1000 before commit 999.
 const selectEvents = `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at, transaction_id::text, global_position FROM events `
 
 // ReadStream returns the events of one stream above afterVersion.
@@ -31,7 +35,7 @@ func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit in
 	evs, err := s.query(ctx, selectEvents+`
 		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
 		  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-		ORDER BY transaction_id, global_position
+		ORDER BY events.transaction_id, events.global_position
 		LIMIT $3`, strconv.FormatUint(after.TxID, 10), after.Global, limit)
 	if err != nil || len(evs) < limit {
 		return evs, err

@@ -29,12 +29,14 @@ func Prune(ctx context.Context, pool *pgxpool.Pool, topic string, groups []strin
 	messages := pgx.Identifier{"watermill_" + topic}.Sanitize()
 	offsets := pgx.Identifier{"watermill_offsets_" + topic}.Sanitize()
 	// The oldest position any group acked, as watermill-sql orders
-	// messages: (transaction_id, offset).
+	// messages: (transaction_id, offset). The ORDER BY names the table's
+	// columns: the bare names would be the text output columns, and
+	// "1000" sorts before "999".
 	var n int
 	var tx, off *string
-	err := pool.QueryRow(ctx, `SELECT count(*) OVER (), last_processed_transaction_id::text, offset_acked::text
-		FROM `+offsets+` WHERE consumer_group = ANY($1)
-		ORDER BY last_processed_transaction_id, offset_acked LIMIT 1`, groups).Scan(&n, &tx, &off)
+	err := pool.QueryRow(ctx, `SELECT count(*) OVER (), o.last_processed_transaction_id::text, o.offset_acked::text
+		FROM `+offsets+` o WHERE o.consumer_group = ANY($1)
+		ORDER BY o.last_processed_transaction_id, o.offset_acked LIMIT 1`, groups).Scan(&n, &tx, &off)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}

@@ -104,3 +104,41 @@ func TestPrune(t *testing.T) {
 		t.Errorf("pruned %d, %d left; want 1, 0", n, left())
 	}
 }
+
+// TestPruneOrdersTransactionsNumerically checks that the oldest acked
+// position is found by transaction id as a number: as text, a group at
+// transaction 1001 would look behind one at 999, and the messages the
+// latter has not consumed would be deleted.
+func TestPruneOrdersTransactionsNumerically(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO watermill_commits ("offset", uuid, payload, transaction_id)
+		SELECT o, gen_random_uuid()::text, '{}', (997 + o)::text::xid8 FROM generate_series(1, 4) o;
+		INSERT INTO watermill_offsets_commits (consumer_group, offset_acked, last_processed_transaction_id)
+		VALUES ('behind', 2, '999'), ('ahead', 4, '1001')`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := bus.Prune(ctx, pool, bus.CommitsTopic, []string{"behind", "ahead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []int64
+	rows, err := pool.Query(ctx, `SELECT "offset" FROM watermill_commits ORDER BY "offset"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var o int64
+		if err := rows.Scan(&o); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, o)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || len(left) != 2 || left[0] != 3 || left[1] != 4 {
+		t.Errorf("pruned %d, left %v; want 2 pruned and offsets [3 4] left (group behind has not consumed them)", n, left)
+	}
+}
