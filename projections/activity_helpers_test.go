@@ -152,7 +152,7 @@ func (c *customers) applyLog(p projections.Projector) {
 	c.t.Helper()
 	ctx := context.Background()
 	rows, err := c.pool.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
-		transaction_id::text, global_position FROM events ORDER BY transaction_id, global_position`)
+		transaction_id::text, global_position FROM events ORDER BY events.transaction_id, events.global_position`)
 	if err != nil {
 		c.t.Fatal(err)
 	}

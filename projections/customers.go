@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,9 +47,9 @@ type customerKey struct{ company, id string }
 // events: the customers' current rows, their data keys (one query per
 // company; a live commit has one company), and one upsert of every row.
 func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
-	var evs []customerEvent
+	evs := make([]customerEvent, 0, len(events))
 	var order []customerKey
-	seen := map[customerKey]bool{}
+	seen := make(map[customerKey]bool, len(events))
 	byCompany := map[string][]string{}
 	for i, e := range events {
 		if e.Type != customer.TypeUpserted && e.Type != customer.TypeDeleted && e.Type != customer.TypeForgotten {
@@ -56,8 +57,8 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 		}
 		ce := customerEvent{RecordedEvent: &events[i]}
 		// Deleted and Forgotten are Upserted's first field alone.
-		if err := decode(e, &ce.data); err != nil {
-			return err
+		if err := decodeCustomerEvent(e.Data, &ce.data); err != nil {
+			return fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
 		}
 		ce.key = customerKey{e.Metadata.CompanyID, ce.data.CustomerID}
 		evs = append(evs, ce)
@@ -72,7 +73,8 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 	if len(order) == 0 {
 		return nil
 	}
-	rows, err := loadCustomerRows(ctx, tx, order)
+	dec := newCustomerDecoder()
+	rows, err := loadCustomerRows(ctx, tx, order, dec.names)
 	if err != nil {
 		return err
 	}
@@ -92,14 +94,13 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 			r = newCustomerRow(ce.key, ce.RecordedAt)
 			rows[ce.key] = r
 		}
-		if err := r.applyEvent(ce, keys); err != nil {
+		if err := r.applyEvent(ce, keys, dec); err != nil {
 			return err
 		}
 	}
 	out := make([]*customerRow, 0, len(order))
 	for _, k := range order {
 		if r := rows[k]; r.changed {
-			r.finish()
 			out = append(out, r)
 		}
 	}
@@ -113,13 +114,22 @@ func writeCustomerRows(ctx context.Context, tx pgx.Tx, out []*customerRow) error
 	companies, ids, docs := make([]string, n), make([]string, n), make([][]byte, n)
 	deleted, forgotten := make([]bool, n), make([]bool, n)
 	versions, created, updated := make([]int64, n), make([]time.Time, n), make([]time.Time, n)
+	// Every doc in one buffer, sliced once it stops growing.
+	var buf []byte
+	ends := make([]int, n)
 	for i, r := range out {
-		doc, err := json.Marshal(r.Doc)
-		if err != nil {
-			return fmt.Errorf("projections: customers: encode %s: %w", r.CustomerID, err)
+		buf = r.appendDoc(buf)
+		if i == 0 { // the rows of a commit are much alike
+			buf = slices.Grow(buf, len(buf)*(n-1)*5/4)
 		}
-		companies[i], ids[i], docs[i] = r.CompanyID, r.CustomerID, doc
+		ends[i] = len(buf)
+		companies[i], ids[i] = r.CompanyID, r.CustomerID
 		deleted[i], forgotten[i], versions[i], created[i], updated[i] = r.IsDeleted, r.IsForgotten, r.Version, r.CreatedAt, r.UpdatedAt
+	}
+	start := 0
+	for i, end := range ends {
+		docs[i] = buf[start:end:end]
+		start = end
 	}
 	_, err := tx.Exec(ctx, `
 		INSERT INTO customers (company_id, customer_id, doc, is_deleted, is_forgotten, version, created_at, updated_at)
@@ -134,7 +144,8 @@ func writeCustomerRows(ctx context.Context, tx pgx.Tx, out []*customerRow) error
 }
 
 // loadCustomerRows reads the rows of the given customers, in one query.
-func loadCustomerRows(ctx context.Context, tx pgx.Tx, keys []customerKey) (map[customerKey]*customerRow, error) {
+// names interns the field names (jsonString).
+func loadCustomerRows(ctx context.Context, tx pgx.Tx, keys []customerKey, names map[string]string) (map[customerKey]*customerRow, error) {
 	companies, ids := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		companies[i], ids[i] = k.company, k.id
@@ -152,7 +163,17 @@ func loadCustomerRows(ctx context.Context, tx pgx.Tx, keys []customerKey) (map[c
 	_, err = pgx.ForEachRow(rows, []any{&r.CompanyID, &r.CustomerID, &doc, &r.IsDeleted, &r.IsForgotten, &r.Version, &created}, func() error {
 		row := *r
 		row.CreatedAt = created.UTC()
-		if err := decodeNumbers(doc, &row.Doc); err != nil {
+		// jsonb prints valid JSON: its values can be kept as they are,
+		// slices of doc (a copy of its own).
+		row.fields = make(map[string]json.RawMessage, 24)
+		err := jsonMembers(doc, func(k, v []byte) error {
+			name, err := jsonString(k, names)
+			if !slices.Contains(ownedCustomerFields, name) { // the columns say
+				row.fields[name] = v
+			}
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("doc of %s: %w", row.CustomerID, err)
 		}
 		out[customerKey{row.CompanyID, row.CustomerID}] = &row

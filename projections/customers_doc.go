@@ -1,9 +1,12 @@
 package projections
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/clientele/clientele/domain/customer"
@@ -12,12 +15,24 @@ import (
 )
 
 // customerRow is a row of the customers table while events are applied to
-// it. Doc holds the customer's fields in the retrieval form; finish adds
-// the fields the projector owns.
+// it. Its document (doc) is the customer as retrieval shows it: the fields
+// the projector owns, then fields.
+//
+// The values stay JSON from the sealed changes to the jsonb column: an
+// import applies a thousand records a commit, and decoding each value into
+// Go values only to encode it again cost more than the rest of the
+// projector (it is how the projector first did it, and what the values
+// must still look like, see canonicalJSON).
 type customerRow struct {
-	CompanyID   string
-	CustomerID  string
-	Doc         map[string]any
+	CompanyID  string
+	CustomerID string
+	// fields are the customer's fields but the owned ones, each the JSON
+	// of its value in the retrieval form. Values are never changed in
+	// place, so a copy of the map shares them safely. Those read from
+	// the table are as PostgreSQL prints them (spaces after commas), which
+	// only ever goes back into jsonb; those applied from events are
+	// canonical, as the datasync messages need them.
+	fields      map[string]json.RawMessage
 	IsDeleted   bool
 	IsForgotten bool
 	Version     int64
@@ -27,7 +42,7 @@ type customerRow struct {
 }
 
 func newCustomerRow(k customerKey, at time.Time) *customerRow {
-	return &customerRow{CompanyID: k.company, CustomerID: k.id, Doc: map[string]any{}, CreatedAt: at.UTC(), UpdatedAt: at.UTC()}
+	return &customerRow{CompanyID: k.company, CustomerID: k.id, fields: map[string]json.RawMessage{}, CreatedAt: at.UTC(), UpdatedAt: at.UTC()}
 }
 
 // Fields of the retrieved customer that the projector owns: changes never
@@ -42,17 +57,41 @@ var customerLists = []string{customer.FieldTags, customer.FieldMailingLists}
 // Datetime fields, normalised to UTC with Z as every retrieved datetime is.
 var customerDatetimes = []string{"date_joined", "last_login"}
 
+// customerEventData is what the projector reads of the data of a customer
+// event: customer.Upserted without Fields, whose decoding would cost as
+// much as the rest (Deleted and Forgotten are Upserted's first field
+// alone).
+type customerEventData struct {
+	CustomerID string `json:"customer_id"`
+	Sealed     []byte `json:"sealed"`
+}
+
+// customerChanges is customer.Changes with the values of Set left as
+// JSON (see customerRow), in the order written (decodeCustomerChanges).
+type customerChanges struct {
+	Set    []jsonMember
+	Unset  []string
+	Add    map[string][]string
+	Remove map[string][]string
+}
+
+// jsonMember is a member of a JSON object, its value as JSON.
+type jsonMember struct {
+	name  string
+	value json.RawMessage
+}
+
 // customerEvent is a customer event with its data decoded.
 type customerEvent struct {
 	*eventstore.RecordedEvent
-	data customer.Upserted
+	data customerEventData
 	key  customerKey
 }
 
 // applyEvent folds one event into the row. Events the row already
 // reflects (a version it has) are skipped, so applying a commit twice
 // changes nothing.
-func (r *customerRow) applyEvent(e customerEvent, keys map[customerKey][]byte) error {
+func (r *customerRow) applyEvent(e customerEvent, keys map[customerKey][]byte, dec *customerDecoder) error {
 	if e.StreamVersion <= r.Version {
 		return nil
 	}
@@ -82,11 +121,13 @@ func (r *customerRow) applyEvent(e customerEvent, keys map[customerKey][]byte) e
 		if err != nil {
 			return fmt.Errorf("projections: customers: open %s/%d: %w", e.StreamID, e.StreamVersion, err)
 		}
-		var ch customer.Changes
-		if err := decodeNumbers(plain, &ch); err != nil {
+		ch, err := dec.changes(plain)
+		if err == nil {
+			err = r.apply(ch)
+		}
+		if err != nil {
 			return fmt.Errorf("projections: customers: changes of %s/%d: %w", e.StreamID, e.StreamVersion, err)
 		}
-		r.apply(ch)
 	}
 	return nil
 }
@@ -94,56 +135,130 @@ func (r *customerRow) applyEvent(e customerEvent, keys map[customerKey][]byte) e
 // forget drops everything the row knows about the person, for good.
 func (r *customerRow) forget() {
 	r.IsForgotten = true
-	r.Doc = map[string]any{}
+	r.fields = map[string]json.RawMessage{}
 }
 
 // apply applies one record's changes: Set, then Unset, then the
 // incremental Add and Remove of the lists.
-func (r *customerRow) apply(ch customer.Changes) {
-	for k, v := range ch.Set {
+func (r *customerRow) apply(ch *customerChanges) error {
+	if len(r.fields) == 0 {
+		// A new customer: its first record sets most of its fields.
+		r.fields = make(map[string]json.RawMessage, len(ch.Set)+len(customerLists))
+	}
+	// Each member of Set in turn: where a field is named twice, the last
+	// wins, as when Set was decoded into a map.
+	for _, m := range ch.Set {
+		k, v := m.name, m.value
+		var err error
 		switch {
 		case slices.Contains(ownedCustomerFields, k):
-		case v == nil: // null is absent
-			delete(r.Doc, k)
+		case string(v) == "null": // null is absent
+			delete(r.fields, k)
 		case slices.Contains(customerLists, k):
-			r.Doc[k] = addToList(nil, stringList(v))
+			var list []string
+			if list, err = rawStringList(v); err == nil {
+				r.fields[k] = appendStringList(nil, addToList(nil, list))
+			}
 		case slices.Contains(customerDatetimes, k):
-			r.Doc[k] = utcDatetime(v)
+			r.fields[k], err = rawUTCDatetime(v)
 		default:
-			r.Doc[k] = v
+			r.fields[k], err = canonicalJSON(v)
+		}
+		if err != nil {
+			return fmt.Errorf("field %s: %w", k, err)
 		}
 	}
 	for _, k := range ch.Unset {
-		if !slices.Contains(ownedCustomerFields, k) {
-			delete(r.Doc, k)
-		}
+		delete(r.fields, k) // the owned fields are not in fields
 	}
 	for k, add := range ch.Add {
 		if list := listName(k); list != "" {
-			r.Doc[list] = addToList(stringList(r.Doc[list]), add)
+			cur, err := r.list(list)
+			if err != nil {
+				return err
+			}
+			r.fields[list] = appendStringList(nil, addToList(cur, add))
 		}
 	}
 	for k, remove := range ch.Remove {
 		if list := listName(k); list != "" {
-			kept := slices.DeleteFunc(stringList(r.Doc[list]), func(s string) bool { return slices.Contains(remove, s) })
-			r.Doc[list] = orNone(kept)
+			cur, err := r.list(list)
+			if err != nil {
+				return err
+			}
+			kept := slices.DeleteFunc(cur, func(s string) bool { return slices.Contains(remove, s) })
+			r.fields[list] = appendStringList(nil, kept)
+		}
+	}
+	return nil
+}
+
+// list returns the elements of a list field, none when it is absent.
+func (r *customerRow) list(name string) ([]string, error) {
+	v, ok := r.fields[name]
+	if !ok {
+		return nil, nil
+	}
+	list, err := rawStringList(v)
+	if err != nil {
+		return nil, fmt.Errorf("field %s: %w", name, err)
+	}
+	return list, nil
+}
+
+// doc yields the fields of the retrieved customer, each with the JSON of
+// its value: the ones the projector owns, then the others and the empty
+// lists. (The permissions' default, false, is the write side's: a created
+// customer's first event sets every permission.) A forgotten customer
+// keeps its id and two flags, nothing else. The order of the fields is
+// the map's: jsonb and the datasync messages order them themselves.
+func (r *customerRow) doc() iter.Seq2[string, json.RawMessage] {
+	return func(yield func(string, json.RawMessage) bool) {
+		if !yield("id", appendJSONString(nil, r.CustomerID)) ||
+			!yield(customer.FieldIsDeleted, strconv.AppendBool(nil, r.IsDeleted)) ||
+			!yield(customer.FieldIsForgotten, strconv.AppendBool(nil, r.IsForgotten)) ||
+			r.IsForgotten {
+			return
+		}
+		for k, v := range r.fields {
+			if !yield(k, v) {
+				return
+			}
+		}
+		for _, l := range customerLists {
+			if _, ok := r.fields[l]; !ok && !yield(l, emptyJSONList) {
+				return
+			}
 		}
 	}
 }
 
-// finish sets the fields the projector owns and the empty lists. (The
-// permissions' default, false, is the write side's: a created customer's
-// first event sets every permission.) A forgotten customer keeps its id and
-// two flags, nothing else.
-func (r *customerRow) finish() {
-	if r.IsForgotten {
-		r.Doc = map[string]any{"id": r.CustomerID, customer.FieldIsDeleted: r.IsDeleted, customer.FieldIsForgotten: true}
-		return
-	}
-	r.Doc["id"], r.Doc[customer.FieldIsDeleted], r.Doc[customer.FieldIsForgotten] = r.CustomerID, r.IsDeleted, false
-	for _, l := range customerLists {
-		if _, ok := r.Doc[l]; !ok {
-			r.Doc[l] = []string{}
+var emptyJSONList = json.RawMessage("[]")
+
+// appendDoc appends the JSON object of the retrieved customer (doc) to b.
+// Written by hand rather than by json.Marshal of a map, which sorts the
+// keys and reflects on every value: the values are JSON already.
+func (r *customerRow) appendDoc(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, r.CustomerID)
+	b = append(b, `,"`+customer.FieldIsDeleted+`":`...)
+	b = strconv.AppendBool(b, r.IsDeleted)
+	b = append(b, `,"`+customer.FieldIsForgotten+`":`...)
+	b = strconv.AppendBool(b, r.IsForgotten)
+	if !r.IsForgotten {
+		for k, v := range r.fields {
+			b = append(b, ',')
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = append(b, v...)
+		}
+		for _, l := range customerLists {
+			if _, ok := r.fields[l]; !ok {
+				b = append(b, `,"`...)
+				b = append(b, l...)
+				b = append(b, `":[]`...)
+			}
 		}
 	}
+	return append(b, '}')
 }

@@ -20,14 +20,14 @@ import (
 // customers is a database whose store applies the customers projector in
 // every append, and appends customer events as the write side does.
 type customers struct {
-	t     *testing.T
+	t     testing.TB
 	pool  *pgxpool.Pool
 	store *postgres.Store
 	keys  crypto.KeyStore
 	p     *projections.Customers
 }
 
-func newCustomers(t *testing.T) *customers {
+func newCustomers(t testing.TB) *customers {
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestCustomersApplyTwice(t *testing.T) {
 	// Straight from the table: ReadLog stops at the oldest transaction on
 	// the server, which other tests may hold open.
 	rows, err := c.pool.Query(context.Background(), `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
-		transaction_id::text, global_position FROM events ORDER BY transaction_id, global_position`)
+		transaction_id::text, global_position FROM events ORDER BY events.transaction_id, events.global_position`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,12 +29,14 @@ func (p *Datasync) backlog(ctx context.Context, tx pgx.Tx, ts *syncTargets, t *s
 	types := p.feeds[t.datatype].eventTypes()
 	var after eventstore.Position
 	for {
+		// events.transaction_id: the bare name would order by the output
+		// column, the text (see nextCommit).
 		rows, err := tx.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
 				transaction_id::text, global_position
 			FROM events WHERE company_id = $1 AND event_type = ANY($2)
 				AND (transaction_id, global_position) > ($3::text::xid8, $4)
 				AND (transaction_id, global_position) < ($5::text::xid8, $6)
-			ORDER BY transaction_id, global_position LIMIT $7`,
+			ORDER BY events.transaction_id, events.global_position LIMIT $7`,
 			t.company, types, strconv.FormatUint(after.TxID, 10), after.Global,
 			strconv.FormatUint(t.applied.TxID, 10), t.applied.Global, backlogPage)
 		if err != nil {

@@ -229,7 +229,7 @@ func (e *datasyncEnv) readModel(p projections.Projector, query string) []map[str
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	rows, err := tx.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
-		transaction_id::text, global_position FROM events ORDER BY transaction_id, global_position`)
+		transaction_id::text, global_position FROM events ORDER BY events.transaction_id, events.global_position`)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -73,26 +73,24 @@ func (f customersFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventst
 	out := make([]entityState, len(changes))
 	filled := 0
 	var r *customerRow
+	dec := newCustomerDecoder()
 	for i := range history {
 		e := &history[i]
 		if r == nil || e.StreamID != history[i-1].StreamID {
 			r = newCustomerRow(keyOf[e.StreamID], e.RecordedAt)
 		}
 		ce := customerEvent{RecordedEvent: e, key: keyOf[e.StreamID]}
-		if err := decode(*e, &ce.data); err != nil {
-			return nil, err
+		if err := decodeCustomerEvent(e.Data, &ce.data); err != nil {
+			return nil, fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
 		}
-		if err := r.applyEvent(ce, keys); err != nil {
+		if err := r.applyEvent(ce, keys, dec); err != nil {
 			return nil, err
 		}
 		j, ok := at[e.Position.Global]
 		if !ok {
 			continue
 		}
-		r.finish()
-		if out[j], err = customerState(r, e.Type == customer.TypeForgotten); err != nil {
-			return nil, err
-		}
+		out[j] = customerState(r, e.Type == customer.TypeForgotten)
 		filled++
 	}
 	if filled != len(changes) {
@@ -101,16 +99,13 @@ func (f customersFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventst
 	return out, nil
 }
 
-// customerState encodes the row's doc now: the row goes on changing (its
-// lists in place, too) as later events are applied.
-func customerState(r *customerRow, forgets bool) (entityState, error) {
-	st := entityState{id: r.CustomerID, fields: make(map[string]json.RawMessage, len(r.Doc)), deleted: r.IsDeleted, forgets: forgets}
-	for k, v := range r.Doc {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return st, fmt.Errorf("projections: datasync: customer %s: field %s: %w", r.CustomerID, k, err)
-		}
-		st.fields[k] = b
+// customerState takes the row's doc now: the row goes on changing as
+// later events are applied (its map, not the values in it, which are
+// never changed in place).
+func customerState(r *customerRow, forgets bool) entityState {
+	st := entityState{id: r.CustomerID, fields: make(map[string]json.RawMessage, len(r.fields)+len(ownedCustomerFields)+len(customerLists)), deleted: r.IsDeleted, forgets: forgets}
+	for k, v := range r.doc() {
+		st.fields[k] = v
 	}
-	return st, nil
+	return st
 }

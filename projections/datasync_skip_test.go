@@ -2,9 +2,12 @@ package projections_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/internal/bus"
 )
 
 // TestDatasyncWantsCommit: the datasync projector asks for a commit only
@@ -14,18 +17,30 @@ import (
 func TestDatasyncWantsCommit(t *testing.T) {
 	e := newDatasyncEnv(t)
 	ctx := context.Background()
+	// Asked with and without the commit's types in its header (messages
+	// written before headers had them): the answer is the same.
 	wants := func(companyID string, txID uint64) bool {
 		t.Helper()
-		var ok bool
-		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-			var err error
-			ok, err = e.sync.WantsCommit(ctx, tx, companyID, txID)
-			return err
-		})
-		if err != nil {
+		var types []string
+		if err := e.pool.QueryRow(ctx, `SELECT array_agg(DISTINCT event_type ORDER BY event_type) FROM events
+			WHERE transaction_id = $1::text::xid8`, strconv.FormatUint(txID, 10)).Scan(&types); err != nil {
 			t.Fatal(err)
 		}
-		return ok
+		var got [2]bool
+		for i, h := range []bus.CommitHeader{{TxID: txID, CompanyID: companyID}, {TxID: txID, CompanyID: companyID, Types: types}} {
+			err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+				var err error
+				got[i], err = e.sync.WantsCommit(ctx, tx, h)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got[0] != got[1] {
+			t.Errorf("wants commit %d: %v without its types, %v with %v", txID, got[0], got[1], types)
+		}
+		return got[1]
 	}
 	lastTx := func() uint64 {
 		t.Helper()

@@ -47,7 +47,7 @@ func (e *datasyncEnv) applyAll() {
 	// Straight from the table: ReadLog stops at the oldest transaction on
 	// the server, which other tests may hold open.
 	rows, err := e.pool.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
-		transaction_id::text, global_position FROM events ORDER BY transaction_id, global_position`)
+		transaction_id::text, global_position FROM events ORDER BY events.transaction_id, events.global_position`)
 	if err != nil {
 		e.t.Fatal(err)
 	}

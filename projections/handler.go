@@ -57,7 +57,10 @@ func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (i
 	if !cp.Position.Less(h.LastPosition()) {
 		return 0, nil // a redelivery
 	}
-	if next, ok, err := r.nextCommit(ctx, cp.Position); err != nil {
+	// Only whether a commit lies between the checkpoint and h matters
+	// here: bounded by h, the look-up never reaches the rows of running
+	// transactions (nextCommit).
+	if next, ok, err := r.nextCommit(ctx, cp.Position, h.TxID); err != nil {
 		return 0, err
 	} else if ok && next != h.TxID {
 		// Behind: the catch-up loop applies it, outside this delivery
@@ -92,7 +95,7 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 	if f, ok := p.(TypeFilter); ok && !h.HasAnyType(f.EventTypes()) {
 		wants = false // none of its types: nothing to read
 	} else if f, ok := p.(CommitFilter); ok && h.CompanyID != "" {
-		if wants, err = f.WantsCommit(ctx, tx, h.CompanyID, h.TxID); err != nil {
+		if wants, err = f.WantsCommit(ctx, tx, h); err != nil {
 			return 0, fmt.Errorf("projections: %s: %w", name, err)
 		}
 	}

@@ -206,7 +206,7 @@ func lastPosition(t testing.TB, pool *pgxpool.Pool) eventstore.Position {
 	var xid string
 	var p eventstore.Position
 	err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM events
-		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&xid, &p.Global)
+		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(&xid, &p.Global)
 	if err != nil {
 		t.Fatal(err)
 	}

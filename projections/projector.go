@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/bus"
 )
 
 // Projector applies events to the read-model tables it owns.
@@ -53,7 +54,8 @@ type TypeFilter interface {
 // Apply must still handle any commit: a rebuild hands it every one.
 type CommitFilter interface {
 	// WantsCommit reports, within the projector's transaction (tx has
-	// locked its checkpoint), whether the commit of transaction txID, all
-	// of whose events belong to companyID, may concern it.
-	WantsCommit(ctx context.Context, tx pgx.Tx, companyID string, txID uint64) (bool, error)
+	// locked its checkpoint), whether the commit h announces, all of
+	// whose events belong to h.CompanyID, may concern it. h.Types may be
+	// nil (unknown), never wrong.
+	WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error)
 }

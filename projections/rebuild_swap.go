@@ -65,9 +65,11 @@ func (rb *rebuilder) finishInline(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`); err != nil {
 		return err
 	}
+	// events.transaction_id: the bare name would order by the output
+	// column, the text (see nextCommit).
 	rows, err := tx.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at, transaction_id::text, global_position
 		FROM events WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
-		ORDER BY transaction_id, global_position`, strconv.FormatUint(rb.pos.TxID, 10), rb.pos.Global)
+		ORDER BY events.transaction_id, events.global_position`, strconv.FormatUint(rb.pos.TxID, 10), rb.pos.Global)
 	if err != nil {
 		return err
 	}
