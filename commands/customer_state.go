@@ -35,9 +35,11 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	// The arrays travel as InitPlan parameters ((SELECT $2)), whose length
 	// the planner cannot see: with a plain array parameter, the stale
 	// statistics of a table a large import is filling (autovacuum analyzes
-	// it a minute or more later) make it scan every row of the company and
-	// filter, a cost per chunk that grows with the table. This way both
-	// columns of the primary key are always the index condition.
+	// it a minute or more later) make it scan the table and filter, a cost
+	// per chunk that grows with the table. This way the primary key
+	// (key_hash alone: the hash covers the company) is always the index
+	// condition; company_id = $1 is a filter that never removes a row, kept
+	// so that no query can reach another company's registry.
 	rows, err := tx.Query(ctx, `SELECT kind, key_hash, customer_id FROM customer_identities
 		WHERE company_id = $1 AND key_hash = ANY((SELECT $2::bytea[])::bytea[])`, companyID, hashes)
 	if err != nil {

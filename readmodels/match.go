@@ -39,7 +39,9 @@ var matchTables = map[importing.Entity]docTable{
 
 // Match calls fn with each document of the company that meets every
 // condition of q, in id order, streaming: a query matching millions of
-// documents holds one at a time.
+// documents holds one at a time. Customers, events and sales have no
+// index on doc (see docTable), so a query of them reads every row of the
+// company once, whatever it matches.
 func (m *Matcher) Match(ctx context.Context, companyID string, q dataquery.Query, fn func(doc []byte) error) error {
 	t, ok := matchTables[q.Datatype]
 	if !ok {

@@ -54,9 +54,18 @@ type Page struct {
 // table has the same shape, which is what lets one query serve every
 // entity: company_id, an id column that orders the pages (ids are
 // UUIDv7, so this is creation order, and it never changes, so a page
-// boundary stays put under concurrent writes), a jsonb doc in the
-// retrieval form with a jsonb_path_ops GIN index, and a condition that
-// hides rows retrieval never shows (deleted ones).
+// boundary stays put under concurrent writes) and, with company_id, is
+// the primary key, a jsonb doc in the retrieval form, and a condition
+// that hides rows retrieval never shows (deleted ones).
+//
+// Only the small catalogs (shops, products) index doc (GIN,
+// jsonb_path_ops). Customers, events and sales do not: the index cost
+// every written row more than a filtered retrieval gains from it
+// (migration 00016). A filter there is checked on each row read, and the
+// page is read in primary-key order from the cursor with a LIMIT, so the
+// scan stops once the page is full; a filter that matches few rows reads
+// the company's rows from the cursor on (docs/retrieval.md, "What a
+// filter costs").
 type docTable struct {
 	name, id, visible string
 	// numeric marks an integer id column (events' ids): pages are in its
@@ -138,8 +147,9 @@ func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Pa
 
 // filterDocs returns the containment documents of which the doc must
 // contain one: {"f": v} and {"f": [v]} (a list holding v), for v the text
-// and, when the text reads as one, the boolean or number. Each is one
-// lookup in the GIN index.
+// and, when the text reads as one, the boolean or number. Containment is
+// what a jsonb_path_ops GIN index serves (each document one lookup), on
+// the tables that have one.
 func filterDocs(f Filter) []string {
 	values := []any{f.Value}
 	switch {

@@ -2,7 +2,11 @@ package crypto_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/clientele/clientele/internal/crypto"
@@ -54,7 +58,11 @@ func TestIdentifierHash(t *testing.T) {
 	master := crypto.NewMasterKey()
 	a, _ := crypto.NewKeyring(master)
 	b, _ := crypto.NewKeyring(master)
+	otherMaster, _ := crypto.NewKeyring(crypto.NewMasterKey())
 	h := a.IdentifierHash("c1", "email", "ann@example.com")
+	if len(h) != crypto.IdentifierHashSize {
+		t.Fatalf("hash has %d bytes, want %d", len(h), crypto.IdentifierHashSize)
+	}
 	if !bytes.Equal(h, b.IdentifierHash("c1", "email", "ann@example.com")) {
 		t.Fatal("hash is not stable for one master key")
 	}
@@ -63,6 +71,7 @@ func TestIdentifierHash(t *testing.T) {
 		"other kind":    a.IdentifierHash("c1", "phone", "ann@example.com"),
 		"other value":   a.IdentifierHash("c1", "email", "bob@example.com"),
 		"no separator":  a.IdentifierHash("c1e", "mail", "ann@example.com"),
+		"other master":  otherMaster.IdentifierHash("c1", "email", "ann@example.com"),
 	} {
 		if bytes.Equal(h, other) {
 			t.Errorf("%s: same hash", name)
@@ -70,5 +79,54 @@ func TestIdentifierHash(t *testing.T) {
 	}
 	if _, err := crypto.NewKeyring([]byte("short")); err == nil {
 		t.Error("a short master key was accepted")
+	}
+}
+
+// TestIdentifierHashFormat pins the stored form: the registry holds these
+// hashes, so a change of it loses every identity. Hashes computed in turn
+// and at once must all be the reference.
+func TestIdentifierHashFormat(t *testing.T) {
+	master := make([]byte, crypto.KeySize)
+	for i := range master {
+		master[i] = byte(i)
+	}
+	kr, err := crypto.NewKeyring(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hmacOf := func(key []byte, msg string) []byte {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(msg))
+		return m.Sum(nil)
+	}
+	want := func(company, kind, value string) []byte {
+		hashKey := hmacOf(master, "clientele identifier hashing")
+		return hmacOf(hashKey, company+"\x00"+kind+"\x00"+value+"\x00")[:crypto.IdentifierHashSize]
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 100 {
+				value := fmt.Sprintf("person-%d-%d@example.com", g, i)
+				if got, w := kr.IdentifierHash("c1", "email", value), want("c1", "email", value); !bytes.Equal(got, w) {
+					t.Errorf("IdentifierHash(%q) = %x, want %x", value, got, w)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkIdentifierHash measures one identity's hash; an import hashes
+// three per customer record.
+func BenchmarkIdentifierHash(b *testing.B) {
+	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		kr.IdentifierHash("01a1fe58cd417ab3b20a1a9547bcdc28", "email", "ann.anderson@example.com")
 	}
 }
