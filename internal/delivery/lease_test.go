@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,4 +156,33 @@ func TestKilledMidDelivery(t *testing.T) {
 	if n := len(h.entries(o.ID)); n != 10 {
 		t.Errorf("%d log entries; want the 10 acknowledged attempts", n)
 	}
+}
+
+// TestStopFinishesTheAttemptInFlight: a worker stopped (a deploy, a
+// shutdown) while a request is in flight lets it end and records it, so
+// the next worker does not send that batch again.
+func TestStopFinishesTheAttemptInFlight(t *testing.T) {
+	h := newHarness(t)
+	rcv := newReceiver(t)
+	inFlight := make(chan struct{})
+	var once sync.Once
+	rcv.setBehaviour(func(http.ResponseWriter, *http.Request, []byte) bool {
+		once.Do(func() {
+			close(inFlight)
+			time.Sleep(300 * time.Millisecond) // the stop comes meanwhile
+		})
+		return false
+	})
+	o := h.outlet(rcv.url(), true)
+	h.post(100)
+	stopA := h.run(h.config(func(c *delivery.Config) { c.Holder = "A" }))
+	<-inFlight
+	stopA()
+	if got := h.outletState(o.ID).Progress.LastDeliveredMessageNumber; got != 100 {
+		t.Fatalf("after the stop, last delivered message %d, want 100 (the attempt in flight recorded)", got)
+	}
+	h.post(100)
+	h.run(h.config(func(c *delivery.Config) { c.Holder = "B" }))
+	waitFor(t, 20*time.Second, "every message", func() bool { return h.outletState(o.ID).Progress.LastDeliveredMessageNumber == 200 })
+	checkExactly(t, rcv.accepted(), 200)
 }

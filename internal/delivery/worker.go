@@ -63,12 +63,11 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 			return err
 		}
 		date := d.cfg.Now().UTC().Truncate(time.Microsecond)
-		res := s.send(ctx, batch, date, st.batchCount+1)
-		if ctx.Err() != nil {
-			// Stopping: the attempt was cut short by us, not by the
-			// receiver. The batch is sent again by the next worker.
-			return ctx.Err()
-		}
+		// A stop (a deploy, a shutdown) lets the request in flight end,
+		// within RequestTimeout, and records it: cut short, its batch
+		// would reach the receiver again from the next worker. Only a
+		// crash sends a batch twice.
+		res := s.send(context.WithoutCancel(ctx), batch, date, st.batchCount+1)
 		lastStart = date
 		var retryIn time.Duration
 		if res.entry.Status != datatarget.StatusOK {
@@ -77,10 +76,16 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 				retryIn = min(*res.retryAfter, d.cfg.MaxRetryAfter)
 			}
 		}
-		if err := d.record(ctx, o, res.entry, retryIn, batch); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		err := d.record(rctx, o, res.entry, retryIn, batch)
+		cancel()
+		if err != nil {
 			return err
 		}
 		d.metrics.observe(res.entry)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if res.entry.Status == datatarget.StatusOK {
 			st.lastDelivered += int64(len(batch))
 			st.batchCount++
@@ -106,6 +111,10 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 		}
 	}
 }
+
+// recordTimeout bounds the recording of an attempt when the worker is
+// stopping (which lets the attempt in flight end and be recorded).
+const recordTimeout = 10 * time.Second
 
 // sleep waits for d, or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
