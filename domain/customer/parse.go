@@ -1,7 +1,6 @@
 package customer
 
 import (
-	"maps"
 	"slices"
 	"time"
 
@@ -47,7 +46,12 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 func (p *Parser) ParseMap(m map[string]any) (Record, error) {
 	// Room for the permissions a created customer gets by default.
 	r := Record{Changes: Changes{Set: make(map[string]any, len(m)+len(Permissions))}}
-	for _, key := range slices.Sorted(maps.Keys(m)) {
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
 		if v := m[key]; v != nil {
 			if err := p.field(&r, key, v); err != nil {
 				return Record{}, err

@@ -16,9 +16,8 @@ const ReasonNUL = "must not contain the character U+0000"
 // object, and one with U+0000 in any key or string, naming the top-level
 // field that holds it.
 func DecodeRecord(raw []byte) (m map[string]any, field, reason string) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil || m == nil {
+	m, ok := decodeObject(raw)
+	if !ok {
 		return nil, "", "record must be a JSON object"
 	}
 	for k, v := range m {
@@ -30,6 +29,21 @@ func DecodeRecord(raw []byte) (m map[string]any, field, reason string) {
 		}
 	}
 	return m, "", ""
+}
+
+// decodeObject decodes the first JSON value of raw, which must be an
+// object; what follows it is ignored, as a json.Decoder does. It decodes
+// into an interface, not a map: encoding/json then builds the map without
+// reflection, which is most of the cost of a record.
+func decodeObject(raw []byte) (map[string]any, bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, false
+	}
+	m, ok := v.(map[string]any)
+	return m, ok
 }
 
 func hasNUL(v any) bool {
