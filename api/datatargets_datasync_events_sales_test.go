@@ -25,6 +25,11 @@ func TestDatasyncEventsAndSales(t *testing.T) {
 	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "C1", "email": "a@x.com"}]`)
 	e.importAll(admin, "/api/events/upload/", `[{"type": "BROWSE", "date": "2025-01-02", "customer_id": "C1", "label": "home", "path": "/"}]`)
 	e.importAll(admin, "/api/events/upload/", `[{"id": 1, "is_deleted": true}]`)
+	// Deleting it again, twice in one upload and in another, is accepted
+	// and changes nothing: no second message.
+	if rej := e.importAll(admin, "/api/events/upload/", `[{"id": 1, "is_deleted": true}, {"id": 1, "is_deleted": true}]`); len(rej) != 0 {
+		t.Errorf("deleting a deleted event again: rejections %v", rej)
+	}
 	e.importAll(admin, "/api/sales/upload/", `[{"sale_external_id": "S1", "sale_date": "2025-01-03", "sale_customer_id": "C1", "product_id": "P", "quantity": 2, "unit_price": 100}]`)
 	e.importAll(admin, "/api/sales/upload/", `[{"sale_external_id": "S1", "sale_state": "CANCELLED"}]`)
 	e.waitProjections()

@@ -99,11 +99,16 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 		return 0, nil, fmt.Errorf("commands: import events: read the id counter: %w", err)
 	}
 	firstID := lastID
+	deleted, err := loadDeletedEvents(ctx, tx, co.ID, records)
+	if err != nil {
+		return 0, nil, err
+	}
 
 	// Decide in record order; the activity events keep that order.
 	accepted := 0
 	var pending []pendingEvent
 	var order []int // per activity event: index in pending, or -id for a deletion
+	var deletions []int64
 	for i, r := range records {
 		if r == nil {
 			continue
@@ -116,7 +121,11 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 				continue
 			}
 			accepted++
-			order = append(order, -int(r.DeleteID))
+			if !deleted[r.DeleteID] { // deleted already: nothing changes
+				deleted[r.DeleteID] = true
+				deletions = append(deletions, r.DeleteID)
+				order = append(order, -int(r.DeleteID))
+			}
 			continue
 		}
 		o, err := links.decide(r.Customer)
@@ -167,6 +176,11 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 	if len(c.Streams) > 0 {
 		if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
 			return 0, nil, fmt.Errorf("commands: import events: %w", err)
+		}
+	}
+	if len(deletions) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO activity_deleted (company_id, id) SELECT $1, unnest($2::bigint[])`, co.ID, deletions); err != nil {
+			return 0, nil, fmt.Errorf("commands: import events: save the deletions: %w", err)
 		}
 	}
 	if lastID != firstID {
@@ -245,4 +259,31 @@ func parseEvents(co company.Company) func([]byte) (activity.Record, error) {
 // Prepare implements Preparer.
 func (*EventImporter) Prepare(co company.Company, records []json.RawMessage) Prepared {
 	return parseChunk(records, parseEvents(co))
+}
+
+// loadDeletedEvents returns which of the events the records delete are
+// deleted already.
+func loadDeletedEvents(ctx context.Context, tx pgx.Tx, companyID string, records []*activity.Record) (map[int64]bool, error) {
+	var ids []int64
+	for _, r := range records {
+		if r != nil && r.DeleteID > 0 {
+			ids = append(ids, r.DeleteID)
+		}
+	}
+	deleted := map[int64]bool{}
+	if len(ids) == 0 {
+		return deleted, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id FROM activity_deleted WHERE company_id = $1 AND id = ANY($2)`, companyID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("commands: import events: read the deletions: %w", err)
+	}
+	var id int64
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		deleted[id] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("commands: import events: read the deletions: %w", err)
+	}
+	return deleted, nil
 }
