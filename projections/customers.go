@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/tidwall/gjson"
 
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
@@ -74,7 +75,7 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 		return nil
 	}
 	dec := newCustomerDecoder()
-	rows, err := loadCustomerRows(ctx, tx, order, dec.names)
+	rows, err := loadCustomerRows(ctx, tx, order)
 	if err != nil {
 		return err
 	}
@@ -117,8 +118,9 @@ func writeCustomerRows(ctx context.Context, tx pgx.Tx, out []*customerRow) error
 	// Every doc in one buffer, sliced once it stops growing.
 	var buf []byte
 	ends := make([]int, n)
+	keys := map[string]json.RawMessage{}
 	for i, r := range out {
-		buf = r.appendDoc(buf)
+		buf = r.appendDoc(buf, keys)
 		if i == 0 { // the rows of a commit are much alike
 			buf = slices.Grow(buf, len(buf)*(n-1)*5/4)
 		}
@@ -144,8 +146,7 @@ func writeCustomerRows(ctx context.Context, tx pgx.Tx, out []*customerRow) error
 }
 
 // loadCustomerRows reads the rows of the given customers, in one query.
-// names interns the field names (jsonString).
-func loadCustomerRows(ctx context.Context, tx pgx.Tx, keys []customerKey, names map[string]string) (map[customerKey]*customerRow, error) {
+func loadCustomerRows(ctx context.Context, tx pgx.Tx, keys []customerKey) (map[customerKey]*customerRow, error) {
 	companies, ids := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		companies[i], ids[i] = k.company, k.id
@@ -166,16 +167,12 @@ func loadCustomerRows(ctx context.Context, tx pgx.Tx, keys []customerKey, names 
 		// jsonb prints valid JSON: its values can be kept as they are,
 		// slices of doc (a copy of its own).
 		row.fields = make(map[string]json.RawMessage, 24)
-		err := jsonMembers(doc, func(k, v []byte) error {
-			name, err := jsonString(k, names)
-			if !slices.Contains(ownedCustomerFields, name) { // the columns say
-				row.fields[name] = v
+		gjson.ParseBytes(doc).ForEach(func(k, v gjson.Result) bool {
+			if name := stringOf(k); !slices.Contains(ownedCustomerFields, name) { // the columns say
+				row.fields[name] = rawOf(doc, v)
 			}
-			return err
+			return true
 		})
-		if err != nil {
-			return fmt.Errorf("doc of %s: %w", row.CustomerID, err)
-		}
 		out[customerKey{row.CompanyID, row.CustomerID}] = &row
 		return nil
 	})

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
@@ -67,7 +69,7 @@ type customerEventData struct {
 }
 
 // customerChanges is customer.Changes with the values of Set left as
-// JSON (see customerRow), in the order written (decodeCustomerChanges).
+// JSON (see customerRow), in the order written (customerDecoder.changes).
 type customerChanges struct {
 	Set    []jsonMember
 	Unset  []string
@@ -75,10 +77,11 @@ type customerChanges struct {
 	Remove map[string][]string
 }
 
-// jsonMember is a member of a JSON object, its value as JSON.
+// jsonMember is a member of a JSON object, its value as gjson found it
+// (its JSON is value.Raw).
 type jsonMember struct {
 	name  string
-	value json.RawMessage
+	value gjson.Result
 }
 
 // customerEvent is a customer event with its data decoded.
@@ -152,13 +155,10 @@ func (r *customerRow) apply(ch *customerChanges) error {
 		var err error
 		switch {
 		case slices.Contains(ownedCustomerFields, k):
-		case string(v) == "null": // null is absent
+		case v.Type == gjson.Null: // null is absent
 			delete(r.fields, k)
 		case slices.Contains(customerLists, k):
-			var list []string
-			if list, err = rawStringList(v); err == nil {
-				r.fields[k] = appendStringList(nil, addToList(nil, list))
-			}
+			r.fields[k] = jsonList(addToList(nil, rawStringList(v)))
 		case slices.Contains(customerDatetimes, k):
 			r.fields[k], err = rawUTCDatetime(v)
 		default:
@@ -173,37 +173,25 @@ func (r *customerRow) apply(ch *customerChanges) error {
 	}
 	for k, add := range ch.Add {
 		if list := listName(k); list != "" {
-			cur, err := r.list(list)
-			if err != nil {
-				return err
-			}
-			r.fields[list] = appendStringList(nil, addToList(cur, add))
+			r.fields[list] = jsonList(addToList(r.list(list), add))
 		}
 	}
 	for k, remove := range ch.Remove {
 		if list := listName(k); list != "" {
-			cur, err := r.list(list)
-			if err != nil {
-				return err
-			}
-			kept := slices.DeleteFunc(cur, func(s string) bool { return slices.Contains(remove, s) })
-			r.fields[list] = appendStringList(nil, kept)
+			kept := slices.DeleteFunc(r.list(list), func(s string) bool { return slices.Contains(remove, s) })
+			r.fields[list] = jsonList(kept)
 		}
 	}
 	return nil
 }
 
 // list returns the elements of a list field, none when it is absent.
-func (r *customerRow) list(name string) ([]string, error) {
+func (r *customerRow) list(name string) []string {
 	v, ok := r.fields[name]
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	list, err := rawStringList(v)
-	if err != nil {
-		return nil, fmt.Errorf("field %s: %w", name, err)
-	}
-	return list, nil
+	return rawStringList(gjson.ParseBytes(v))
 }
 
 // doc yields the fields of the retrieved customer, each with the JSON of
@@ -214,7 +202,7 @@ func (r *customerRow) list(name string) ([]string, error) {
 // the map's: jsonb and the datasync messages order them themselves.
 func (r *customerRow) doc() iter.Seq2[string, json.RawMessage] {
 	return func(yield func(string, json.RawMessage) bool) {
-		if !yield("id", appendJSONString(nil, r.CustomerID)) ||
+		if !yield("id", jsonString(r.CustomerID)) ||
 			!yield(customer.FieldIsDeleted, strconv.AppendBool(nil, r.IsDeleted)) ||
 			!yield(customer.FieldIsForgotten, strconv.AppendBool(nil, r.IsForgotten)) ||
 			r.IsForgotten {
@@ -237,10 +225,12 @@ var emptyJSONList = json.RawMessage("[]")
 
 // appendDoc appends the JSON object of the retrieved customer (doc) to b.
 // Written by hand rather than by json.Marshal of a map, which sorts the
-// keys and reflects on every value: the values are JSON already.
-func (r *customerRow) appendDoc(b []byte) []byte {
+// keys and reflects on every value: the values are JSON already. keys
+// holds the field names written so far as JSON: the docs of a commit have
+// the same few names a thousand times.
+func (r *customerRow) appendDoc(b []byte, keys map[string]json.RawMessage) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.CustomerID)
+	b = append(b, jsonString(r.CustomerID)...)
 	b = append(b, `,"`+customer.FieldIsDeleted+`":`...)
 	b = strconv.AppendBool(b, r.IsDeleted)
 	b = append(b, `,"`+customer.FieldIsForgotten+`":`...)
@@ -248,7 +238,12 @@ func (r *customerRow) appendDoc(b []byte) []byte {
 	if !r.IsForgotten {
 		for k, v := range r.fields {
 			b = append(b, ',')
-			b = appendJSONString(b, k)
+			q, ok := keys[k]
+			if !ok {
+				q = jsonString(k)
+				keys[k] = q
+			}
+			b = append(b, q...)
 			b = append(b, ':')
 			b = append(b, v...)
 		}

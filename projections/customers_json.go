@@ -1,245 +1,123 @@
 package projections
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // The customers projector reads two JSON documents per record: the
 // event's data and the opened changes. encoding/json decodes them by
-// reflection, checking the whole input first and copying every value;
-// measured on an import, that was most of the projector's CPU. The
-// members are split here instead, the values kept as slices of the
-// input: the event's data comes from a jsonb column (valid JSON), and the
-// changes are checked whole with json.Valid, which allocates nothing.
+// reflection, copying every value; measured on an import, that was most
+// of the projector's CPU. gjson walks their members instead, the values
+// kept as JSON, as written. It does not validate: the event's data comes
+// from a jsonb column (valid JSON), and the changes, opened from the
+// sealed event, are checked whole with json.Valid.
 
-// errJSONShape reports input that is not a JSON object as expected.
-var errJSONShape = errors.New("malformed JSON object")
-
-// jsonMembers calls fn with each member of the JSON object data, in
-// order: its key as written (quotes and escapes included) and its value.
-// It checks the structure of the object, not of the values, which it
-// skips by their brackets and quotes: valid JSON in, valid values out.
-func jsonMembers(data []byte, fn func(key, value []byte) error) error {
-	i := skipSpace(data, 0)
-	if i == len(data) || data[i] != '{' {
-		return errJSONShape
+// rawOf returns the bytes of r, a value gjson found in data: a slice of
+// data, not a copy.
+func rawOf(data []byte, r gjson.Result) json.RawMessage {
+	if r.Index <= 0 { // position unknown (never so for a member)
+		return json.RawMessage(r.Raw)
 	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return trailing(data, i+1)
-	}
-	for {
-		if i == len(data) || data[i] != '"' {
-			return errJSONShape
-		}
-		end, ok := stringEnd(data, i)
-		if !ok {
-			return errJSONShape
-		}
-		key := data[i:end]
-		i = skipSpace(data, end)
-		if i == len(data) || data[i] != ':' {
-			return errJSONShape
-		}
-		i = skipSpace(data, i+1)
-		if end, ok = valueEnd(data, i); !ok {
-			return errJSONShape
-		}
-		if err := fn(key, data[i:end]); err != nil {
-			return err
-		}
-		i = skipSpace(data, end)
-		if i == len(data) {
-			return errJSONShape
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return trailing(data, i+1)
-		default:
-			return errJSONShape
-		}
-	}
+	return data[r.Index : r.Index+len(r.Raw) : r.Index+len(r.Raw)]
 }
 
-func trailing(data []byte, i int) error {
-	if skipSpace(data, i) != len(data) {
-		return errJSONShape
+// stringOf returns the value of the JSON string r (of valid JSON) as
+// encoding/json reads it. gjson reads it alike but where it is not valid
+// UTF-8 (encoding/json replaces each bad byte with U+FFFD) or has a lone
+// surrogate escape before another \u escape (gjson takes the two for a
+// pair): those, and any escaped string, are left to encoding/json.
+func stringOf(r gjson.Result) string {
+	if !strings.Contains(r.Raw, `\`) && utf8.ValidString(r.Raw) {
+		return r.Str
 	}
-	return nil
+	var s string
+	_ = json.Unmarshal([]byte(r.Raw), &s) // a valid JSON string always decodes
+	return s
 }
 
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index after the JSON string starting at data[i]
-// (a quote).
-func stringEnd(data []byte, i int) (int, bool) {
-	for j := i + 1; ; {
-		q := bytes.IndexByte(data[j:], '"')
-		if q < 0 {
-			return 0, false
-		}
-		q += j
-		// Escaped when an odd number of backslashes precede it.
-		n := 0
-		for k := q - 1; k > i && data[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, true
-		}
-		j = q + 1
-	}
-}
-
-// valueEnd returns the index after the JSON value starting at data[i].
-func valueEnd(data []byte, i int) (int, bool) {
-	if i == len(data) {
-		return 0, false
-	}
-	switch data[i] {
-	case '"':
-		return stringEnd(data, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); {
-			switch data[j] {
-			case '"':
-				end, ok := stringEnd(data, j)
-				if !ok {
-					return 0, false
-				}
-				j = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1, true
-				}
-			}
-			j++
-		}
-		return 0, false
-	default: // a number, true, false or null
-		j := i
-	literal:
-		for ; j < len(data); j++ {
-			switch data[j] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				break literal
-			}
-		}
-		return j, j > i
-	}
-}
-
-// jsonString returns the value of the JSON string s (quotes included),
-// interned in names when it needs no unescaping: the keys of a commit's
-// changes are the same few names a thousand times.
-func jsonString(s []byte, names map[string]string) (string, error) {
-	if len(s) < 2 || s[0] != '"' {
-		return "", fmt.Errorf("%.20s is not a string", s)
-	}
-	body := s[1 : len(s)-1]
-	if bytes.IndexByte(body, '\\') >= 0 {
-		var out string
-		err := json.Unmarshal(s, &out)
-		return out, err
-	}
-	if names == nil {
-		return string(body), nil
-	}
-	if name, ok := names[string(body)]; ok {
-		return name, nil
-	}
-	name := string(body)
-	names[name] = name
-	return name, nil
-}
-
-// decodeCustomerEvent decodes the data of a customer event, as
-// json.Unmarshal would but without copying or reflecting.
+// decodeCustomerEvent decodes the data of a customer event (valid JSON),
+// as json.Unmarshal would but without reflecting.
 func decodeCustomerEvent(data []byte, d *customerEventData) error {
 	*d = customerEventData{}
-	err := jsonMembers(data, func(key, value []byte) error {
-		var err error
-		switch string(key) {
+	doc := gjson.ParseBytes(data)
+	ok := doc.IsObject()
+	doc.ForEach(func(key, value gjson.Result) bool {
+		switch key.Raw {
 		case `"customer_id"`:
-			d.CustomerID, err = jsonString(value, nil)
+			if ok = value.Type == gjson.String; ok {
+				d.CustomerID = stringOf(value)
+			}
 		case `"sealed"`:
-			switch {
-			case string(value) == "null":
-			case len(value) < 2 || value[0] != '"' || bytes.IndexByte(value, '\\') >= 0:
-				err = json.Unmarshal(value, &d.Sealed)
-			default:
-				body := value[1 : len(value)-1]
-				d.Sealed = make([]byte, base64.StdEncoding.DecodedLen(len(body)))
-				var n int
-				n, err = base64.StdEncoding.Decode(d.Sealed, body)
-				d.Sealed = d.Sealed[:n]
+			if ok = value.Type == gjson.String && !strings.Contains(value.Raw, `\`); ok {
+				var err error
+				d.Sealed, err = base64.StdEncoding.DecodeString(value.Str)
+				ok = err == nil
 			}
 		}
-		return err
+		return ok
 	})
-	if err != nil {
-		// Whatever it is, encoding/json says it best.
+	if !ok {
+		// null, an escaped string, an error: encoding/json says it best.
 		*d = customerEventData{}
 		return json.Unmarshal(data, d)
 	}
 	return nil
 }
 
+// errNotObject reports opened changes that are valid JSON but not an
+// object, or whose set is not an object.
+var errNotObject = errors.New("not a JSON object")
+
 // customerDecoder decodes the opened changes of customer events, the
-// values of Set as slices of the plaintext: a commit's thousand records
-// share its memory for Set and its field names.
+// values of Set left as gjson finds them: a commit's thousand records
+// reuse its Set.
 type customerDecoder struct {
-	names map[string]string // interned (jsonString)
-	ch    customerChanges
+	ch customerChanges
 }
 
 func newCustomerDecoder() *customerDecoder {
-	return &customerDecoder{names: map[string]string{}}
+	return &customerDecoder{}
 }
 
-// changes decodes plain; the result is valid until the next call. Each
-// value of Set is checked when applied (customerRow.apply), the rest
-// here.
+// changes decodes plain; the result is valid until the next call.
 func (d *customerDecoder) changes(plain []byte) (*customerChanges, error) {
 	d.ch = customerChanges{Set: d.ch.Set[:0]}
-	err := jsonMembers(plain, func(key, value []byte) error {
-		switch string(key) {
-		case `"set"`:
-			if string(value) == "null" {
-				return nil
-			}
-			return jsonMembers(value, func(k, v []byte) error {
-				name, err := jsonString(k, d.names)
-				d.ch.Set = append(d.ch.Set, jsonMember{name, v})
-				return err
-			})
-		case `"unset"`:
-			return json.Unmarshal(value, &d.ch.Unset)
-		case `"add"`:
-			return json.Unmarshal(value, &d.ch.Add)
-		case `"remove"`:
-			return json.Unmarshal(value, &d.ch.Remove)
-		}
-		return nil
-	})
-	if errors.Is(err, errJSONShape) && !json.Valid(plain) {
+	if !json.Valid(plain) {
 		var x any
-		err = json.Unmarshal(plain, &x) // says why
+		return &d.ch, json.Unmarshal(plain, &x) // says why
 	}
+	doc := gjson.ParseBytes(plain)
+	if !doc.IsObject() {
+		return &d.ch, errNotObject
+	}
+	var err error
+	doc.ForEach(func(key, value gjson.Result) bool {
+		switch key.Raw {
+		case `"set"`:
+			switch {
+			case value.Type == gjson.Null:
+			case !value.IsObject():
+				err = errNotObject
+			default:
+				value.ForEach(func(k, v gjson.Result) bool {
+					d.ch.Set = append(d.ch.Set, jsonMember{stringOf(k), v})
+					return true
+				})
+			}
+		case `"unset"`:
+			err = json.Unmarshal(rawOf(plain, value), &d.ch.Unset)
+		case `"add"`:
+			err = json.Unmarshal(rawOf(plain, value), &d.ch.Add)
+		case `"remove"`:
+			err = json.Unmarshal(rawOf(plain, value), &d.ch.Remove)
+		}
+		return err == nil
+	})
 	return &d.ch, err
 }
