@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -196,18 +197,22 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	return runErr
 }
 
+// printWelcome prints where to reach the server, in one write: whoever
+// watches the output for the address then has the login too.
 func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin) {
 	_, port, _ := net.SplitHostPort(addr)
-	fmt.Fprintf(g.stdout, "Clientele is listening on http://%s\n", addr)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Clientele is listening on http://%s\n", addr)
 	if demo == nil {
-		fmt.Fprintf(g.stdout, "Companies are served at http://<slug>.%s:%s/\n", baseDomain, port)
-		return
+		fmt.Fprintf(&b, "Companies are served at http://<slug>.%s:%s/\n", baseDomain, port)
+	} else {
+		base := fmt.Sprintf("http://%s.%s:%s", demo.slug, baseDomain, port)
+		fmt.Fprintf(&b, "Demo company %q: %s/\n", demo.slug, base)
+		fmt.Fprintf(&b, "Log in as %s with password %s\n", demo.email, demo.password)
+		fmt.Fprintf(&b, "Get an access token:\n  curl -u '%s:%s' -X POST %s/api/access-tokens/\n", demo.email, demo.password, base)
+		fmt.Fprintf(&b, "API reference: %s/api/openapi.yaml\n", base)
 	}
-	base := fmt.Sprintf("http://%s.%s:%s", demo.slug, baseDomain, port)
-	fmt.Fprintf(g.stdout, "Demo company %q: %s/\n", demo.slug, base)
-	fmt.Fprintf(g.stdout, "Log in as %s with password %s\n", demo.email, demo.password)
-	fmt.Fprintf(g.stdout, "Get an access token:\n  curl -u '%s:%s' -X POST %s/api/access-tokens/\n", demo.email, demo.password, base)
-	fmt.Fprintf(g.stdout, "API reference: %s/api/openapi.yaml\n", base)
+	io.WriteString(g.stdout, b.String())
 }
 
 // parseCIDRs reads a comma-separated list of networks.
