@@ -52,15 +52,22 @@ func (d *Deliverer) start(ctx context.Context, o outletRef, st state) {
 			d.mu.Unlock()
 			d.metrics.workers.Dec()
 		}()
+		// held lasts while the lease does, through a stop: the worker
+		// ends the attempt in flight and records it, under the lease
+		// (see work). wctx ends at a stop too.
+		held, loseLease := context.WithCancel(context.WithoutCancel(ctx))
+		defer loseLease()
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		stopWork := context.AfterFunc(held, cancel)
+		defer stopWork()
 		renewed := make(chan struct{})
 		go func() {
 			defer close(renewed)
-			d.keepLease(wctx, cancel, o.outletID)
+			d.keepLease(held, loseLease, o.outletID)
 		}()
-		err := d.work(wctx, o, st)
-		cancel()
+		err := d.work(wctx, held, o, st)
+		loseLease()
 		<-renewed
 		if err != nil && !errors.Is(err, context.Canceled) {
 			d.cfg.Logger.Warn("delivery: outlet worker stopped", "outlet", o.outletID, "company", o.companyID, "err", err)

@@ -159,8 +159,9 @@ func TestKilledMidDelivery(t *testing.T) {
 }
 
 // TestStopFinishesTheAttemptInFlight: a worker stopped (a deploy, a
-// shutdown) while a request is in flight lets it end and records it, so
-// the next worker does not send that batch again.
+// shutdown) while a request is in flight lets it end and records it, and
+// keeps its lease meanwhile, so the next worker, started at once, neither
+// sends that batch again nor overlaps the request.
 func TestStopFinishesTheAttemptInFlight(t *testing.T) {
 	h := newHarness(t)
 	rcv := newReceiver(t)
@@ -169,20 +170,26 @@ func TestStopFinishesTheAttemptInFlight(t *testing.T) {
 	rcv.setBehaviour(func(http.ResponseWriter, *http.Request, []byte) bool {
 		once.Do(func() {
 			close(inFlight)
-			time.Sleep(300 * time.Millisecond) // the stop comes meanwhile
+			// The stop comes meanwhile; the request outlasts the lease's
+			// time to live, so only its renewal keeps the next worker out.
+			time.Sleep(1500 * time.Millisecond) // above LeaseTTL, below RequestTimeout
 		})
 		return false
 	})
 	o := h.outlet(rcv.url(), true)
 	h.post(100)
-	stopA := h.run(h.config(func(c *delivery.Config) { c.Holder = "A" }))
+	stopA := h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "A", time.Second }))
 	<-inFlight
-	stopA()
-	if got := h.outletState(o.ID).Progress.LastDeliveredMessageNumber; got != 100 {
-		t.Fatalf("after the stop, last delivered message %d, want 100 (the attempt in flight recorded)", got)
-	}
+	stopped := make(chan struct{})
+	go func() { stopA(); close(stopped) }()
+	h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "B", time.Second }))
+	<-stopped
 	h.post(100)
-	h.run(h.config(func(c *delivery.Config) { c.Holder = "B" }))
 	waitFor(t, 20*time.Second, "every message", func() bool { return h.outletState(o.ID).Progress.LastDeliveredMessageNumber == 200 })
 	checkExactly(t, rcv.accepted(), 200)
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if rcv.overlaps != 0 {
+		t.Errorf("%d requests overlapped another", rcv.overlaps)
+	}
 }

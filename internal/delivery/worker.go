@@ -13,7 +13,14 @@ import (
 // it succeeds. It returns nil when there is nothing to deliver now, when
 // the next retry is further away than a lease lasts (the dispatcher starts
 // the outlet again when it is due), or when the outlet was disabled.
-func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
+//
+// ctx ends when the worker is to stop (a deploy, a shutdown) or loses the
+// lease; held ends only when it loses the lease. A stop lets the attempt
+// in flight end, within RequestTimeout, and records it: cut short, its
+// batch would reach the receiver again from the next worker. The lease is
+// renewed meanwhile, so no other worker takes the outlet before. Only a
+// crash, or a lost lease, sends a batch twice.
+func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error {
 	out, err := d.loadOutlet(ctx, o)
 	if err != nil || !out.Enabled {
 		return err
@@ -63,11 +70,12 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 			return err
 		}
 		date := d.cfg.Now().UTC().Truncate(time.Microsecond)
-		// A stop (a deploy, a shutdown) lets the request in flight end,
-		// within RequestTimeout, and records it: cut short, its batch
-		// would reach the receiver again from the next worker. Only a
-		// crash sends a batch twice.
-		res := s.send(context.WithoutCancel(ctx), batch, date, st.batchCount+1)
+		res := s.send(held, batch, date, st.batchCount+1)
+		if held.Err() != nil {
+			// The lease is lost: the attempt was cut short by us, not by
+			// the receiver, and the next holder sends the batch again.
+			return errLeaseLost
+		}
 		lastStart = date
 		var retryIn time.Duration
 		if res.entry.Status != datatarget.StatusOK {
@@ -76,7 +84,7 @@ func (d *Deliverer) work(ctx context.Context, o outletRef, st state) error {
 				retryIn = min(*res.retryAfter, d.cfg.MaxRetryAfter)
 			}
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		rctx, cancel := context.WithTimeout(held, recordTimeout)
 		err := d.record(rctx, o, res.entry, retryIn, batch)
 		cancel()
 		if err != nil {
