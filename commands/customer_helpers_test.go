@@ -171,7 +171,7 @@ func (e *customerEnv) owner(tb testing.TB, kind customer.Kind, value string) str
 	tb.Helper()
 	var id string
 	err := e.pool.QueryRow(context.Background(), `SELECT coalesce(max(customer_id), '') FROM customer_identities
-		WHERE company_id = $1 AND key_hash = $2 AND kind = $3`,
+		WHERE company_id = $1 AND key_hash16 = $2 AND kind = $3`,
 		e.company.ID, e.keys.Keyring.IdentifierHash(e.company.ID, string(kind), value), string(kind)).Scan(&id)
 	if err != nil {
 		tb.Fatal(err)

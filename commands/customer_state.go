@@ -37,11 +37,11 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	// statistics of a table a large import is filling (autovacuum analyzes
 	// it a minute or more later) make it scan the table and filter, a cost
 	// per chunk that grows with the table. This way the primary key
-	// (key_hash alone: the hash covers the company) is always the index
+	// (key_hash16 alone: the hash covers the company) is always the index
 	// condition; company_id = $1 is a filter that never removes a row, kept
 	// so that no query can reach another company's registry.
-	rows, err := tx.Query(ctx, `SELECT kind, key_hash, customer_id FROM customer_identities
-		WHERE company_id = $1 AND key_hash = ANY((SELECT $2::bytea[])::bytea[])`, companyID, hashes)
+	rows, err := tx.Query(ctx, `SELECT kind, key_hash16, customer_id FROM customer_identities
+		WHERE company_id = $1 AND key_hash16 = ANY((SELECT $2::bytea[])::bytea[])`, companyID, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("commands: load customer identities: %w", err)
 	}

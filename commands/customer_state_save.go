@@ -40,7 +40,7 @@ func saveCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	}
 	if len(newKeys) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"customer_identities"},
-			[]string{"company_id", "key_hash", "kind", "customer_id"}, pgx.CopyFromRows(newKeys)); err != nil {
+			[]string{"company_id", "key_hash16", "kind", "customer_id"}, pgx.CopyFromRows(newKeys)); err != nil {
 			return fmt.Errorf("commands: save customer identities: %w", err)
 		}
 	}
@@ -54,12 +54,12 @@ func saveCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	var b pgx.Batch
 	if len(freed) > 0 {
 		// ANY((SELECT ...)): see loadCustomerBook.
-		b.Queue(`DELETE FROM customer_identities WHERE company_id = $1 AND key_hash = ANY((SELECT $2::bytea[])::bytea[])`, companyID, freed)
+		b.Queue(`DELETE FROM customer_identities WHERE company_id = $1 AND key_hash16 = ANY((SELECT $2::bytea[])::bytea[])`, companyID, freed)
 	}
 	if len(moved) > 0 {
 		b.Queue(`UPDATE customer_identities i SET customer_id = u.customer_id
-			FROM unnest($2::bytea[], $3::text[]) AS u(key_hash, customer_id)
-			WHERE i.company_id = $1 AND i.key_hash = u.key_hash`, companyID, moved, movedTo)
+			FROM unnest($2::bytea[], $3::text[]) AS u(key_hash16, customer_id)
+			WHERE i.company_id = $1 AND i.key_hash16 = u.key_hash16`, companyID, moved, movedTo)
 	}
 	if len(old) > 0 {
 		queueStateUpdates(&b, companyID, old, now)

@@ -16,15 +16,19 @@
 -- ALTER ... TYPE ... USING rewrites the table once (an UPDATE would leave
 -- a dead row per row), and the new key is built after the rewrite.
 --
--- A process still running the old code computes 32-byte hashes, finds
--- none of the stored ones and would register every identity again, for a
--- new customer: the CHECK makes its chunks fail instead (and be retried by
--- a process running the new code).
+-- The column is renamed key_hash16: a process still running the old code
+-- (a rolling deploy: serve migrates at start while older processes still
+-- apply chunks) would compute 32-byte hashes, find none of the stored ones,
+-- and so reject the deletions, forgettings and events of existing
+-- customers and register every identity again. Its queries name key_hash:
+-- they fail, and its chunks are retried until a process running the new
+-- code applies them. The CHECK refuses any other length.
 ALTER TABLE customer_identities
     DROP CONSTRAINT customer_identities_pkey,
     ALTER COLUMN key_hash TYPE bytea USING substr(key_hash, 1, 16),
     ADD CONSTRAINT customer_identities_key_hash_size CHECK (octet_length(key_hash) = 16),
     ADD PRIMARY KEY (key_hash);
+ALTER TABLE customer_identities RENAME COLUMN key_hash TO key_hash16;
 -- The keys a customer holds, which free its registry rows: the same cut.
 ALTER TABLE customer_states
     ALTER COLUMN external_id_hash TYPE bytea USING substr(external_id_hash, 1, 16),
@@ -37,6 +41,7 @@ ALTER TABLE customer_states
 -- from before 00015 computes 32-byte hashes and would find no stored
 -- identity, creating every customer again: going back needs a restore of a
 -- backup taken before 00015, not this migration.
+ALTER TABLE customer_identities RENAME COLUMN key_hash16 TO key_hash;
 ALTER TABLE customer_identities
     DROP CONSTRAINT customer_identities_key_hash_size,
     DROP CONSTRAINT customer_identities_pkey,
