@@ -57,13 +57,26 @@ func inParallel(n int, f func(i int)) {
 		return
 	}
 	var wg sync.WaitGroup
+	var once sync.Once
+	var panicked any
 	per := (n + workers - 1) / workers
 	for from := 0; from < n; from += per {
 		wg.Go(func() {
+			// A panic of f is raised again in the caller's goroutine, where
+			// the caller's recovery (the message handler's) sees it: in a
+			// goroutine of its own it would end the process.
+			defer func() {
+				if p := recover(); p != nil {
+					once.Do(func() { panicked = p })
+				}
+			}()
 			for i := from; i < min(from+per, n); i++ {
 				f(i)
 			}
 		})
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 }

@@ -73,20 +73,40 @@ func (a *parseAhead) start(p Preparer, run string, seq int, co company.Company) 
 	a.mu.Unlock()
 	go func() {
 		defer close(s.done)
+		defer func() {
+			if recover() != nil {
+				// The chunk's transaction parses it again, where a panic is
+				// the handler's to recover, not this process's end.
+				s.prepared = nil
+			}
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), aheadTimeout)
 		defer cancel()
 		records, ok, err := a.store.PeekChunk(ctx, run, seq)
 		if err != nil || !ok {
-			return // the chunk's transaction parses it
+			// No such chunk (the run's last was applied) or no reading it:
+			// the chunk's transaction parses it, if there is one.
+			a.drop(k, s)
+			return
 		}
 		s.prepared = p.Prepare(co, records)
 	}()
 }
 
+// drop forgets slot s of chunk k, unless another took its place.
+func (a *parseAhead) drop(k aheadKey, s *aheadSlot) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.slots[k] == s {
+		delete(a.slots, k)
+	}
+}
+
 // take returns what was prepared for chunk seq of run, waiting for a
-// preparation under way (it is further along than a new parse would be),
-// or nil when nothing was, or for another state of the company.
-func (a *parseAhead) take(run string, seq int, co company.Company) Prepared {
+// preparation under way (it is further along than a new parse would be)
+// unless ctx ends first, or nil when nothing was, or for another state of
+// the company.
+func (a *parseAhead) take(ctx context.Context, run string, seq int, co company.Company) Prepared {
 	k := aheadKey{run, seq}
 	a.mu.Lock()
 	s, ok := a.slots[k]
@@ -95,7 +115,11 @@ func (a *parseAhead) take(run string, seq int, co company.Company) Prepared {
 	if !ok {
 		return nil
 	}
-	<-s.done
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return nil
+	}
 	if !reflect.DeepEqual(s.co, co) {
 		return nil
 	}

@@ -84,7 +84,7 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 		}
 		var prepared Prepared
 		if p, ok := imp.(Preparer); ok {
-			prepared = h.ahead.take(c.RunID, c.Seq, co)
+			prepared = h.ahead.take(ctx, c.RunID, c.Seq, co)
 			h.ahead.start(p, c.RunID, c.Seq+1, co)
 		}
 		accepted, rejections, err := imp.ImportChunk(ctx, tx, Chunk{

@@ -1,0 +1,51 @@
+package commands
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/internal/ingest"
+	"github.com/clientele/clientele/internal/pg/pgtest"
+)
+
+// TestParseAheadDropsMissingChunks: preparing the chunk after a run's last
+// (there is none) leaves no slot behind, so small uploads, one chunk each,
+// do not fill the slots and stop every later preparation.
+func TestParseAheadDropsMissingChunks(t *testing.T) {
+	a := newParseAhead(ingest.NewStore(pgtest.NewPool(t)))
+	co := company.Company{ID: "co1"}
+	for i := range 2 * maxAhead {
+		run := fmt.Sprintf("run-%d", i)
+		a.start(&CustomerImporter{}, run, 1, co)
+		a.mu.Lock()
+		s := a.slots[aheadKey{run, 1}]
+		a.mu.Unlock()
+		if s == nil {
+			t.Fatalf("run %d: no preparation started (the slots are full)", i)
+		}
+		<-s.done
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n := len(a.slots); n != 0 {
+		t.Errorf("%d slots left for chunks that do not exist", n)
+	}
+}
+
+// TestInParallelRaisesPanicsInTheCaller: a panic of f reaches the caller's
+// goroutine (and so the message handler's recovery), not a goroutine of
+// its own, where it would end the process.
+func TestInParallelRaisesPanicsInTheCaller(t *testing.T) {
+	defer func() {
+		if r := recover(); r != "record 700" {
+			t.Errorf("recovered %v, want the panic of record 700", r)
+		}
+	}()
+	inParallel(1000, func(i int) {
+		if i == 700 {
+			panic("record 700")
+		}
+	})
+	t.Error("inParallel returned")
+}
