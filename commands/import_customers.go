@@ -57,13 +57,9 @@ func (*CustomerImporter) Entity() importing.Entity { return importing.Customers 
 // table for new rows and one batch for the rest.
 func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (accepted int, _ []importing.Rejection, err error) {
 	co := chunk.Company
-	meta := chunk.Metadata
-	switch meta.CompanyID {
-	case "":
-		meta.CompanyID = co.ID
-	case co.ID:
-	default:
-		return 0, nil, fmt.Errorf("commands: import customers: metadata of company %s in a chunk of %s", meta.CompanyID, co.ID)
+	meta, err := chunkMetadata(chunk, "customers")
+	if err != nil {
+		return 0, nil, err
 	}
 	rej := rejecter{chunk: chunk, entity: "customers"}
 	records, problems := chunkRecords(chunk, parseCustomers)

@@ -68,7 +68,7 @@ type pendingEvent struct {
 // ImportChunk implements Importer.
 func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
 	co := chunk.Company
-	meta, err := catalogMetadata(chunk, "events")
+	meta, err := chunkMetadata(chunk, "events")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -46,7 +46,7 @@ func (*ProductImporter) Entity() importing.Entity { return importing.Products }
 // ImportChunk implements Importer. Records are decided in order against
 // the state the earlier records of the chunk left.
 func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
-	meta, err := catalogMetadata(chunk, "products")
+	meta, err := chunkMetadata(chunk, "products")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -62,7 +62,7 @@ type pendingSale struct {
 // ImportChunk implements Importer.
 func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
 	co := chunk.Company
-	meta, err := catalogMetadata(chunk, "sales")
+	meta, err := chunkMetadata(chunk, "sales")
 	if err != nil {
 		return 0, nil, err
 	}

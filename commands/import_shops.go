@@ -43,7 +43,7 @@ func (*ShopImporter) Entity() importing.Entity { return importing.Shops }
 // ImportChunk implements Importer. Records are decided in order, so two
 // records of one new shop create one shop and the second updates it.
 func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
-	meta, err := catalogMetadata(chunk, "shops")
+	meta, err := chunkMetadata(chunk, "shops")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -86,21 +86,6 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		return 0, nil, err
 	}
 	return accepted, rej.list, nil
-}
-
-// catalogMetadata returns the chunk's metadata with its company, refusing
-// metadata of another company (a programming error, never retried into
-// success).
-func catalogMetadata(chunk Chunk, entity string) (eventstore.Metadata, error) {
-	meta := chunk.Metadata
-	switch meta.CompanyID {
-	case "":
-		meta.CompanyID = chunk.Company.ID
-	case chunk.Company.ID:
-	default:
-		return meta, fmt.Errorf("commands: import %s: metadata of company %s in a chunk of %s", entity, meta.CompanyID, chunk.Company.ID)
-	}
-	return meta, nil
 }
 
 // parseShops returns the company's shops parser.

@@ -70,6 +70,21 @@ type TxAppender interface {
 	AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error)
 }
 
+// chunkMetadata returns the chunk's metadata with its company, refusing
+// metadata of another company (a programming error, never retried into
+// success).
+func chunkMetadata(chunk Chunk, entity string) (eventstore.Metadata, error) {
+	meta := chunk.Metadata
+	switch meta.CompanyID {
+	case "":
+		meta.CompanyID = chunk.Company.ID
+	case chunk.Company.ID:
+	default:
+		return meta, fmt.Errorf("commands: import %s: metadata of company %s in a chunk of %s", entity, meta.CompanyID, chunk.Company.ID)
+	}
+	return meta, nil
+}
+
 // rejecter collects the rejections of a chunk.
 type rejecter struct {
 	chunk  Chunk
