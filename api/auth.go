@@ -98,10 +98,7 @@ func (s *Server) principal(c *gin.Context, passwordAllowed bool) (access.Princip
 		// oracle for guessing passwords.
 		return p, domain.Errorf(domain.Unauthorized, "a user's password is accepted only by POST /api/access-tokens/; create an access token there and send it as Authorization: Bearer <token>")
 	default:
-		if ok, wait := s.logins.allow(co.ID + "/" + strings.ToLower(cr.email)); !ok {
-			return p, &rateLimitError{what: "password attempts", wait: wait}
-		}
-		p, err = s.access.AuthenticatePassword(c.Request.Context(), co.ID, cr.email, cr.password, strings.TrimSpace(c.GetHeader(headerTOTP)))
+		p, err = s.logIn(c, co.ID, cr)
 	}
 	if err != nil {
 		return access.Principal{}, err
@@ -115,13 +112,46 @@ func (s *Server) principal(c *gin.Context, passwordAllowed bool) (access.Princip
 	return p, nil
 }
 
-// authorize enforces the token's scopes on every request. Roles are
-// checked by the commands, which know what each use case needs.
+// logIn checks a user's email and password (and TOTP code) within the
+// company. Failed log-ins are limited per client address and per account
+// (the email as users are looked up, access.EmailKey, so no spelling of
+// it escapes the count); only attempts answered 401 count: a success, or
+// an attempt refused before its check, gives its tokens back. The check
+// itself runs under s.passwords, so log-ins, however many, hold at most
+// Config.PasswordChecks hashes' memory at once.
+func (s *Server) logIn(c *gin.Context, companyID string, cr credentials) (p access.Principal, err error) {
+	okAddr, wait, giveAddr := s.loginAddrs.take(addressKey(c.ClientIP()))
+	if !okAddr {
+		return p, &rateLimitError{what: "failed log-ins from this address", wait: wait}
+	}
+	okAccount, wait, giveAccount := s.logins.take(companyID + "/" + access.EmailKey(cr.email))
+	if !okAccount {
+		giveAddr()
+		return p, &rateLimitError{what: "failed log-ins for this account", wait: wait}
+	}
+	defer func() {
+		if domain.ErrorCode(err) != domain.Unauthorized {
+			giveAddr()
+			giveAccount()
+		}
+	}()
+	leave, err := s.passwords.enter(c.Request.Context())
+	if err != nil {
+		return p, err
+	}
+	defer leave()
+	return s.access.AuthenticatePassword(c.Request.Context(), companyID, cr.email, cr.password, c.GetHeader(headerTOTP))
+}
+
+// authorize enforces the token's scopes on every request, on the path of
+// the route the request matched (routedPath): the path that decides what
+// runs is the path that is checked. Roles are checked by the commands,
+// which know what each use case needs.
 func (s *Server) authorize(c *gin.Context) {
 	p, _ := principalOf(c)
-	path := c.Request.URL.Path
-	if !access.ScopesAllow(p.Scopes, c.Request.Method, path) {
-		s.writeError(c, domain.Errorf(domain.Forbidden, "this access token's scopes do not allow %s %s", c.Request.Method, path))
+	if !access.ScopesAllow(p.Scopes, c.Request.Method, routedPath(c)) {
+		s.writeError(c, domain.Errorf(domain.Forbidden, "this access token's scopes do not allow %s %s",
+			c.Request.Method, c.Request.URL.EscapedPath()))
 		c.Abort()
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"strings"
 	"time"
 
@@ -41,11 +42,34 @@ type Config struct {
 	Registerer prometheus.Registerer
 	Gatherer   prometheus.Gatherer
 	// TrustedProxies lists the addresses or CIDRs of reverse proxies whose
-	// X-Forwarded-For header is believed for the client address written to
-	// the access log. Default none: the peer address is logged.
+	// X-Forwarded-For header is believed for the client address: the one
+	// written to the access log and whose failed log-ins are counted.
+	// Default none: the peer address is used, and a client cannot pick
+	// its own address (and so a fresh log-in budget) with a header.
 	TrustedProxies []string
 	// Now is the clock of the rate limiter. Default time.Now.
 	Now func() time.Time
+
+	// PasswordChecks is how many password checks (argon2id, 64 MiB each
+	// with the default parameters) may run at once, known and unknown
+	// users alike: it bounds the memory that log-ins can take. Default
+	// max(1, GOMAXPROCS/2).
+	PasswordChecks int
+	// PasswordCheckWait is how long a log-in waits for a free check before
+	// it is answered 429. Default 1 s.
+	PasswordCheckWait time.Duration
+	// ReadHeaderTimeout bounds the time to read a request's headers;
+	// IdleTimeout how long a keep-alive connection may wait for its next
+	// request (Server.HTTPServer). Defaults 10 s and 2 min.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// ReadTimeout bounds the time to read a request body, from the
+	// request's start; for uploads, which may stream for hours, it bounds
+	// each wait for more of the body instead. Default 1 min.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time to answer a request, from its start,
+	// uploads excepted. Default 5 min.
+	WriteTimeout time.Duration
 }
 
 // Default values of Config.
@@ -54,7 +78,17 @@ const (
 	DefaultMaxUploadBytes = 4 << 30
 	DefaultRateLimit      = 50
 	DefaultRateBurst      = 200
+
+	DefaultPasswordCheckWait = time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultReadTimeout       = time.Minute
+	DefaultWriteTimeout      = 5 * time.Minute
 )
+
+// DefaultPasswordChecks is the default of Config.PasswordChecks: half the
+// processors, as argon2id keeps one busy per lane while it runs.
+func DefaultPasswordChecks() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 func (c *Config) setDefaults() {
 	if c.MaxBodyBytes == 0 {
@@ -79,6 +113,23 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.PasswordChecks == 0 {
+		c.PasswordChecks = DefaultPasswordChecks()
+	}
+	for _, d := range []struct {
+		field *time.Duration
+		def   time.Duration
+	}{
+		{&c.PasswordCheckWait, DefaultPasswordCheckWait},
+		{&c.ReadHeaderTimeout, DefaultReadHeaderTimeout},
+		{&c.IdleTimeout, DefaultIdleTimeout},
+		{&c.ReadTimeout, DefaultReadTimeout},
+		{&c.WriteTimeout, DefaultWriteTimeout},
+	} {
+		if *d.field == 0 {
+			*d.field = d.def
+		}
+	}
 }
 
 // Validate reports every problem of the configuration at once. Zero fields
@@ -97,6 +148,20 @@ func (c Config) Validate() error {
 	}
 	if c.RateBurst < 0 {
 		errs = append(errs, fmt.Errorf("api: RateBurst must be positive, got %d", c.RateBurst))
+	}
+	if c.PasswordChecks < 0 {
+		errs = append(errs, fmt.Errorf("api: PasswordChecks must be positive, got %d", c.PasswordChecks))
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"PasswordCheckWait", c.PasswordCheckWait}, {"ReadHeaderTimeout", c.ReadHeaderTimeout},
+		{"IdleTimeout", c.IdleTimeout}, {"ReadTimeout", c.ReadTimeout}, {"WriteTimeout", c.WriteTimeout},
+	} {
+		if d.d < 0 {
+			errs = append(errs, fmt.Errorf("api: %s must be positive, got %v", d.name, d.d))
+		}
 	}
 	if c.Registerer == nil || c.Gatherer == nil {
 		errs = append(errs, errors.New("api: set both Registerer and Gatherer, or neither"))

@@ -27,7 +27,7 @@ func (e *env) importCustomers(co company.Company, records ...string) {
 	e.t.Helper()
 	ctx := context.Background()
 	chunk := commands.Chunk{Company: co, RunID: "run-1", Metadata: eventstore.Metadata{CompanyID: co.ID, RunID: "run-1",
-		Actor: "tokens/tok-1", Source: "api", CorrelationID: "req-1"}}
+		Actor: "tokens/tok-1", Source: "api", CorrelationID: "req-1"}, MayDestroy: true} // an admin's: the tests forget
 	for _, r := range records {
 		chunk.Records = append(chunk.Records, json.RawMessage(r))
 	}

@@ -18,7 +18,9 @@ type datatargetJSON struct {
 	FromStart *bool                `json:"from_start,omitempty"`
 }
 
-func newDatatargetJSON(d datatarget.Datatarget) datatargetJSON {
+// newDatatargetJSON answers d; reveal shows its outlets' credentials
+// (newOutletJSON).
+func newDatatargetJSON(d datatarget.Datatarget, reveal bool) datatargetJSON {
 	out := datatargetJSON{
 		ID: d.ID, DatatargetType: string(d.Type), Name: d.Name, Description: d.Description,
 		CreatedAt: timestamp(d.CreatedAt), Enabled: d.Enabled, Outlets: make([]outletJSON, 0, len(d.Outlets)),
@@ -29,7 +31,7 @@ func newDatatargetJSON(d datatarget.Datatarget) datatargetJSON {
 		out.Datatype, out.Fields, out.FromStart = &s.Datatype, &s.Fields, &s.FromStart
 	}
 	for _, o := range d.Outlets {
-		out.Outlets = append(out.Outlets, newOutletJSON(o))
+		out.Outlets = append(out.Outlets, newOutletJSON(o, reveal))
 	}
 	return out
 }

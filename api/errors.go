@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // errorBody is the body of every error answer.
@@ -29,8 +29,14 @@ type errorJSON struct {
 	Details []domain.FieldError `json:"details,omitempty"`
 }
 
-// codeUnavailable is the code of 503 answers (GET /readyz while not ready).
+// codeUnavailable is the code of 503 answers: GET /readyz while not
+// ready, and any request while the database is away (pg.Transient).
 const codeUnavailable domain.Code = "unavailable"
+
+// unavailableRetryAfter is the Retry-After, in seconds, of 503 answers: a
+// database restart or failover takes seconds, and clients that retry at
+// once only add to the load of the one coming back.
+const unavailableRetryAfter = 5
 
 // statusOf maps each error code to its HTTP status.
 var statusOf = map[domain.Code]int{
@@ -83,8 +89,6 @@ func errorResponse(err error) (int, errorBody) {
 			e.Message = fmt.Sprintf("field %q must be a %s, not a %s", typ.Field, typ.Type, typ.Value)
 			e.Details = []domain.FieldError{{Field: typ.Field, Reason: "must be a " + typ.Type.String()}}
 		}
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		e = errorJSON{Code: domain.Invalid, Message: "the request body ends before its JSON value does"}
 	case errors.As(err, &limited):
 		e = errorJSON{Code: domain.RateLimited, Message: limited.Error()}
 	case errors.As(err, &notReady):
@@ -93,6 +97,10 @@ func errorResponse(err error) (int, errorBody) {
 		// A value PostgreSQL cannot store (invalid UTF-8, U+0000) that got
 		// past validation: the client's input, not our failure.
 		e = errorJSON{Code: domain.Invalid, Message: "the request holds text that is not valid UTF-8 or contains the character U+0000"}
+	case pg.Transient(err):
+		// The database is unreachable, restarting or failing over, or the
+		// request lost a deadlock: the same request succeeds later.
+		e = errorJSON{Code: codeUnavailable, Message: "the service cannot reach its database right now; retry later"}
 	default:
 		e = errorJSON{Code: domain.Internal, Message: "internal error"}
 	}
@@ -114,9 +122,14 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	c.Set(keyErrorCode, string(body.Error.Code))
 	if status >= http.StatusInternalServerError {
 		level := slog.LevelError
-		if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+		switch {
+		case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
 			// The client went away; nothing is wrong on our side.
 			level = slog.LevelInfo
+		case body.Error.Code == codeUnavailable:
+			// Not a bug: the database is away (every request says so
+			// while it is) or a check is not ready.
+			level = slog.LevelWarn
 		}
 		s.log.LogAttrs(c.Request.Context(), level, "request failed",
 			slog.String("method", c.Request.Method),
@@ -134,6 +147,9 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	var limited *rateLimitError
 	if errors.As(err, &limited) {
 		c.Header("Retry-After", strconv.Itoa(limited.retryAfter()))
+	}
+	if body.Error.Code == codeUnavailable {
+		c.Header("Retry-After", strconv.Itoa(unavailableRetryAfter))
 	}
 	c.AbortWithStatusJSON(status, body)
 }

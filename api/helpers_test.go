@@ -117,6 +117,12 @@ func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		Access:    acc,
 		Commands:  e.cmds,
 		Ready:     pool.Ping,
+		Stalled: func(ctx context.Context) (map[string]int, error) {
+			if e.runtime == nil {
+				return nil, nil
+			}
+			return e.runtime.StalledCompanies(ctx)
+		},
 
 		Customers:       readmodels.NewCustomers(pool),
 		CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),

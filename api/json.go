@@ -25,15 +25,26 @@ func decodeJSON(r *http.Request, v any, optional bool) error {
 			}
 			return domain.Errorf(domain.Invalid, "the request body is empty; send a JSON object")
 		}
-		return err
+		return truncated(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return err
+			return truncated(err)
 		}
 		return domain.Errorf(domain.Invalid, "the request body has more after its JSON value")
 	}
 	return nil
+}
+
+// truncated names a body that ends inside its JSON value. It is said
+// here, where the reader is surely the body: a database connection that
+// drops mid-reply fails with the same io.ErrUnexpectedEOF, and that is
+// 503, not the client's 400.
+func truncated(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return domain.Errorf(domain.Invalid, "the request body ends before its JSON value does")
+	}
+	return err
 }
 
 // Timestamp layouts of answers: ISO 8601 in UTC with Z.

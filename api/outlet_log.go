@@ -84,7 +84,9 @@ func (s *Server) handleOutletLog(c *gin.Context) error {
 }
 
 // handleOutletLogEntry serves
-// GET /api/datatargets/<id>/outlets/<outlet_id>/log/<entry_number>/.
+// GET /api/datatargets/<id>/outlets/<outlet_id>/log/<entry_number>/. The
+// raw request and reply show credential headers to admins only
+// (maskRawHTTP).
 func (s *Server) handleOutletLogEntry(c *gin.Context) error {
 	n, err := strconv.ParseInt(c.Param("entry"), 10, 64)
 	if err != nil || n < 1 {
@@ -96,9 +98,13 @@ func (s *Server) handleOutletLogEntry(c *gin.Context) error {
 		return err
 	}
 	j := newLogEntryJSON(e)
-	j.HTTPRequest = &e.HTTPRequest
-	if e.HTTPReply != "" {
-		j.HTTPReply = &e.HTTPReply
+	request, reply := e.HTTPRequest, e.HTTPReply
+	if !revealsCredentials(p) {
+		request, reply = maskRawHTTP(request), maskRawHTTP(reply)
+	}
+	j.HTTPRequest = &request
+	if reply != "" {
+		j.HTTPReply = &reply
 	}
 	c.JSON(http.StatusOK, gin.H{"entry": j})
 	return nil

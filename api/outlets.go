@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -10,11 +11,14 @@ import (
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
 )
 
 // outletJSON is a webhook outlet as answered. The secret is never shown:
-// has_secret (our addition) says whether requests are signed.
+// has_secret (our addition) says whether requests are signed. Credentials
+// in the request (headers that carry one, the URL's password) are shown
+// only to admins (revealsCredentials); others see them masked.
 type outletJSON struct {
 	ID                         string      `json:"id"`
 	OutletType                 string      `json:"outlet_type"`
@@ -37,14 +41,24 @@ type requestJSON struct {
 	Content json.RawMessage   `json:"content"`
 }
 
-func newOutletJSON(o datatarget.Outlet) outletJSON {
+// newOutletJSON answers o; reveal shows its credentials as they are
+// (revealsCredentials), else masked.
+func newOutletJSON(o datatarget.Outlet, reveal bool) outletJSON {
 	r := o.Request
-	if r.Headers == nil {
-		r.Headers = map[string]string{}
+	headers := make(map[string]string, len(r.Headers))
+	for name, value := range r.Headers {
+		if !reveal && credentialHeader(name) {
+			value = masked
+		}
+		headers[name] = value
+	}
+	u := r.URL
+	if parsed, err := url.Parse(u); err == nil && !reveal && parsed.User != nil {
+		u = parsed.Redacted()
 	}
 	return outletJSON{
 		ID: o.ID, OutletType: o.Type, Enabled: o.Enabled,
-		Request:   requestJSON{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: r.Content},
+		Request:   requestJSON{URL: u, Method: r.Method, Headers: headers, Format: r.Format, Content: r.Content},
 		IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize,
 		LastDeliveredMessageNumber: o.Progress.LastDeliveredMessageNumber,
 		DeliveredBatchCount:        o.Progress.DeliveredBatchCount,
@@ -90,7 +104,7 @@ func (s *Server) handleCreateOutlet(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o)})
+	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, revealsCredentials(p))})
 	return nil
 }
 
@@ -101,6 +115,64 @@ func (s *Server) handleGetOutlet(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o)})
+	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, revealsCredentials(p))})
 	return nil
+}
+
+// Credentials of outlets. An outlet's request may carry the receiver's
+// credentials (an API key, a bearer token, a cookie), which any token of
+// the company could otherwise read back and use elsewhere: they are shown
+// only to admins, who may change the outlet anyway. They are masked when
+// answered, in outlet answers and in the attempt log's raw request and
+// reply; what is stored and sent is never changed.
+
+// masked replaces a credential shown to a principal that may not see it.
+const masked = "****"
+
+// revealsCredentials reports whether p may see outlet credentials: the
+// admin role.
+func revealsCredentials(p access.Principal) bool { return p.HasRole(access.RoleAdmin) }
+
+// credentialWords mark a header name as carrying a credential
+// (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token,
+// Client-Secret, ...), compared case-insensitively.
+var credentialWords = []string{"auth", "token", "secret", "key", "password", "cookie"}
+
+// credentialHeader reports whether a header named name carries a
+// credential.
+func credentialHeader(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range credentialWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskRawHTTP masks the values of the credential headers of a raw HTTP/1.1
+// message as the attempt log keeps it: a start line, header lines up to
+// the first empty line, then the body, which is the datatarget's data and
+// is left alone. A message cut short (the log caps its size) keeps the
+// header lines it has masked; a name cut before its colon shows no value.
+func maskRawHTTP(raw string) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	for n := 0; raw != ""; n++ {
+		line, rest, more := strings.Cut(raw, "\n")
+		text := strings.TrimSuffix(line, "\r")
+		if n > 0 && text == "" {
+			b.WriteString(raw) // the end of the headers, and the body
+			break
+		}
+		if name, _, ok := strings.Cut(text, ":"); n > 0 && ok && credentialHeader(strings.TrimSpace(name)) {
+			line = name + ": " + masked + line[len(text):]
+		}
+		b.WriteString(line)
+		if more {
+			b.WriteByte('\n')
+		}
+		raw = rest
+	}
+	return b.String()
 }

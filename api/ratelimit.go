@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -10,14 +12,20 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limiter keeps one token bucket per principal. A bucket idle long enough
-// to have refilled is the same as a new one, so it is dropped; the sweep
-// runs at most once per idle period, on the request path.
+// limiter keeps one token bucket per key. A bucket idle long enough to
+// have refilled is the same as a new one, so it is dropped; the sweep runs
+// at most once per idle period, on the request path.
 type limiter struct {
 	limit rate.Limit
 	burst int
 	now   func() time.Time
 	idle  time.Duration
+	// maxKeys bounds the table when its keys come from unauthenticated
+	// requests (any email, any address); 0 is unbounded. When it is full,
+	// a new key is refused until the sweep frees room: evicting live
+	// buckets instead would let whoever fills the table reset the count
+	// of the account they are guessing.
+	maxKeys int
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -43,8 +51,15 @@ func newLimiter(perSecond float64, burst int, now func() time.Time) *limiter {
 // allow takes one token from key's bucket. When none is left it returns
 // false and how long until one is.
 func (l *limiter) allow(key string) (bool, time.Duration) {
+	ok, wait, _ := l.take(key)
+	return ok, wait
+}
+
+// take is allow that also returns a function giving the token back, for
+// an attempt that turned out not to count.
+func (l *limiter) take(key string) (ok bool, wait time.Duration, giveBack func()) {
 	if l.limit == rate.Inf {
-		return true, 0
+		return true, 0, func() {}
 	}
 	now := l.now()
 	l.mu.Lock()
@@ -59,20 +74,28 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	}
 	b, ok := l.buckets[key]
 	if !ok {
+		if l.maxKeys > 0 && len(l.buckets) >= l.maxKeys {
+			return false, l.idle - now.Sub(l.lastSweep), nil
+		}
 		b = &bucket{lim: rate.NewLimiter(l.limit, l.burst)}
 		l.buckets[key] = b
 	}
 	b.seen = now
-	r := b.lim.ReserveN(now, 1)
-	if !r.OK() {
+	if l.burst == 0 {
 		// A burst of zero admits nothing, ever.
-		return false, l.idle
+		return false, l.idle, nil
 	}
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
+	// Only reservations that act at once are made: a reservation for
+	// later, even cancelled, would keep a give-back from restoring its
+	// token.
+	if tokens := b.lim.TokensAt(now); tokens < 1 {
+		return false, time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second)), nil
 	}
-	return true, 0
+	r := b.lim.ReserveN(now, 1)
+	// Cancelled as of the moment it was made, the reservation gives its
+	// token back whatever was taken since; cancelled as of a later moment
+	// it would give nothing back.
+	return true, 0, func() { r.CancelAt(now) }
 }
 
 // size is the number of buckets kept.
@@ -108,10 +131,73 @@ func (s *Server) rateLimit(c *gin.Context) {
 	c.Next()
 }
 
-// Password attempts are limited per company and email, much more strictly
-// than requests, so passwords cannot be guessed at speed: a burst of
-// loginBurst, then one attempt per loginEvery.
+// Failed log-ins are limited much more strictly than requests, so that
+// passwords cannot be guessed at speed: per company and email (EmailKey),
+// a burst of loginBurst, then one per loginEvery; per client address
+// (addressKey), which may try many emails, a burst of addrBurst, then one
+// per addrEvery. Each table holds at most loginKeys keys (some 250 bytes
+// each).
 const (
 	loginBurst = 10
 	loginEvery = 6 * time.Second
+	addrBurst  = 30
+	addrEvery  = 2 * time.Second
+	loginKeys  = 50_000
 )
+
+func newLoginLimiter(burst int, every time.Duration, now func() time.Time) *limiter {
+	l := newLimiter(float64(time.Second)/float64(every), burst, now)
+	l.maxKeys = loginKeys
+	return l
+}
+
+// addressKey is the key of a client address in the per-address limiter:
+// the IPv4 address, or the /64 of an IPv6 one, since a single subscriber
+// is usually given a whole /64 and could otherwise use a fresh address,
+// and a fresh budget, for every attempt.
+func addressKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
+}
+
+// gate bounds how many password checks run at once, and so the memory
+// they hold (argon2id allocates its whole cost, 64 MiB by default, for
+// each). A request that finds no free slot within wait is refused with
+// 429: waiting longer would only pile requests up behind the checks.
+type gate struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+func newGate(slots int, wait time.Duration) *gate {
+	return &gate{slots: make(chan struct{}, slots), wait: wait}
+}
+
+// enter takes a slot, waiting at most g.wait, and returns the function
+// that frees it. It fails with a rateLimitError when no slot frees in
+// time, and with ctx's error when the client gives up first.
+func (g *gate) enter(ctx context.Context) (leave func(), err error) {
+	leave = func() { <-g.slots }
+	select {
+	case g.slots <- struct{}{}:
+		return leave, nil
+	default:
+	}
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return leave, nil
+	case <-t.C:
+		return nil, &rateLimitError{what: "log-ins in progress", wait: g.wait}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

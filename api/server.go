@@ -14,14 +14,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
@@ -86,6 +89,12 @@ type Deps struct {
 	// reachable, projections running); GET /readyz answers 503 while it
 	// returns an error. Nil means always ready.
 	Ready func(ctx context.Context) error
+	// Stalled counts, by projection, the companies whose commits a
+	// projection has parked (projections.Runtime.Stalls). A stall is one
+	// company's problem, not the node's: GET /readyz stays 200 and shows
+	// the counts, and operators read the details with `clientele
+	// projections stalls`. Nil means none are reported.
+	Stalled func(ctx context.Context) (map[string]int, error)
 }
 
 func (d Deps) validate() error {
@@ -110,18 +119,21 @@ func (d Deps) validate() error {
 
 // Server is the HTTP API. It is an http.Handler.
 type Server struct {
-	cfg      Config
-	engine   *gin.Engine
-	log      *slog.Logger
-	metrics  *metrics
-	limiter  *limiter // requests per principal
-	logins   *limiter // password attempts per email
-	docsJSON []byte
+	cfg        Config
+	engine     *gin.Engine
+	log        *slog.Logger
+	metrics    *metrics
+	limiter    *limiter // requests per principal
+	logins     *limiter // failed log-ins per company and email
+	loginAddrs *limiter // failed log-ins per client address
+	passwords  *gate    // password checks at once
+	docsJSON   []byte
 
 	companies Companies
 	access    Access
 	commands  commands.Commands
 	ready     func(ctx context.Context) error
+	stalled   func(ctx context.Context) (map[string]int, error)
 
 	datatargets Datatargets
 
@@ -163,16 +175,19 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		gin.SetMode(gin.ReleaseMode)
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		metrics:   m,
-		limiter:   newLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
-		logins:    newLimiter(float64(time.Second)/float64(loginEvery), loginBurst, cfg.Now),
-		docsJSON:  docsJSON,
-		companies: deps.Companies,
-		access:    deps.Access,
-		commands:  deps.Commands,
-		ready:     deps.Ready,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		metrics:    m,
+		limiter:    newLimiter(cfg.RateLimit, cfg.RateBurst, cfg.Now),
+		logins:     newLoginLimiter(loginBurst, loginEvery, cfg.Now),
+		loginAddrs: newLoginLimiter(addrBurst, addrEvery, cfg.Now),
+		passwords:  newGate(cfg.PasswordChecks, cfg.PasswordCheckWait),
+		docsJSON:   docsJSON,
+		companies:  deps.Companies,
+		access:     deps.Access,
+		commands:   deps.Commands,
+		ready:      deps.Ready,
+		stalled:    deps.Stalled,
 
 		datatargets: deps.Datatargets,
 
@@ -194,11 +209,21 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	// turn a POST into a GET in some clients.
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
+	// Routes match the decoded path as sent (gin's defaults, set here
+	// because scope checks depend on them): no raw path, no cleaning of
+	// "//". A path routes as written or not at all, and authorize checks
+	// the path of the route it matched (routedPath).
+	e.UseRawPath = false
+	e.UseEscapedPath = false
+	e.RemoveExtraSlash = false
 	e.HandleMethodNotAllowed = true
+	// gin believes X-Forwarded-For from any peer unless told otherwise;
+	// the client address counts failed log-ins, so only the configured
+	// proxies are believed (none by default: a nil list trusts none).
 	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("api: TrustedProxies: %w", err)
 	}
-	e.Use(s.requestID, s.observe, s.recoverer, s.limitBody)
+	e.Use(s.requestID, s.observe, s.recoverer, s.limitBody, s.deadlines)
 	e.NoRoute(s.adapt(s.handleNoRoute))
 	e.NoMethod(s.adapt(s.handleNoMethod))
 	s.engine = e
@@ -208,6 +233,68 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+// HTTPServer returns an http.Server serving s, whose timeouts keep slow
+// and idle clients from holding connections for ever: headers must
+// arrive within Config.ReadHeaderTimeout and a kept-alive connection is
+// closed after Config.IdleTimeout without a request. Its ReadTimeout and
+// WriteTimeout stay 0, as they would cut uploads short: s sets
+// per-request deadlines instead (deadlines).
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+	}
+}
+
+// deadlines sets the connection deadlines of one request
+// (Config.ReadTimeout, Config.WriteTimeout). An upload streams for as
+// long as it needs, but each wait for more of its body is bounded; any
+// other body must have arrived by the deadline, and any other answer be
+// written by its own. Each request sets both, as net/http keeps a write
+// deadline from one request of a connection to the next.
+func (s *Server) deadlines(c *gin.Context) {
+	rc := http.NewResponseController(c.Writer)
+	start := time.Now()
+	next := func() time.Time { return start.Add(s.cfg.ReadTimeout) }
+	if s.uploadRoutes[c.FullPath()] {
+		next = func() time.Time { return time.Now().Add(s.cfg.ReadTimeout) }
+		_ = rc.SetWriteDeadline(time.Time{})
+	} else {
+		// An httptest recorder has no connection: it goes without.
+		_ = rc.SetWriteDeadline(start.Add(s.cfg.WriteTimeout))
+	}
+	if c.Request.Body != nil && c.Request.Body != http.NoBody {
+		_ = rc.SetReadDeadline(next())
+		c.Request.Body = &deadlineBody{ReadCloser: c.Request.Body, rc: rc, next: next, timeout: s.cfg.ReadTimeout}
+	}
+	c.Next()
+}
+
+// deadlineBody sets the read deadline before each read of a request body
+// and lifts it once the body has ended: net/http then reads on to see
+// whether the client goes away, and a deadline passing there would cancel
+// the request's context while its handler still works.
+type deadlineBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	next    func() time.Time
+	timeout time.Duration
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	_ = b.rc.SetReadDeadline(b.next())
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF:
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The client's fault, not ours: a 400, not an internal error.
+		err = domain.Errorf(domain.Invalid, "the request body did not arrive in time (each request body within %s of the request; uploads with no pause of %s)", b.timeout, b.timeout)
+	}
+	return n, err
+}
 
 // Route is one registered method and path, in gin's syntax (":id").
 type Route struct {
@@ -278,6 +365,41 @@ func (s *Server) routes() {
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/", s.handleGetOutlet)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/", s.handleOutletLog)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/:entry/", s.handleOutletLogEntry)
+}
+
+// routedPath is the path of the route the request matched, its
+// parameters as the handlers read them: the path token scopes are checked
+// against. With the engine's settings (NewServer) it equals the decoded
+// URL path; it is built from the match so that it stays the routed path
+// if they change. It is "" (allowed by no scope) when there is no match or
+// a parameter holds a "/" (possible only with UseRawPath): the path would
+// then have segments the route has not.
+func routedPath(c *gin.Context) string {
+	full := c.FullPath()
+	if full == "" {
+		return ""
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexAny(full, ":*")
+		if i < 0 {
+			b.WriteString(full)
+			return b.String()
+		}
+		b.WriteString(full[:i])
+		end := strings.IndexByte(full[i:], '/')
+		if end < 0 {
+			end = len(full) - i
+		}
+		v := c.Param(full[i+1 : i+end])
+		if full[i] == '*' {
+			v = strings.TrimPrefix(v, "/") // a catch-all value starts with the slash the pattern has
+		} else if strings.Contains(v, "/") {
+			return ""
+		}
+		b.WriteString(v)
+		full = full[i+end:]
+	}
 }
 
 // handlerFunc is a handler that returns its error instead of writing it;

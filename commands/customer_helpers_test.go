@@ -55,6 +55,8 @@ func (e *customerEnv) chunk(tb testing.TB, records ...string) (int, []importing.
 	c := commands.Chunk{
 		Company: e.company, RunID: "run-1", Seq: e.seq, FirstIndex: e.index,
 		Metadata: eventstore.Metadata{CompanyID: e.company.ID, RunID: "run-1", Actor: "users/u1", Source: "csv"},
+		// An admin's upload: these tests delete and forget.
+		MayDestroy: true,
 	}
 	for _, r := range records {
 		c.Records = append(c.Records, json.RawMessage(r))

@@ -30,13 +30,14 @@ func parseChunk[R any](raws []json.RawMessage, parse func([]byte) (R, error)) *p
 }
 
 // chunkRecords returns the chunk's records as Prepare parsed them ahead
-// (parseAhead), or parses them now with the company's parser.
+// (parseAhead), or parses them now with the company's parser, with the
+// records of chunk.Reject rejected.
 func chunkRecords[R any](chunk Chunk, newParser func(company.Company) func([]byte) (R, error)) ([]*R, []error) {
 	p, ok := chunk.Prepared.(*parsed[R])
 	if !ok || p == nil || len(p.records) != len(chunk.Records) {
-		p = parseChunk(chunk.Records, newParser(chunk.Company))
+		p = parseChunk(unlessRejected(chunk, chunk.Records, newParser(chunk.Company)))
 	}
-	return p.records, p.problems
+	return withRejects(chunk, p.records, p.problems)
 }
 
 // minParallel is the number of items below which inParallel stays on one

@@ -54,8 +54,9 @@ func newParseAhead(store *ingest.Store) *parseAhead {
 // start prepares chunk seq of run with p for co in the background, unless
 // it is being prepared already or too many are. Preparations nobody took
 // within aheadTimeout (the chunk did not exist, another process applied
-// it) are dropped.
-func (a *parseAhead) start(p Preparer, run string, seq int, co company.Company) {
+// it) are dropped. It returns a channel closed when the preparation it
+// started ends (its slot filled, or dropped), or nil when it started none.
+func (a *parseAhead) start(p Preparer, run string, seq int, co company.Company) <-chan struct{} {
 	k := aheadKey{run, seq}
 	now := time.Now()
 	a.mu.Lock()
@@ -66,7 +67,7 @@ func (a *parseAhead) start(p Preparer, run string, seq int, co company.Company) 
 	}
 	if _, ok := a.slots[k]; ok || len(a.slots) >= maxAhead {
 		a.mu.Unlock()
-		return
+		return nil
 	}
 	s := &aheadSlot{co: co, started: now, done: make(chan struct{})}
 	a.slots[k] = s
@@ -91,6 +92,7 @@ func (a *parseAhead) start(p Preparer, run string, seq int, co company.Company) 
 		}
 		s.prepared = p.Prepare(co, records)
 	}()
+	return s.done
 }
 
 // drop forgets slot s of chunk k, unless another took its place.

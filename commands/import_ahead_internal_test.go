@@ -11,20 +11,18 @@ import (
 
 // TestParseAheadDropsMissingChunks: preparing the chunk after a run's last
 // (there is none) leaves no slot behind, so small uploads, one chunk each,
-// do not fill the slots and stop every later preparation.
+// do not fill the slots and stop every later preparation. It waits on the
+// preparation that start reports, not on its slot: the preparation may end
+// and drop the slot before the test could look at it.
 func TestParseAheadDropsMissingChunks(t *testing.T) {
 	a := newParseAhead(ingest.NewStore(pgtest.NewPool(t)))
 	co := company.Company{ID: "co1"}
 	for i := range 2 * maxAhead {
-		run := fmt.Sprintf("run-%d", i)
-		a.start(&CustomerImporter{}, run, 1, co)
-		a.mu.Lock()
-		s := a.slots[aheadKey{run, 1}]
-		a.mu.Unlock()
-		if s == nil {
+		done := a.start(&CustomerImporter{}, fmt.Sprintf("run-%d", i), 1, co)
+		if done == nil {
 			t.Fatalf("run %d: no preparation started (the slots are full)", i)
 		}
-		<-s.done
+		<-done
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

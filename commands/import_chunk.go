@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,6 +16,7 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/ingest"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // ImportChunk applies one staged chunk of an import run: the command
@@ -46,6 +50,10 @@ type ImportChunkHandler struct {
 	importers map[importing.Entity]Importer
 	companies CompanyFinder
 	ahead     *parseAhead
+	// log and metrics report the chunks that fail and the records
+	// rejected because the store refused them; the worker sets its own.
+	log     *slog.Logger
+	metrics *importMetrics
 }
 
 // NewImportChunkHandler returns a handler that applies chunks with the
@@ -55,20 +63,27 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 		panic("commands: NewImportChunkHandler: nil dependency")
 	}
 	store := ingest.NewStore(pool)
-	return ImportChunkHandler{pool: pool, store: store, importers: importers, companies: companies, ahead: newParseAhead(store)}
+	return ImportChunkHandler{pool: pool, store: store, importers: importers, companies: companies, ahead: newParseAhead(store),
+		log: slog.Default(), metrics: newImportMetrics(slices.Sorted(maps.Keys(importers)))}
 }
 
 // Handle applies the chunk exactly once, in one transaction: lock the
 // chunk, skip it if it is done (a redelivered message), let the Importer
 // append its commit, store the rejections and counts, delete the payload.
 // Any error rolls all of that back, and the caller retries the chunk; a
-// *PermanentError instead fails the run, and Handle returns nil.
+// *PermanentError instead fails the run, and Handle returns nil. From the
+// isolateAfter-th attempt that fails for a reason retrying does not cure,
+// the records the store refuses are rejected and the rest applied
+// (import_chunk_isolate.go).
 func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
+	var entity importing.Entity
+	var isolated []isolatedRecord
 	err := pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
 		c, ok, err := h.store.LockChunk(ctx, tx, cmd.RunID, cmd.Seq)
 		if err != nil || !ok || c.Done {
 			return err
 		}
+		entity = c.Entity
 		imp := h.importers[c.Entity]
 		if imp == nil {
 			// Not permanent: this process lacks the importer (an older
@@ -87,12 +102,20 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 			prepared = h.ahead.take(ctx, c.RunID, c.Seq, co)
 			h.ahead.start(p, c.RunID, c.Seq+1, co)
 		}
-		accepted, rejections, err := imp.ImportChunk(ctx, tx, Chunk{
+		chunk := Chunk{
 			Company: co, RunID: c.RunID, Seq: c.Seq, FirstIndex: c.FirstIndex, Records: c.Records, Prepared: prepared,
+			MayDestroy: c.MayDestroy,
 			Metadata: eventstore.Metadata{
 				CompanyID: c.CompanyID, RunID: c.RunID, Actor: c.Actor, Source: c.Source, CorrelationID: c.CorrelationID,
 			},
-		})
+		}
+		var accepted int
+		var rejections []importing.Rejection
+		if c.Failures+1 < isolateAfter {
+			accepted, rejections, err = runImporter(ctx, tx, imp, chunk)
+		} else {
+			accepted, rejections, isolated, err = isolate(ctx, tx, imp, chunk)
+		}
 		if err != nil {
 			return fmt.Errorf("commands: import chunk %d of run %s: %w", c.Seq, c.RunID, err)
 		}
@@ -106,7 +129,36 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 	if errors.As(err, &perm) {
 		return h.store.FailRun(ctx, cmd.RunID, perm.Error())
 	}
-	return err
+	if err != nil {
+		h.failed(ctx, cmd, entity, err)
+		return err
+	}
+	for _, r := range isolated {
+		h.metrics.isolated.WithLabelValues(string(entity)).Inc()
+		h.log.Warn("an import record the store refuses is rejected; the rest of its chunk is applied",
+			"run_id", cmd.RunID, "seq", cmd.Seq, "index", r.index, "sqlstate", r.code, "reason", r.reason)
+	}
+	return nil
+}
+
+// failed counts a failed attempt at a chunk, and records it on the chunk
+// when retrying cannot cure it (the count that decides isolateAfter).
+func (h ImportChunkHandler) failed(ctx context.Context, cmd ImportChunk, entity importing.Entity, err error) {
+	if ctx.Err() != nil || entity == "" {
+		return // stopping, or the chunk was not reached: not the chunk's failure
+	}
+	if pg.Transient(err) {
+		h.metrics.failures.WithLabelValues(string(entity), failureTransient).Inc()
+		return
+	}
+	h.metrics.failures.WithLabelValues(string(entity), failurePersistent).Inc()
+	var p *panicError
+	if errors.As(err, &p) {
+		h.log.Error("an importer panicked", "run_id", cmd.RunID, "seq", cmd.Seq, "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+	}
+	if _, rerr := h.store.RecordFailure(ctx, cmd.RunID, cmd.Seq, failureReason(err)); rerr != nil {
+		h.log.Error("record an import chunk's failure", "run_id", cmd.RunID, "seq", cmd.Seq, "err", rerr)
+	}
 }
 
 // checkOutcome makes sure the Importer accounted for every record once,

@@ -75,6 +75,12 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 		if r == nil {
 			continue
 		}
+		if (r.Delete || r.Forget) && !chunk.MayDestroy {
+			if err := rej.reject(i, destroyProblem(*r)); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
 		if _, err := links.decide(*r); err != nil {
 			if err := rej.reject(i, err); err != nil {
 				return 0, nil, err
@@ -96,6 +102,16 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 		return 0, nil, err
 	}
 	return accepted, rej.list, nil
+}
+
+// destroyProblem rejects a customer record that deletes or forgets, sent
+// by a principal that may not (Chunk.MayDestroy).
+func destroyProblem(r customer.Record) error {
+	field := customer.FieldIsDeleted
+	if r.Forget {
+		field = customer.FieldIsForgotten
+	}
+	return &customer.Problem{Field: field, Reason: reasonNeedsAdmin}
 }
 
 // parseCustomers returns the company's customers parser.

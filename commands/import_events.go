@@ -114,6 +114,12 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 			continue
 		}
 		if r.DeleteID > 0 {
+			if !chunk.MayDestroy {
+				if err := rej.reject(i, &activity.Problem{Field: "is_deleted", Reason: reasonNeedsAdmin}); err != nil {
+					return 0, nil, err
+				}
+				continue
+			}
 			if r.DeleteID > lastID {
 				if err := rej.reject(i, &activity.Problem{Field: "id", Reason: reasonNoEvent}); err != nil {
 					return 0, nil, err

@@ -59,6 +59,12 @@ func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
 		behind: map[string]bool{},
 		wake:   make(chan struct{}, 1),
 	}
+	w.chunks.log = cfg.Logger
+	if cfg.Registerer != nil {
+		if err := w.chunks.metrics.register(cfg.Registerer); err != nil {
+			return nil, err
+		}
+	}
 	if w.cfg.Transport == nil {
 		// One message per subscriber transaction: watermill-sql holds that
 		// transaction (and a lock on the group's offset) while the handler
@@ -208,12 +214,15 @@ func (w *ImportWorker) resumeLoop(ctx context.Context) {
 			return
 		case <-w.wake:
 		case <-tick.C:
-			stalled, err := w.store.StalledCompanies(ctx, w.cfg.StallAfter)
+			stalled, err := w.store.StoodStill(ctx, w.cfg.StallAfter)
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Logger.Error("look for stalled imports", "err", err)
 			}
-			for _, id := range stalled {
-				w.resume(id)
+			if err == nil {
+				w.chunks.metrics.stalled.Set(float64(len(stalled)))
+			}
+			for _, s := range stalled {
+				w.resume(s.CompanyID)
 			}
 		}
 		for progressed := true; progressed && ctx.Err() == nil; {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/bus"
@@ -28,6 +29,10 @@ type ImportWorkerConfig struct {
 	// Logger receives the worker's and Watermill's logs. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Registerer receives the worker's metrics (failed chunk attempts,
+	// records rejected because the store refused them, companies whose
+	// imports stand still). Default: none registered.
+	Registerer prometheus.Registerer
 	// PollInterval is how often an idle worker looks for chunks. Default
 	// 100ms. Unused when Transport is set.
 	PollInterval time.Duration

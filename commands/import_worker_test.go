@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/importing"
@@ -105,13 +106,16 @@ func TestImportWorker(t *testing.T) {
 }
 
 // TestImportWorkerRetries checks that a chunk whose import fails is
-// retried, not skipped, and applied once it succeeds.
+// retried, not skipped, and applied once it succeeds. The failure is
+// transient (a lost serialization race): one that is not would have the
+// third attempt look for the records that fail the chunk, with more calls
+// of the Importer.
 func TestImportWorkerRetries(t *testing.T) {
 	e := newImportEnv(t, pgtest.NewPool(t))
 	var failures atomic.Int32
 	e.imp.Before = func(_ context.Context, c commands.Chunk) error {
 		if c.Seq == 1 && failures.Add(1) <= 3 {
-			return errors.New("transient")
+			return &pgconn.PgError{Severity: "ERROR", Code: "40001", Message: "could not serialize access due to concurrent update"}
 		}
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,6 +50,17 @@ type Chunk struct {
 	// ahead of the chunk's transaction, or nil: the importer then parses
 	// Records itself.
 	Prepared Prepared
+	// MayDestroy is whether the upload's principal may delete and forget
+	// (StageUpload records it on the run): when false, the Importer
+	// rejects each record that would (reasonNeedsAdmin) and imports the
+	// others.
+	MayDestroy bool
+	// Reject names records, by position in Records, that the Importer must
+	// reject with the reason given, without parsing or applying them:
+	// records the store refuses, found by the worker once the chunk kept
+	// failing (import_chunk_isolate.go). The shared parse path
+	// (chunkRecords) honours it, so every entity does.
+	Reject map[int]string
 }
 
 // A Preparer is an Importer whose records can be parsed and validated
@@ -103,6 +115,49 @@ func (r *rejecter) reject(i int, err error) error {
 	r.list = append(r.list, importing.Rejection{Index: r.chunk.FirstIndex + i, Reason: p.Reason, Field: p.Field})
 	return nil
 }
+
+// withRejects returns records and problems with the chunk's Reject
+// applied: a rejected record is absent and its problem is the reason
+// given. The slices given are not changed (a Prepared is not the
+// Importer's to change).
+func withRejects[R any](chunk Chunk, records []*R, problems []error) ([]*R, []error) {
+	if len(chunk.Reject) == 0 {
+		return records, problems
+	}
+	records, problems = slices.Clone(records), slices.Clone(problems)
+	for i, reason := range chunk.Reject {
+		if i >= 0 && i < len(records) {
+			records[i], problems[i] = nil, &values.Problem{Reason: reason}
+		}
+	}
+	return records, problems
+}
+
+// unlessRejected wraps parse so that it skips the records the chunk
+// rejects (a record may be rejected because parsing it panics); their
+// problem is set by withRejects.
+func unlessRejected[R any](chunk Chunk, raws []json.RawMessage, parse func([]byte) (R, error)) ([]json.RawMessage, func([]byte) (R, error)) {
+	if len(chunk.Reject) == 0 {
+		return raws, parse
+	}
+	raws = slices.Clone(raws)
+	for i := range chunk.Reject {
+		if i >= 0 && i < len(raws) {
+			raws[i] = nil
+		}
+	}
+	return raws, func(b []byte) (R, error) {
+		if b == nil {
+			var zero R
+			return zero, errSkipped
+		}
+		return parse(b)
+	}
+}
+
+// errSkipped is the parse problem of a record the chunk rejects, replaced
+// by its reason.
+var errSkipped = errors.New("commands: record rejected before parsing")
 
 // rejectAll records the problems of a parsed chunk (parseChunk).
 func (r *rejecter) rejectAll(problems []error) error {

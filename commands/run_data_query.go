@@ -16,6 +16,7 @@ import (
 	"github.com/clientele/clientele/domain/product"
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/domain/shop"
+	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/internal/ingest"
 )
 
@@ -59,8 +60,10 @@ func NewRunDataQueryHandler(matcher Matcher, uploads StageUploadHandler) RunData
 	return RunDataQueryHandler{matcher: matcher, uploads: uploads}
 }
 
-// Handle checks the update against the datatype's import rules (a
-// validation error, 422, when no record could take it), then streams
+// Handle checks that the principal may make the update (one that deletes
+// or forgets needs the admin role: 403) and the update against the
+// datatype's import rules (a validation error, 422, when no record could
+// take it), then streams
 // the matches into a staged import run: memory stays bounded whatever
 // the number of matches.
 func (h RunDataQueryHandler) Handle(ctx context.Context, cmd RunDataQuery) (DataQueryResult, error) {
@@ -68,6 +71,10 @@ func (h RunDataQueryHandler) Handle(ctx context.Context, cmd RunDataQuery) (Data
 		return DataQueryResult{}, err
 	}
 	q := cmd.Query
+	if f := destroying(q); f != "" && !mayDestroy(cmd.Principal) {
+		return DataQueryResult{}, domain.Errorf(domain.Forbidden,
+			"an update that sets %s deletes in bulk, which needs the admin role", f)
+	}
 	if err := checkUpdate(cmd.Company, q); err != nil {
 		return DataQueryResult{}, err
 	}
@@ -124,6 +131,24 @@ func (h RunDataQueryHandler) write(ctx context.Context, w io.Writer, cmd RunData
 	}
 	_, err = io.WriteString(w, "]")
 	return err
+}
+
+// destroyingFields are the fields that delete or forget when an update
+// sets them true: is_deleted and is_forgotten of customers, is_deleted of
+// events and products, sale_is_deleted of sales. Soft as some are one by
+// one (a product can be brought back), in bulk they are destruction.
+var destroyingFields = []string{"is_deleted", "is_forgotten", "sale_is_deleted"}
+
+// destroying returns the field by which q's update deletes or forgets
+// every match, "" when it does not: the value read as the import reads it
+// (true, "true", 1).
+func destroying(q dataquery.Query) string {
+	for _, f := range destroyingFields {
+		if b, reason := values.Bool(q.Update[f]); reason == "" && b {
+			return f
+		}
+	}
+	return ""
 }
 
 // checkUpdate parses the update as a record of the datatype, with a

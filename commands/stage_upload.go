@@ -16,7 +16,9 @@ import (
 // StageUpload stages an upload of records of one entity for the
 // principal's company, and schedules it for the import worker. Any
 // principal of the company may upload (a token without roles included);
-// its scopes are checked at the edge.
+// its scopes are checked at the edge. Whether it may delete and forget
+// (mayDestroy) is recorded on the run: the records that do are rejected
+// when they are applied, the others imported.
 type StageUpload struct {
 	Principal access.Principal
 	Entity    importing.Entity
@@ -77,6 +79,7 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	run := ingest.Run{
 		ID: NewID(), CompanyID: p.CompanyID, Entity: cmd.Entity,
 		Actor: md.Actor, Source: md.Source, CorrelationID: md.CorrelationID,
+		MayDestroy: mayDestroy(p),
 	}
 	n, err := h.store.Stage(ctx, run, records, h.limits)
 	if err != nil {
@@ -84,3 +87,13 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	}
 	return StagedUpload{RunID: run.ID, Received: n}, nil
 }
+
+// mayDestroy reports whether p may delete or forget what cannot be
+// brought back (customers, events) or destroy in bulk (a data query that
+// deletes): the admin role (docs/access.md, "Destruction"). A token
+// without roles, or a staff user's, may import but not destroy.
+func mayDestroy(p access.Principal) bool { return p.HasRole(access.RoleAdmin) }
+
+// reasonNeedsAdmin is the rejection of a record that deletes or forgets,
+// sent by a principal that may not.
+const reasonNeedsAdmin = "deleting and forgetting need the admin role: send this record with an admin's token"

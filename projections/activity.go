@@ -47,6 +47,14 @@ func (*Events) EventTypes() []string {
 	return []string{activity.TypeRecorded, activity.TypeDeleted, customer.TypeForgotten}
 }
 
+// Forget implements Forgetter: applying a forgetting removes the
+// customer's personal fields from all of the customer's events there are,
+// whenever it comes, and the held events recorded before it open to
+// nothing once applied, the key being gone.
+func (p *Events) Forget(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	return p.Apply(ctx, tx, events)
+}
+
 // activityChange is one event the projector uses, decoded.
 type activityChange struct {
 	e      *eventstore.RecordedEvent

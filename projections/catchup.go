@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -26,16 +25,19 @@ import (
 //   - a delivery of a commit that is not the next one (the projector is
 //     behind) acks at once and wakes the projector's catch-up loop
 //     (catchUpLoop), which applies the commits from the log, commit by
-//     commit, each in its own short transaction, outside any delivery; a
-//     pass that fails is retried with backoff;
+//     commit, each in its own short transaction, outside any delivery;
+//   - a commit that keeps failing there for a reason that will come back
+//     (applyOrPark) parks its company (stall.go): the projector goes on
+//     with every other company. A pass that fails for a transient reason
+//     (an outage) is retried with backoff, and parks nothing;
 //   - the lag watcher wakes the loop of a projector whose checkpoint has
 //     not moved for StallAfter while the log has more, so a failed commit
-//     is retried even when nothing new arrives (after a fix is deployed, at
-//     the new process's start).
+//     is retried even when nothing new arrives, and the loop of a
+//     projector with a parked company due for a retry.
 //
-// So a projector that cannot apply a commit stops there alone (its lag
-// grows, its errors are counted and logged) and resumes where it stopped
-// once it can: the read model is never missing a commit.
+// So the projector stops at a commit alone during an outage, and resumes
+// where it stopped; and a commit it cannot apply stops it for that
+// commit's company alone: the read model is never missing a commit.
 
 // nudge wakes the catch-up loop of the projector named name.
 func (r *Runtime) nudge(name string) {
@@ -60,12 +62,15 @@ func (r *Runtime) catchUpLoop(ctx context.Context, p Projector) {
 		if err == nil {
 			_, err = r.catchUp(ctx, p, head)
 		}
+		if err == nil {
+			r.retryDue(ctx, p)
+		}
 		if err == nil || ctx.Err() != nil {
 			wait = 0
 			continue
 		}
 		r.metrics.errors.WithLabelValues(p.Name()).Inc()
-		r.cfg.Logger.Error("projections: a projector is stopped at a commit it cannot apply; it is retried, and no later commit is applied before it",
+		r.cfg.Logger.Error("projections: a projector is stopped at a commit; it is retried, and no later commit is applied before it",
 			"projector", p.Name(), "err", err)
 		wait = min(max(2*wait, time.Second), r.cfg.StallAfter)
 		select {
@@ -112,15 +117,13 @@ func (r *Runtime) nextCommit(ctx context.Context, pos eventstore.Position, upTo 
 
 // catchUp applies to p, in log order, every commit after its checkpoint
 // up to and including the one ending at upTo, each commit in its own
-// transaction, and returns the number of events applied. It stops at the
-// first commit that fails, with its error: the commits before it stay
-// applied.
+// transaction, and returns the number of events applied (or held). It
+// parks the company of a commit that keeps failing (applyOrPark), and
+// stops at the first commit that fails otherwise, with its error: the
+// commits before it stay applied.
 func (r *Runtime) catchUp(ctx context.Context, p Projector, upTo eventstore.Position) (int, error) {
 	name := p.Name()
-	var types []string
-	if f, ok := p.(TypeFilter); ok {
-		types = f.EventTypes()
-	}
+	types := eventTypes(p)
 	total := 0
 	for {
 		cp, err := readCheckpoint(ctx, r.cfg.Pool, name)
@@ -142,7 +145,7 @@ func (r *Runtime) catchUp(ctx context.Context, p Projector, upTo eventstore.Posi
 			if upTo.Less(last) {
 				return total, nil
 			}
-			n, err := r.applyCommit(ctx, p, cp.Position, commit, types)
+			n, err := r.applyOrPark(ctx, p, cp.Position, commit, types)
 			if err != nil {
 				return total, err
 			}
@@ -170,32 +173,59 @@ func commits(events []eventstore.RecordedEvent) [][]eventstore.RecordedEvent {
 	return out
 }
 
+// applyOrPark applies one commit read from the log to p (applyCommit).
+// A failure that will come back (permanent) is tried MessageAttempts
+// times, with backoff, then the commit's company is parked (stall.go)
+// and the projector goes on; any other failure is returned.
+func (r *Runtime) applyOrPark(ctx context.Context, p Projector, after eventstore.Position, commit []eventstore.RecordedEvent, types []string) (int, error) {
+	wait := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		n, err := r.applyCommit(ctx, p, after, commit, types)
+		if err == nil || !permanent(err) {
+			return n, err
+		}
+		r.metrics.errors.WithLabelValues(p.Name()).Inc()
+		if attempt >= r.cfg.MessageAttempts {
+			return r.park(ctx, p, after, commit, err)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, r.cfg.RetryMaxInterval)
+	}
+}
+
 // applyCommit applies one commit read from the log to p in one
 // transaction, if the checkpoint is still at after (another consumer may
-// have moved it), and advances the checkpoint past it.
-func (r *Runtime) applyCommit(ctx context.Context, p Projector, after eventstore.Position, commit []eventstore.RecordedEvent, types []string) (int, error) {
+// have moved it), and advances the checkpoint past it. The commit of a
+// parked company is held instead: only its forgettings are applied.
+func (r *Runtime) applyCommit(ctx context.Context, p Projector, after eventstore.Position, commit []eventstore.RecordedEvent, types []string) (n int, err error) {
+	defer recovered(&err)
 	name := p.Name()
 	tx, err := r.cfg.Pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("projections: %s: %w", name, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
-	cp, err := lockCheckpoint(ctx, tx, name)
+	last := commit[len(commit)-1].Position
+	cp, held, err := lockCheckpointFor(ctx, tx, name, commit[0].Metadata.CompanyID, last)
 	if err != nil {
 		return 0, err
 	}
-	last := commit[len(commit)-1].Position
 	if cp.Position != after {
-		return 0, tx.Commit(ctx) // moved on meanwhile; the caller reads again
+		return 0, nil // moved on meanwhile (rolled back: nothing held); the caller reads again
 	}
-	events := commit
-	if types != nil {
-		events = slices.DeleteFunc(slices.Clone(commit), func(e eventstore.RecordedEvent) bool { return !slices.Contains(types, e.Type) })
-	}
-	if len(events) > 0 {
-		if err := p.Apply(ctx, tx, events); err != nil {
-			return 0, fmt.Errorf("projections: %s: apply commit %d: %w", name, last.TxID, err)
+	if held {
+		err = r.forgetHeld(ctx, tx, p, forgottenIn(commit))
+	} else if events := ofTypes(commit, types); len(events) > 0 {
+		if err = p.Apply(ctx, tx, events); err != nil {
+			err = fmt.Errorf("projections: %s: apply commit %d: %w", name, last.TxID, err)
 		}
+	}
+	if err != nil {
+		return 0, err
 	}
 	if err := advanceCheckpoint(ctx, tx, name, last, len(commit)); err != nil {
 		return 0, err

@@ -87,6 +87,46 @@ func lockCheckpoint(ctx context.Context, tx pgx.Tx, name string) (checkpoint, er
 	return cp, nil
 }
 
+// lockCheckpointFor is lockCheckpoint for a commit of company ending at
+// last, which also says, in the same round trip, whether the projector
+// holds the commit: held is true when the company is parked for the
+// projector (stall.go) and the commit is after the checkpoint. The call
+// then records the commit as the company's last held one, so the caller
+// must apply none of it but its forgettings, or roll back.
+//
+// The stall is read by a second statement, after the lock is granted: in
+// READ COMMITTED, a statement that waited for the lock would still see
+// the stalls as they were when it started, not as the transaction that
+// held the lock (a park or a resumption) left them.
+func lockCheckpointFor(ctx context.Context, tx pgx.Tx, name, company string, last eventstore.Position) (cp checkpoint, held bool, err error) {
+	var b pgx.Batch
+	b.Queue(selectCheckpoint+` FOR UPDATE`, name)
+	b.Queue(`UPDATE projection_stalls s SET held_transaction_id = $3::text::xid8, held_global_position = $4
+		FROM projection_checkpoints c
+		WHERE s.projector = $1 AND s.company_id = $2 AND c.name = $1
+		  AND (c.transaction_id, c.global_position) < ($3::text::xid8, $4)
+		RETURNING true`, name, company, strconv.FormatUint(last.TxID, 10), last.Global)
+	res := tx.SendBatch(ctx, &b)
+	cp, lockErr := scanCheckpoint(res.QueryRow())
+	heldErr := res.QueryRow().Scan(&held)
+	closeErr := res.Close()
+	switch {
+	case errors.Is(lockErr, pgx.ErrNoRows):
+		// No checkpoint yet: create it, and the stall cannot be either.
+		if err := ensureCheckpoint(ctx, tx, name); err != nil {
+			return checkpoint{}, false, err
+		}
+		return lockCheckpointFor(ctx, tx, name, company, last)
+	case lockErr != nil:
+		return checkpoint{}, false, fmt.Errorf("projections: %s: lock checkpoint: %w", name, lockErr)
+	case heldErr != nil && !errors.Is(heldErr, pgx.ErrNoRows):
+		return checkpoint{}, false, fmt.Errorf("projections: %s: hold commit %d: %w", name, last.TxID, heldErr)
+	case closeErr != nil:
+		return checkpoint{}, false, fmt.Errorf("projections: %s: lock checkpoint: %w", name, closeErr)
+	}
+	return cp, held, nil
+}
+
 // advanceCheckpoint moves the checkpoint to pos after n more events.
 func advanceCheckpoint(ctx context.Context, tx pgx.Tx, name string, pos eventstore.Position, n int) error {
 	_, err := tx.Exec(ctx, `UPDATE projection_checkpoints

@@ -47,15 +47,20 @@ type RuntimeConfig struct {
 	// delivery of a failing commit. Default 5s.
 	RetryMaxInterval time.Duration
 	// MessageAttempts is the number of attempts of one delivery of a
-	// commit before it gives up (catchup.go): the commit is never skipped,
-	// since that would silently corrupt the read model; the projector
-	// stays before it, shows it in its lag and error logs, and retries it.
-	// Default 5.
+	// commit before it gives up (catchup.go), and then of the catch-up
+	// loop before it parks the commit's company when the failure is not
+	// transient (stall.go): the commit is never skipped, since that would
+	// silently corrupt the read model. Default 5.
 	MessageAttempts int
 	// StallAfter is how long a projector's checkpoint may stand still
 	// while the log has more before the lag watcher catches it up itself
-	// (every LagInterval). Default 30s.
+	// (every LagInterval), and how long a parked company waits for its
+	// first retry (stall.go). Default 30s.
 	StallAfter time.Duration
+	// StallRetryMax caps the wait between the retries of a parked
+	// company, which otherwise waits as long again as it has been parked.
+	// Default 10m.
+	StallRetryMax time.Duration
 	// PruneInterval is how often the commit messages that every async
 	// projector of the runtime acked are deleted from the outbox. Run
 	// every async projector of the deployment in the runtime (serve
@@ -91,6 +96,9 @@ func (c *RuntimeConfig) setDefaults() {
 	if c.PruneInterval == 0 {
 		c.PruneInterval = 10 * time.Minute
 	}
+	if c.StallRetryMax == 0 {
+		c.StallRetryMax = 10 * time.Minute
+	}
 }
 
 // Validate reports every problem of the configuration at once.
@@ -111,8 +119,8 @@ func (c RuntimeConfig) Validate() error {
 	if c.RetryMaxInterval < 0 {
 		errs = append(errs, errors.New("projections: RetryMaxInterval is negative"))
 	}
-	if c.MessageAttempts < 0 || c.StallAfter < 0 || c.PruneInterval < 0 {
-		errs = append(errs, errors.New("projections: MessageAttempts, StallAfter or PruneInterval is negative"))
+	if c.MessageAttempts < 0 || c.StallAfter < 0 || c.PruneInterval < 0 || c.StallRetryMax < 0 {
+		errs = append(errs, errors.New("projections: MessageAttempts, StallAfter, StallRetryMax or PruneInterval is negative"))
 	}
 	// Names key checkpoints and consumer groups: they must be unique
 	// across both kinds.

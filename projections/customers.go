@@ -108,6 +108,52 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 	return writeCustomerRows(ctx, tx, out)
 }
 
+// Forget implements Forgetter: the rows of the customers forgotten in
+// events lose the person's data at once, ahead of the held commits
+// before the forgetting. The rows keep their version: those commits,
+// applied later, advance it as usual over a row that is forgotten already,
+// which records nothing from them (and so a commit held because it could
+// not be stored goes in once the customer is forgotten), and the
+// forgetting applied again in its place changes nothing more. A customer
+// without a row has nothing in retrieval to forget.
+func (p *Customers) Forget(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	at := map[customerKey]time.Time{}
+	var order []customerKey
+	for _, e := range events {
+		if e.Type != customer.TypeForgotten {
+			continue
+		}
+		var d customerEventData
+		if err := decodeCustomerEvent(e.Data, &d); err != nil {
+			return fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
+		}
+		k := customerKey{e.Metadata.CompanyID, d.CustomerID}
+		if _, ok := at[k]; !ok {
+			order = append(order, k)
+		}
+		at[k] = e.RecordedAt.UTC()
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	rows, err := loadCustomerRows(ctx, tx, order)
+	if err != nil {
+		return err
+	}
+	var out []*customerRow
+	for _, k := range order {
+		if r := rows[k]; r != nil && !r.IsForgotten {
+			r.forget()
+			r.UpdatedAt = at[k]
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return writeCustomerRows(ctx, tx, out)
+}
+
 // writeCustomerRows upserts the rows in one statement. Columns travel as
 // arrays, so each doc is parsed once, as the jsonb it becomes.
 func writeCustomerRows(ctx context.Context, tx pgx.Tx, out []*customerRow) error {

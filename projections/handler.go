@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
@@ -46,8 +47,9 @@ func (r *Runtime) handler(p Projector) message.NoPublishHandlerFunc {
 }
 
 // apply applies commit h unless the checkpoint is already past it, and
-// returns the number of events applied. When h is not the next commit
-// after the checkpoint (an earlier delivery gave up on a commit, see
+// returns the number of events applied: none for a commit held because
+// its company is parked (stall.go). When h is not the next commit after
+// the checkpoint (an earlier delivery gave up on a commit, see
 // catchup.go), it leaves h to the catch-up loop.
 func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (int, error) {
 	cp, err := readCheckpoint(ctx, r.cfg.Pool, p.Name())
@@ -82,13 +84,16 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 	// Deferred, so that a panicking Apply releases the checkpoint lock too;
 	// after Commit it does nothing.
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
-	cp, err := lockCheckpoint(ctx, tx, name)
+	cp, held, err := lockCheckpointFor(ctx, tx, name, h.CompanyID, h.LastPosition())
 	if err != nil {
 		return 0, err
 	}
 	if !cp.Position.Less(h.LastPosition()) {
 		// A redelivery: ending the transaction releases the lock.
 		return 0, tx.Commit(ctx)
+	}
+	if held {
+		return 0, r.holdAnnounced(ctx, tx, p, h)
 	}
 	var events []eventstore.RecordedEvent
 	wants := true
@@ -118,6 +123,29 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 		return 0, fmt.Errorf("projections: %s: commit: %w", name, err)
 	}
 	return h.Count, nil
+}
+
+// holdAnnounced passes commit h, of a parked company, within tx (which
+// lockCheckpointFor found holding it): the commit waits in the log for
+// its company's turn (stall.go), but its forgettings are applied now.
+func (r *Runtime) holdAnnounced(ctx context.Context, tx pgx.Tx, p Projector, h bus.CommitHeader) error {
+	name := p.Name()
+	if _, ok := p.(Forgetter); ok && h.HasAnyType(forgetTypes) {
+		forgotten, _, err := r.cfg.Store.ReadCommitTypes(ctx, h.TxID, forgetTypes)
+		if err != nil {
+			return fmt.Errorf("projections: %s: read commit %d: %w", name, h.TxID, err)
+		}
+		if err := r.forgetHeld(ctx, tx, p, forgotten); err != nil {
+			return err
+		}
+	}
+	if err := advanceCheckpoint(ctx, tx, name, h.LastPosition(), h.Count); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("projections: %s: commit: %w", name, err)
+	}
+	return nil
 }
 
 // readCommit reads commit h for p, only the events of the types p uses if

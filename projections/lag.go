@@ -5,8 +5,11 @@ import (
 	"time"
 )
 
-// watchLag refreshes the lag gauge every LagInterval until ctx ends, and
-// catches up the projectors that stalled (resumeStalled).
+// watchLag refreshes the lag gauge and the gauge of parked companies
+// every LagInterval until ctx ends, catches up the projectors that
+// stalled (resumeStalled), and wakes those with a parked company due for
+// a retry (wakeParked): every one at the first pass that reaches the
+// database.
 func (r *Runtime) watchLag(ctx context.Context) {
 	for _, p := range r.cfg.Inline {
 		r.metrics.lag.WithLabelValues(p.Name()).Set(0)
@@ -16,9 +19,15 @@ func (r *Runtime) watchLag(ctx context.Context) {
 	}
 	t := time.NewTicker(r.cfg.LagInterval)
 	defer t.Stop()
-	for {
+	for first := true; ; {
 		if err := r.updateLag(ctx); err != nil && ctx.Err() == nil {
 			r.cfg.Logger.Warn("projections: measure lag", "err", err)
+		}
+		r.updateStalled(ctx)
+		if err := r.wakeParked(ctx, first); err == nil {
+			first = false
+		} else if ctx.Err() == nil {
+			r.cfg.Logger.Warn("projections: look for parked companies to retry", "err", err)
 		}
 		select {
 		case <-ctx.Done():

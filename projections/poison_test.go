@@ -2,12 +2,17 @@ package projections_test
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clientele/clientele/eventstore"
@@ -17,31 +22,86 @@ import (
 	"github.com/clientele/clientele/projections"
 )
 
-// breakable fails every commit holding a "Boom" event while broken.
+// breakable fails every commit holding a "Boom" event while broken: with
+// errBoom, with a panic while it panics, or with a transient error (a
+// serialization failure, as an outage gives) while it is flaky.
 type breakable struct {
 	counter
-	broken atomic.Bool
+	broken, panics, flaky atomic.Bool
 }
 
 func (b *breakable) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	for _, e := range events {
 		if e.Type == "Boom" && b.broken.Load() {
+			switch {
+			case b.panics.Load():
+				panic("boom")
+			case b.flaky.Load():
+				return &pgconn.PgError{Code: "40001", Message: "could not serialize access"}
+			}
 			return errBoom
 		}
 	}
 	return b.counter.Apply(ctx, tx, events)
 }
 
-// TestPoisonCommitStopsOnlyItsProjector: a commit that one projector
-// cannot apply stops that projector there and nothing else. The other
-// projectors, and the later commits, go on (a delivery that keeps failing
-// gives up instead of holding its transaction, which would hold back every
-// log reader of the server); the stopped projector applies no commit
-// after the failed one, and once the commit can be applied (here: the
-// projector is fixed; in production: a fix is deployed) it resumes where it
-// stopped, without a new commit to trigger it, and ends exactly as if
-// nothing had happened.
-func TestPoisonCommitStopsOnlyItsProjector(t *testing.T) {
+// boom is a commit of one "Boom" event, which a broken breakable cannot
+// apply.
+func boom(company, stream string) eventstore.Commit {
+	c := ticks(company, stream, 1)
+	c.Streams[0].Events[0].Type = "Boom"
+	return c
+}
+
+// poisonRuntime runs projectors with short intervals; stallAfter is when
+// a parked company is first retried.
+func poisonRuntime(t *testing.T, pool *pgxpool.Pool, store *postgres.Store, reg prometheus.Registerer, stallAfter time.Duration, async ...projections.Projector) *projections.Runtime {
+	t.Helper()
+	rt, err := projections.NewRuntime(projections.RuntimeConfig{
+		Pool: pool, Store: store, Async: async, Registerer: reg,
+		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 10 * time.Millisecond,
+		MessageAttempts: 2, StallAfter: stallAfter, StallRetryMax: stallAfter, LagInterval: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRuntime(t, rt)
+	return rt
+}
+
+// stalls returns the runtime's stalls.
+func stalls(t testing.TB, rt *projections.Runtime) []projections.Stall {
+	t.Helper()
+	s, err := rt.Stalls(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// countsOf is the part of a counter table (or of what it must hold) that
+// is of company's streams.
+func countsOf(all map[string]count, company string) map[string]count {
+	out := map[string]count{}
+	for s, c := range all {
+		if strings.HasPrefix(s, "tick-"+company+"-") {
+			out[s] = c
+		}
+	}
+	return out
+}
+
+// TestPoisonCommitStopsOnlyItsCompany: a commit that one projector
+// cannot apply stops that projector for that commit's company alone. The
+// other projectors, and the other companies' commits, go on (a delivery
+// that keeps failing gives up instead of holding its transaction, which
+// would hold back every log reader of the server, and the catch-up loop
+// then parks the company); the company's later commits are held, and
+// once the commit can be applied (here: the projector is fixed; in
+// production: a fix is deployed) the company resumes by itself, its
+// commits applied in order, and the projector ends exactly as if nothing
+// had happened.
+func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "healthy")
 	createCounterTable(t, pool, "poisoned")
@@ -50,41 +110,184 @@ func TestPoisonCommitStopsOnlyItsProjector(t *testing.T) {
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	reg := prometheus.NewRegistry()
-	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: pool, Store: store, Async: []projections.Projector{healthy, poisoned}, Registerer: reg,
-		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 10 * time.Millisecond,
-		MessageAttempts: 2, StallAfter: 300 * time.Millisecond, LagInterval: 50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	startRuntime(t, rt)
+	rt := poisonRuntime(t, pool, store, reg, 300*time.Millisecond, healthy, poisoned)
 	mustAppend(t, store, ticks("acme", "a", 2))
-	mustAppend(t, store, eventstore.Commit{
-		Metadata: eventstore.Metadata{CompanyID: "acme", Source: "test"},
-		Streams: []eventstore.StreamAppend{{StreamID: eventstore.StreamID("tick", "acme", "boom"), ExpectedVersion: eventstore.Any,
-			Events: []eventstore.Event{{Type: "Boom", Data: json.RawMessage(`{}`)}}}},
-	})
+	bad := mustAppend(t, store, boom("acme", "boom"))
 	mustAppend(t, store, ticks("acme", "b", 3))
+	mustAppend(t, store, ticks("globex", "g", 2))
 	waitCaughtUp(t, pool, healthy)
 	checkCounts(t, pool, "healthy")
 
-	// Gave up on the commit (its errors are counted), and applied nothing
-	// after it, though its later commits were delivered.
-	waitFor(t, 10*time.Second, "the poisoned projector's attempts", func() bool {
-		return metricValue(t, reg, "clientele_projection_handler_errors_total", "poisoned") >= 2
-	})
-	mustAppend(t, store, ticks("acme", "c", 1))
-	waitCaughtUp(t, pool, healthy)
-	time.Sleep(200 * time.Millisecond)
+	// The poisoned projector parks acme at the failed commit, and goes on
+	// with globex; acme's later commits, delivered, wait.
+	waitCaughtUp(t, pool, poisoned)
+	mustAppend(t, store, ticks("globex", "h", 1))
+	last := mustAppend(t, store, ticks("acme", "c", 1))
+	waitCaughtUp(t, pool, poisoned)
+	want := wantCounts(t, pool)
 	got := gotCounts(t, pool, "poisoned")
-	if len(got) != 1 || got["tick-acme-a"].N != 2 {
-		t.Fatalf("poisoned projector: %v, want only stream a, applied before the failed commit", got)
+	if diff := cmp.Diff(countsOf(want, "globex"), countsOf(got, "globex")); diff != "" {
+		t.Errorf("globex (-want +got):\n%s", diff)
+	}
+	if acme := countsOf(got, "acme"); len(acme) != 1 || acme["tick-acme-a"].N != 2 {
+		t.Errorf("acme: %v, want only stream a, applied before the failed commit", acme)
+	}
+	s := stalls(t, rt)
+	if len(s) != 1 || s[0].Projection != "poisoned" || s[0].CompanyID != "acme" || s[0].Commit != bad.First ||
+		s[0].HeldUntil != last.Last || !strings.Contains(s[0].Error, "boom") || s[0].Attempts < 2 {
+		t.Fatalf("stalls %+v, want acme parked at %v holding up to %v", s, bad.First, last.Last)
+	}
+	if got := metricValue(t, reg, "clientele_projection_stalled_companies", "poisoned"); got != 1 {
+		t.Errorf("stalled companies gauge = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "clientele_projection_stalled_companies", "healthy"); got != 0 {
+		t.Errorf("stalled companies gauge of the healthy projector = %v, want 0", got)
+	}
+
+	// A retry while it still fails records it and applies nothing.
+	if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); !errors.Is(err, errBoom) || n != 0 {
+		t.Fatalf("RetryStall = %d, %v; want 0 and the failure", n, err)
+	}
+	if again := stalls(t, rt); len(again) != 1 || again[0].Attempts <= s[0].Attempts {
+		t.Errorf("after a failed retry: %+v, want one more attempt than %d", again, s[0].Attempts)
 	}
 
 	poisoned.broken.Store(false)
+	waitFor(t, 10*time.Second, "acme resumed by itself", func() bool { return len(stalls(t, rt)) == 0 })
+	checkCounts(t, pool, "poisoned")
+	waitFor(t, 10*time.Second, "the stalled companies gauge back to 0", func() bool {
+		return metricValue(t, reg, "clientele_projection_stalled_companies", "poisoned") == 0
+	})
+	// Resumed, acme's commits are applied as they come again.
+	mustAppend(t, store, ticks("acme", "d", 2))
 	waitCaughtUp(t, pool, poisoned)
 	checkCounts(t, pool, "poisoned")
+}
+
+// TestPanicParksItsCompany: a projector that panics on a commit parks
+// its company (a panic comes back as surely as an error), in the delivery
+// and in the catch-up loop alike, and the process goes on.
+func TestPanicParksItsCompany(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	createCounterTable(t, pool, "poisoned")
+	store := postgres.New(pool, bus.CommitPublisher{})
+	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
+	poisoned.broken.Store(true)
+	poisoned.panics.Store(true)
+	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
+	bad := mustAppend(t, store, boom("acme", "boom"))
+	mustAppend(t, store, ticks("globex", "g", 2))
+	waitCaughtUp(t, pool, poisoned)
+	if s := stalls(t, rt); len(s) != 1 || s[0].Commit != bad.First || !strings.Contains(s[0].Error, "panic: boom") {
+		t.Fatalf("stalls %+v, want acme parked at %v by the panic", s, bad.First)
+	}
+	if got := countsOf(gotCounts(t, pool, "poisoned"), "globex"); got["tick-globex-g"].N != 2 {
+		t.Errorf("globex: %v", got)
+	}
+	// The operator's retry recovers a panic too.
+	if _, err := rt.RetryStall(context.Background(), "poisoned", "acme"); err == nil || !strings.Contains(err.Error(), "panic: boom") {
+		t.Fatalf("RetryStall = %v, want the panic", err)
+	}
+	poisoned.broken.Store(false)
+	if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); err != nil || n != 1 {
+		t.Fatalf("RetryStall = %d, %v; want 1 commit applied", n, err)
+	}
+	checkCounts(t, pool, "poisoned")
+}
+
+// TestOutageParksNothing: a commit that fails for a transient reason (a
+// serialization failure, a lost connection) stops the whole projector
+// there, as before, and parks no company: the same commit would apply a
+// moment later, and parking would only reorder the companies' commits
+// for nothing.
+func TestOutageParksNothing(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	createCounterTable(t, pool, "poisoned")
+	store := postgres.New(pool, bus.CommitPublisher{})
+	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
+	poisoned.broken.Store(true)
+	poisoned.flaky.Store(true)
+	reg := prometheus.NewRegistry()
+	rt := poisonRuntime(t, pool, store, reg, 100*time.Millisecond, poisoned)
+	mustAppend(t, store, ticks("acme", "a", 1))
+	mustAppend(t, store, boom("acme", "boom"))
+	mustAppend(t, store, ticks("globex", "g", 2))
+	// Many more failed attempts than it takes to park a company.
+	waitFor(t, 30*time.Second, "the projector's attempts", func() bool {
+		return metricValue(t, reg, "clientele_projection_handler_errors_total", "poisoned") >= 10
+	})
+	if s := stalls(t, rt); len(s) != 0 {
+		t.Fatalf("stalls %+v after transient failures, want none", s)
+	}
+	if got := gotCounts(t, pool, "poisoned"); len(got) != 1 {
+		t.Errorf("poisoned: %v, want only acme's stream a, applied before the failed commit", got)
+	}
+	poisoned.broken.Store(false)
+	waitCaughtUp(t, pool, poisoned)
+	checkCounts(t, pool, "poisoned")
+}
+
+// TestResumeRacesTheLiveHandler: a parked company resumed while its new
+// commits keep arriving, and while other processes retry it too, has
+// every commit applied exactly once and in order (the counter counts any
+// event applied twice, and any out of its stream's order, in
+// "disorder").
+func TestResumeRacesTheLiveHandler(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	createCounterTable(t, pool, "poisoned")
+	store := postgres.New(pool, bus.CommitPublisher{})
+	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
+	poisoned.broken.Store(true)
+	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
+	mustAppend(t, store, ticks("acme", "a", 1))
+	bad := mustAppend(t, store, boom("acme", "boom"))
+	waitFor(t, 10*time.Second, "acme parked", func() bool { return len(stalls(t, rt)) == 1 })
+	for i := range 20 {
+		mustAppend(t, store, ticks("acme", "a", 1+i%3))
+		mustAppend(t, store, ticks("globex", "g", 1))
+	}
+
+	poisoned.broken.Store(false)
+	// Appends of both companies go on while three "processes" (the
+	// runtime itself shares the lock the same way) retry acme at once.
+	stop := make(chan struct{})
+	var appends sync.WaitGroup
+	appends.Add(1)
+	go func() {
+		defer appends.Done()
+		for i := 0; i < 200; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := store.Append(context.Background(), ticks([]string{"acme", "globex"}[i%2], "b", 1+i%2)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var retries sync.WaitGroup
+	for range 3 {
+		retries.Add(1)
+		go func() {
+			defer retries.Done()
+			if _, err := rt.RetryStall(context.Background(), "poisoned", "acme"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	retries.Wait()
+	close(stop)
+	appends.Wait()
+	if s := stalls(t, rt); len(s) != 0 {
+		t.Fatalf("stalls %+v after the retries, want none", s)
+	}
+	waitCaughtUp(t, pool, poisoned)
+	checkCounts(t, pool, "poisoned")
+	if got := gotCounts(t, pool, "poisoned")["tick-acme-boom"]; got.N != 1 {
+		t.Errorf("the stalled commit: %+v, applied %d times, want 1 (at %v)", got, got.N, bad.First)
+	}
 }
 
 // TestPrunedOutbox: the runtime deletes the commit messages its

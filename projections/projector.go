@@ -59,3 +59,21 @@ type CommitFilter interface {
 	// nil (unknown), never wrong.
 	WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error)
 }
+
+// Forgetter is implemented by an async projector whose tables hold a
+// customer's personal data. While a company is parked for the projector
+// (stall.go), its commits wait in the log behind the one that failed; a
+// forgetting among them must not wait: the runtime hands Forget the
+// CustomerForgotten events of every commit it holds, at once, ahead of
+// the commits held before them.
+//
+// That is safe because the forgetting destroys the customer's data key in
+// its own commit: the held events before it open to nothing when they are
+// applied later, as in a rebuild. Forget must leave the tables so that
+// those commits, and the forgetting itself, applied again in log order
+// when the company resumes, end as if nothing had been held.
+type Forgetter interface {
+	// Forget applies the forgettings among events (CustomerForgotten, of
+	// one company) within tx.
+	Forget(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -47,6 +48,15 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // against the handler instead, applies what the handler could have seen,
 // and leaves the checkpoint there: the handler goes on from it into the new
 // tables.
+//
+// An async projector's rebuild parks, as the runtime does (stall.go), the
+// company of a commit that fails for a reason that will come back: the
+// company's later commits are held (their forgettings applied), the other
+// companies are rebuilt, and the swap replaces the projector's stalls
+// with the rebuild's. A company the live projector had parked is thus
+// rebuilt whole when its commit applies now, and parked again when it
+// does not. An inline projector's commit that fails aborts the rebuild:
+// such a commit could never have been appended.
 func Rebuild(ctx context.Context, pool *pgxpool.Pool, store *postgres.Store, p Projector, kind Kind, progress func(done, total int64)) error {
 	if kind != KindInline && kind != KindAsync {
 		return fmt.Errorf("projections: rebuild %s: unknown kind %q", p.Name(), kind)
@@ -73,6 +83,7 @@ func Rebuild(ctx context.Context, pool *pgxpool.Pool, store *postgres.Store, p P
 
 	rb := &rebuilder{conn: conn.Conn(), pool: pool, store: store, p: p, kind: kind, progress: progress,
 		schema: pgx.Identifier{scratchSchema(p.Name())}.Sanitize()}
+	rb.parked = map[string]rebuildStall{}
 	if err := rb.run(ctx); err != nil {
 		// The old tables were never touched; drop the half-built ones.
 		_, _ = pool.Exec(context.WithoutCancel(ctx), `DROP SCHEMA IF EXISTS `+rb.schema+` CASCADE`)
@@ -128,6 +139,16 @@ type rebuilder struct {
 type cursor struct {
 	pos         eventstore.Position // the last event applied
 	done, total int64
+	// parked are the companies the rebuild parked (async projectors
+	// only), by company.
+	parked map[string]rebuildStall
+}
+
+// rebuildStall is a company a rebuild parked: its commits from first up
+// to held are not in the new tables (see Stall).
+type rebuildStall struct {
+	first, held eventstore.Position
+	err         string
 }
 
 func (rb *rebuilder) run(ctx context.Context) error {
@@ -147,6 +168,7 @@ func (rb *rebuilder) run(ctx context.Context) error {
 			return err
 		}
 		saved := rb.cursor
+		saved.parked = maps.Clone(saved.parked)
 		err := rb.finish(ctx)
 		if err == nil {
 			rb.progress(rb.done, rb.done)
@@ -214,11 +236,83 @@ func (rb *rebuilder) apply(ctx context.Context, tx pgx.Tx, events []eventstore.R
 	if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, rb.scratchPath); err != nil {
 		return err
 	}
-	if err := rb.p.Apply(ctx, tx, events); err != nil {
+	var err error
+	if rb.kind == KindAsync {
+		err = rb.applyParking(ctx, tx, events)
+	} else {
+		err = rb.p.Apply(ctx, tx, events)
+	}
+	if err != nil {
 		return fmt.Errorf("apply %s..%s: %w", events[0].Position, events[len(events)-1].Position, err)
 	}
-	_, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, rb.searchPath)
+	_, err = tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, rb.searchPath)
 	return err
+}
+
+// applyParking applies events, whole commits, as the runtime would:
+// those of parked companies are held, only their forgettings applied,
+// and a commit that fails for a reason that will come back parks its
+// company. The page goes to Apply at once when it can; when that fails,
+// commit by commit, each in a savepoint, to find the commits that fail.
+func (rb *rebuilder) applyParking(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	var live, held []eventstore.RecordedEvent
+	if len(rb.parked) == 0 {
+		live = events
+	} else {
+		for _, e := range events {
+			if _, ok := rb.parked[e.Metadata.CompanyID]; ok {
+				held = append(held, e)
+			} else {
+				live = append(live, e)
+			}
+		}
+	}
+	err := attempt(ctx, tx, func(sp pgx.Tx) error {
+		if len(live) > 0 {
+			if err := rb.p.Apply(ctx, sp, live); err != nil {
+				return err
+			}
+		}
+		return applyForgotten(ctx, sp, rb.p, forgottenIn(held))
+	})
+	if err == nil {
+		for _, c := range commits(held) {
+			rb.hold(c)
+		}
+		return nil
+	}
+	if !permanent(err) {
+		return err
+	}
+	for _, c := range commits(events) {
+		company := c[0].Metadata.CompanyID
+		if _, ok := rb.parked[company]; !ok {
+			err := attempt(ctx, tx, func(sp pgx.Tx) error { return rb.p.Apply(ctx, sp, c) })
+			if err == nil {
+				continue
+			}
+			if !permanent(err) {
+				return err
+			}
+			rb.parked[company] = rebuildStall{first: c[0].Position,
+				err: fmt.Sprintf("projections: %s: apply commit %d: %v", rb.p.Name(), c[0].Position.TxID, err)}
+		}
+		// A forgetting that fails here too aborts the rebuild: it must
+		// not be left out of the new tables.
+		if err := applyForgotten(ctx, tx, rb.p, forgottenIn(c)); err != nil {
+			return err
+		}
+		rb.hold(c)
+	}
+	return nil
+}
+
+// hold records that commit, of a parked company, was held.
+func (rb *rebuilder) hold(commit []eventstore.RecordedEvent) {
+	company := commit[0].Metadata.CompanyID
+	s := rb.parked[company]
+	s.held = commit[len(commit)-1].Position
+	rb.parked[company] = s
 }
 
 // advance records that events were applied and reports progress. Once the

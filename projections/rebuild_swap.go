@@ -50,6 +50,9 @@ func (rb *rebuilder) finish(ctx context.Context) error {
 			if err := resetCheckpoint(ctx, tx, rb.p.Name(), rb.pos, rb.done); err != nil {
 				return err
 			}
+			if err := replaceStalls(ctx, tx, rb.p.Name(), rb.parked); err != nil {
+				return err
+			}
 		}
 		_, err = tx.Exec(ctx, `DROP SCHEMA `+rb.schema+` CASCADE`)
 		return err

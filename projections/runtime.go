@@ -101,6 +101,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 
 	for _, p := range r.cfg.Async {
 		if err := ensureCheckpoint(ctx, r.cfg.Pool, p.Name()); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while starting: not a failure
+			}
 			return err
 		}
 	}

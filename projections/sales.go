@@ -44,6 +44,14 @@ func (*Sales) Tables() []string { return []string{"sales"} }
 // EventTypes implements TypeFilter.
 func (*Sales) EventTypes() []string { return []string{sale.TypeUpserted, customer.TypeForgotten} }
 
+// Forget implements Forgetter: applying a forgetting removes the
+// customer's personal fields from all of the customer's sales there are,
+// whenever it comes, and the held sales recorded before it open to
+// nothing once applied, the key being gone.
+func (p *Sales) Forget(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	return p.Apply(ctx, tx, events)
+}
+
 // Apply implements Projector in three round trips whatever the number of
 // events (plus one per further company): the sales' current rows, the data
 // keys of their customers, and one batch that upserts the changed rows and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"time"
 
@@ -122,19 +123,26 @@ func (r *saleRow) apply(u sale.Upserted, personal map[string]any, forgotten bool
 // and sale_date in UTC.
 func (r *saleRow) finish() {
 	shown := make([]map[string]any, 0, len(r.Rows))
-	var sum int64
+	// Exact: the write side keeps the result within int64 (domain/sale),
+	// but a sale imported before it did may be beyond, and is then shown
+	// as it is rather than wrapped around.
+	sum := new(big.Int)
 	for _, row := range r.Rows {
 		if row.Fields[rowFieldIsDeleted] == true {
 			continue
 		}
 		shown = append(shown, row.Fields)
 		t, _ := money(row.Fields[rowFieldTotal])
-		sum += t
+		sum.Add(sum, big.NewInt(t))
 	}
 	r.Doc[saleFieldRows] = shown
 	if !r.TotalGiven {
 		discount, _ := money(r.Doc[saleFieldDiscount])
-		r.Doc[saleFieldTotal] = sum - discount
+		if sum.Sub(sum, big.NewInt(discount)); sum.IsInt64() {
+			r.Doc[saleFieldTotal] = sum.Int64()
+		} else {
+			r.Doc[saleFieldTotal] = json.Number(sum.String())
+		}
 	}
 	if _, ok := r.Doc[saleFieldIsDeleted]; !ok {
 		r.Doc[saleFieldIsDeleted] = false
@@ -166,7 +174,8 @@ func (r *saleRow) date() (time.Time, bool) {
 }
 
 // money reads an amount in minor units. Amounts are integers; anything
-// else that is a number is rounded to the nearest unit.
+// else that is a number is rounded to the nearest unit. A number beyond
+// int64 is not an amount (ok false): converting it would wrap.
 func money(v any) (int64, bool) {
 	switch v := v.(type) {
 	case json.Number:
@@ -177,13 +186,23 @@ func money(v any) (int64, bool) {
 		if err != nil {
 			return 0, false
 		}
-		return int64(math.Round(f)), true
+		return roundMoney(f)
 	case float64:
-		return int64(math.Round(v)), true
+		return roundMoney(v)
 	case int64:
 		return v, true
 	case int:
 		return int64(v), true
 	}
 	return 0, false
+}
+
+// roundMoney rounds f to an int64, ok false when it is not within int64
+// (NaN included): float64(math.MaxInt64) is 2^63, itself out of range.
+func roundMoney(f float64) (int64, bool) {
+	f = math.Round(f)
+	if !(f >= math.MinInt64 && f < math.MaxInt64) {
+		return 0, false
+	}
+	return int64(f), true
 }

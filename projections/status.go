@@ -38,9 +38,15 @@ type ProjectionStatus struct {
 	// Lag is the number of events after the checkpoint, up to the head.
 	Lag int64 `json:"lag"`
 	// EventsApplied counts the events the projection applied since it was
-	// created or last rebuilt. For an inline projection it is the number
-	// of events in the log (a full count: it costs a scan of the log).
+	// created or last rebuilt, those of commits it held for a parked
+	// company included (the checkpoint passed them). For an inline
+	// projection it is the number of events in the log (a full count: it
+	// costs a scan of the log).
 	EventsApplied int64 `json:"events_applied"`
+	// StalledCompanies is the number of companies parked for an async
+	// projection: a commit of theirs cannot be applied, and their later
+	// commits wait for it (Runtime.Stalls says which).
+	StalledCompanies int `json:"stalled_companies"`
 	// UpdatedAt is when the checkpoint last moved; zero for inline
 	// projections and async ones that never applied anything.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -82,6 +88,14 @@ func Status(ctx context.Context, pool *pgxpool.Pool, store *postgres.Store, inli
 			})
 		}
 	}
+	names := make([]string, len(async))
+	for i, p := range async {
+		names[i] = p.Name()
+	}
+	stalled, err := countStalls(ctx, pool, names)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range async {
 		cp, err := readCheckpoint(ctx, pool, p.Name())
 		if err != nil {
@@ -93,7 +107,7 @@ func Status(ctx context.Context, pool *pgxpool.Pool, store *postgres.Store, inli
 		}
 		out = append(out, ProjectionStatus{
 			Name: p.Name(), Kind: KindAsync, Checkpoint: cp.Position, Head: head, Lag: lag,
-			EventsApplied: cp.EventsApplied, UpdatedAt: cp.UpdatedAt, SampledAt: now,
+			EventsApplied: cp.EventsApplied, UpdatedAt: cp.UpdatedAt, SampledAt: now, StalledCompanies: stalled[p.Name()],
 		})
 	}
 	return out, nil

@@ -105,10 +105,22 @@ func toRoles(s []string) []access.Role {
 	return roles
 }
 
+// errBadLogin is the one answer to every password log-in that fails:
+// unknown user, wrong password, missing, wrong or already used TOTP code.
+// Telling them apart would confirm a password to whoever guesses it.
+func errBadLogin() error {
+	return domain.Errorf(domain.Unauthorized, "invalid email, password or two-factor code (users with two-factor authentication send the current code in the Clientele-TOTP-Code header)")
+}
+
 // AuthenticatePassword returns the principal of a user of companyID who
 // signs in with email and password (HTTP basic), and totpCode (the
-// Clientele-TOTP-Code header) when the user has TOTP on. An unknown user
-// and a wrong password give the same Unauthorized, in about the same time.
+// Clientele-TOTP-Code header) when the user has TOTP on. Every failure is
+// the same Unauthorized, and an unknown user costs the same password
+// check as a known one.
+//
+// A TOTP code is accepted once: its time step must be later than the
+// last one accepted for the user (totp_steps). The code is checked only
+// after the password, so a wrong password never uses up a code.
 func (q *Access) AuthenticatePassword(ctx context.Context, companyID, email, password, totpCode string) (access.Principal, error) {
 	u, err := q.UserByEmail(ctx, companyID, email)
 	if err != nil && domain.ErrorCode(err) != domain.NotFound {
@@ -116,20 +128,38 @@ func (q *Access) AuthenticatePassword(ctx context.Context, companyID, email, pas
 	}
 	// On NotFound u.PasswordHash is "": CheckPassword still does the work.
 	if !secret.CheckPassword(password, u.PasswordHash) {
-		return access.Principal{}, domain.Errorf(domain.Unauthorized, "invalid user name or password")
+		return access.Principal{}, errBadLogin()
 	}
 	if u.TOTPSecret != "" {
-		code := strings.TrimSpace(totpCode)
-		if code == "" {
-			return access.Principal{}, domain.Errorf(domain.Unauthorized, "two-factor authentication is on: the Clientele-TOTP-Code header is required")
+		step, ok := secret.TOTPStep(strings.TrimSpace(totpCode), u.TOTPSecret, q.Now())
+		if !ok {
+			return access.Principal{}, errBadLogin()
 		}
-		if !secret.CheckTOTP(code, u.TOTPSecret, q.Now()) {
-			return access.Principal{}, domain.Errorf(domain.Unauthorized, "the Clientele-TOTP-Code header is invalid")
+		fresh, err := q.useTOTPStep(ctx, u, step)
+		if err != nil {
+			return access.Principal{}, err
+		}
+		if !fresh {
+			return access.Principal{}, errBadLogin()
 		}
 	}
 	p := u.Principal()
 	p.Password = true
 	return p, nil
+}
+
+// useTOTPStep records step as the user's last accepted TOTP step, unless
+// that step or a later one was accepted already (by any node): the check
+// and the write are one statement, so two log-ins racing with one code
+// get one success.
+func (q *Access) useTOTPStep(ctx context.Context, u access.User, step int64) (bool, error) {
+	tag, err := q.pool.Exec(ctx, `INSERT INTO totp_steps (company_id, user_id, step) VALUES ($1, $2, $3)
+		ON CONFLICT (company_id, user_id) DO UPDATE SET step = excluded.step WHERE totp_steps.step < excluded.step`,
+		u.CompanyID, u.ID, step)
+	if err != nil {
+		return false, fmt.Errorf("readmodels: use TOTP step: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 const selectUser = `SELECT company_id, id, email, roles, password_hash, totp_secret, created_at FROM users `
@@ -139,10 +169,10 @@ func (q *Access) User(ctx context.Context, companyID, id string) (access.User, e
 	return q.user(ctx, `WHERE company_id = $1 AND id = $2`, companyID, id)
 }
 
-// UserByEmail returns the user of the company with email
-// (case-insensitive).
+// UserByEmail returns the user of the company with email, compared as
+// access.EmailKey (case and surrounding spaces ignored).
 func (q *Access) UserByEmail(ctx context.Context, companyID, email string) (access.User, error) {
-	return q.user(ctx, `WHERE company_id = $1 AND email = $2`, companyID, strings.ToLower(strings.TrimSpace(email)))
+	return q.user(ctx, `WHERE company_id = $1 AND email = $2`, companyID, access.EmailKey(email))
 }
 
 func (q *Access) user(ctx context.Context, where string, args ...any) (access.User, error) {

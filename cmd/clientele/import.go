@@ -43,6 +43,7 @@ func (a *app) openImports() error {
 	}
 	w, err := commands.NewImportWorker(commands.ImportWorkerConfig{
 		Pool: a.pool, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""), Logger: a.log,
+		Registerer: a.metrics,
 	})
 	a.importWorker = w
 	return err

@@ -36,6 +36,11 @@ type serveFlags struct {
 	webhookAllowCIDRs string
 	// debugAddr, when set, serves Go's profiler (net/http/pprof) there.
 	debugAddr string
+	// trustedProxies lists the reverse proxies whose X-Forwarded-For is
+	// believed for the client address.
+	trustedProxies string
+	// passwordChecks bounds the password checks (64 MiB each) at once.
+	passwordChecks int
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -57,6 +62,8 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.webhookAllowCIDRs, "webhook-allow-cidrs", g.getenv("CLIENTELE_WEBHOOK_ALLOW_CIDRS"), "comma-separated networks (e.g. 127.0.0.0/8,10.1.0.0/16) that webhook outlets may reach although they are private, loopback or link-local (env CLIENTELE_WEBHOOK_ALLOW_CIDRS)")
 	fl.Int64Var(&f.maxUploadBytes, "max-upload-bytes", int64(envFloat(g.getenv, "CLIENTELE_MAX_UPLOAD_BYTES", api.DefaultMaxUploadBytes)), "largest accepted upload (POST /api/<entity>/upload/), which is streamed, never held in memory (env CLIENTELE_MAX_UPLOAD_BYTES)")
 	fl.StringVar(&f.debugAddr, "debug-addr", g.getenv("CLIENTELE_DEBUG_ADDR"), "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; off when empty; never expose it (env CLIENTELE_DEBUG_ADDR)")
+	fl.StringVar(&f.trustedProxies, "trusted-proxies", g.getenv("CLIENTELE_TRUSTED_PROXIES"), "comma-separated addresses or networks of reverse proxies whose X-Forwarded-For header gives the client address (access log, failed log-ins per address); none when empty (env CLIENTELE_TRUSTED_PROXIES)")
+	fl.IntVar(&f.passwordChecks, "password-checks", int(envFloat(g.getenv, "CLIENTELE_PASSWORD_CHECKS", 0)), "password checks (argon2id, 64 MiB each) that may run at once; 0 is half the processors, at least 1 (env CLIENTELE_PASSWORD_CHECKS)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
 	return cmd
 }
@@ -86,6 +93,8 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		Logger:         a.log,
 		Registerer:     a.metrics,
 		Gatherer:       a.metrics,
+		TrustedProxies: splitList(f.trustedProxies),
+		PasswordChecks: f.passwordChecks,
 	}, api.Deps{
 		Companies: readmodels.NewCompanies(a.pool, f.baseDomain),
 		Access:    readmodels.NewAccess(a.pool),
@@ -104,6 +113,8 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		Products:        readmodels.NewProducts(a.pool),
 		Events:          readmodels.NewEvents(a.pool),
 		Sales:           readmodels.NewSales(a.pool),
+		// Ready runs within api.ReadyTimeout: a database that does not
+		// answer the ping by then is not ready.
 		Ready: func(ctx context.Context) error {
 			if err := a.pool.Ping(ctx); err != nil {
 				return fmt.Errorf("database: %w", err)
@@ -116,6 +127,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			}
 			return nil
 		},
+		Stalled: a.runtime.StalledCompanies,
 	})
 	if err != nil {
 		return err
@@ -136,7 +148,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := handler.HTTPServer()
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -213,6 +225,17 @@ func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin) {
 		fmt.Fprintf(&b, "API reference: %s/api/openapi.yaml\n", base)
 	}
 	io.WriteString(g.stdout, b.String())
+}
+
+// splitList reads a comma-separated list, nil when it is empty.
+func splitList(list string) []string {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // parseCIDRs reads a comma-separated list of networks.

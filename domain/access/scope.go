@@ -23,13 +23,21 @@ import (
 // follow a slash is a plain string prefix ("/datatargets/7*" also allows
 // "/datatargets/70"). "/*" allows every path.
 //
-// A request path with "." or ".." segments is never allowed by a scope:
-// the comparison is on the path as sent, so such paths are refused rather
-// than resolved.
+// The request side is the path the router matched, taken as it is: its
+// query was never part of it, so a "?" or "#" in it (a %3F or %23 sent in
+// the path) is an ordinary character, not the end of the path. Cutting it
+// there made "/datatargets/7%3F/retrieve" pass as "/datatargets/7" while
+// the router served the retrieve route. A scope path is written like a
+// URL: its query and fragment are dropped, and its percent-escapes are
+// decoded, since the router matches decoded paths too.
+//
+// A request path with "." or ".." segments, or with an empty segment
+// ("//"), is never allowed by a scope: the comparison is on the path as
+// routed, so such paths are refused rather than resolved.
 
 // ScopesAllow reports whether a token with scopes may make a request with
-// method and path (the request's URL path, without query). An empty list
-// allows everything.
+// method and path: the path the router matched, decoded, without query
+// (see the package's scope matching). An empty list allows everything.
 func ScopesAllow(scopes []Scope, method, path string) bool {
 	if len(scopes) == 0 {
 		return true
@@ -49,16 +57,21 @@ func ScopesAllow(scopes []Scope, method, path string) bool {
 	return false
 }
 
-// requestPath normalises a request path; ok is false for a path with dot
-// segments.
+// requestPath normalises a routed request path: the "/api" prefix and the
+// trailing slash made uniform, nothing cut. ok is false for a path that
+// does not start with a slash or has a dot or empty segment.
 func requestPath(p string) (string, bool) {
-	p = NormalizePath(p)
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "." || seg == ".." {
-			return "", false
+	if !strings.HasPrefix(p, "/") {
+		return "", false
+	}
+	if p != "/" {
+		for _, seg := range strings.Split(strings.TrimSuffix(p, "/")[1:], "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				return "", false
+			}
 		}
 	}
-	return p, true
+	return trimPath(p), true
 }
 
 // matchPath reports whether the scope path allows the normalised request
@@ -85,16 +98,16 @@ func splitScopePath(s string) (base string, prefix, segment bool) {
 		prefix = true
 		segment = raw == "" || strings.HasSuffix(raw, "/")
 	}
-	return NormalizePath(raw), prefix, segment
+	return trimPath(unescape(raw)), prefix, segment
 }
 
-// pathOf returns the path of a scope or request path that may be a full
-// URL, without query or fragment.
+// pathOf returns the path of a scope path that may be a full URL, without
+// query or fragment, still escaped.
 func pathOf(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.Index(s, "://"); i > 0 && !strings.Contains(s[:i], "/") {
 		if u, err := url.Parse(s); err == nil {
-			return u.Path
+			return u.EscapedPath()
 		}
 	}
 	if i := strings.IndexAny(s, "?#"); i >= 0 {
@@ -103,11 +116,25 @@ func pathOf(s string) string {
 	return s
 }
 
+// unescape decodes the percent-escapes of a scope path; one that is not
+// validly escaped is kept as written.
+func unescape(p string) string {
+	if u, err := url.PathUnescape(p); err == nil {
+		return u
+	}
+	return p
+}
+
 // NormalizePath returns a path (or full URL) in the form scopes are
 // compared in: no scheme, host, query or fragment, no "/api" prefix, a
 // leading slash and no trailing slash ("/" for the root).
 func NormalizePath(p string) string {
-	p = pathOf(p)
+	return trimPath(unescape(pathOf(p)))
+}
+
+// trimPath makes the "/api" prefix and the trailing slash of a path
+// without query uniform.
+func trimPath(p string) string {
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}

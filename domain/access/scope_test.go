@@ -19,6 +19,8 @@ func TestNormalizePath(t *testing.T) {
 		"datatargets/":            "/datatargets",
 		"/apis/x":                 "/apis/x",
 		"/api/customers/upload//": "/customers/upload",
+		"/api/customers/a%20b/":   "/customers/a b",
+		"/x%3Fy?z":                "/x?y",
 	}
 	for in, want := range tests {
 		if got := access.NormalizePath(in); got != want {
@@ -55,6 +57,18 @@ func TestScopesAllow(t *testing.T) {
 		{"string prefix: other", []access.Scope{{Path: "/api/datatargets/7*"}}, "GET", "/api/datatargets/8/", false},
 		{"root prefix", []access.Scope{{Path: "/*"}}, "DELETE", "/api/anything/", true},
 		{"api root prefix", []access.Scope{{Path: "/api/*"}}, "GET", "/api/data/customers/", true},
+		// The request path is the routed, decoded path: a "?" or "#" in
+		// it was sent escaped (%3F, %23) and is part of a segment.
+		{"decoded ? is not the end of the path", []access.Scope{{Path: "/api/datatargets/7/"}}, "GET", "/api/datatargets/7?/retrieve/", false},
+		{"decoded # is not the end of the path", []access.Scope{{Path: "/api/datatargets/7/"}}, "GET", "/api/datatargets/7#/retrieve/", false},
+		{"decoded ? after the scope's path", retrieve, "GET", "/api/datatargets/7/retrieve?", false},
+		{"dot segments after a decoded ?", []access.Scope{{Path: "/datatargets/7/*"}}, "GET", "/api/datatargets/7?/../../8/retrieve/", false},
+		{"decoded ? inside a subtree stays inside", []access.Scope{{Path: "/datatargets/7/*"}}, "GET", "/api/datatargets/7/x?y/", true},
+		{"empty segment", retrieve, "GET", "/api/datatargets//7/retrieve/", false},
+		{"two trailing slashes", retrieve, "GET", "/api/datatargets/7/retrieve//", false},
+		{"relative path", retrieve, "GET", "datatargets/7/retrieve", false},
+		{"escaped scope path matches the decoded path", []access.Scope{{Path: "/api/customers/a%20b%3F/history/"}}, "GET", "/api/customers/a b?/history/", true},
+		{"escaped scope path: full URL", []access.Scope{{Path: "https://x.example.com/api/customers/a%2Fb/"}}, "GET", "/api/customers/a/b/", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,9 +48,15 @@ func ParseRole(s string) (Role, error) {
 	return "", domain.Errorf(domain.Validation, "unknown role %q (admin, staff or superuser)", s)
 }
 
-// NormalizeEmail validates an email address and returns it lower-cased.
+// EmailKey is the form in which an email is stored and looked up:
+// trimmed and lower-cased, so that " Ann@Example.com" and
+// "ann@example.com" name one user. Whatever counts per user (log-in
+// attempts) must use it too, or a variant of the address escapes the count.
+func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// NormalizeEmail validates an email address and returns its EmailKey.
 func NormalizeEmail(email string) (string, error) {
-	e := strings.ToLower(strings.TrimSpace(email))
+	e := EmailKey(email)
 	a, err := mail.ParseAddress(e)
 	if err != nil || a.Address != e || a.Name != "" || len(e) > 254 {
 		return "", domain.Errorf(domain.Validation, "invalid email address %q", email)

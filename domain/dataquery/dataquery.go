@@ -19,6 +19,7 @@ import (
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/domain/values"
 )
 
 // Condition is one key of match: the field equals Value (a JSON value; a
@@ -68,6 +69,9 @@ func Parse(body []byte) (Query, error) {
 	d.DisallowUnknownFields()
 	if err := d.Decode(&req); err != nil {
 		return Query{}, domain.Errorf(domain.Invalid, "the body must be a JSON object {datatype, match, update}: %v", err)
+	}
+	if err := storable(body, req.Match, req.Update); err != nil {
+		return Query{}, err
 	}
 	var problems []domain.FieldError
 	bad := func(field, reason string) {
@@ -155,14 +159,51 @@ func (q Query) Record(doc map[string]any) (record map[string]any, ok bool) {
 	return nil, false
 }
 
+// storable refuses, as a malformed request (400), a body holding a value
+// PostgreSQL cannot store (values.Storable): match values are compared
+// in jsonb, and update values become import records, in which a lone
+// surrogate escape would have been turned into U+FFFD on the way. The
+// member at fault is named when it is a value of match or update.
+func storable(body []byte, match, update map[string]json.RawMessage) error {
+	var problems []domain.FieldError
+	for _, part := range []struct {
+		name    string
+		members map[string]json.RawMessage
+	}{{"match", match}, {"update", update}} {
+		for _, key := range slices.Sorted(maps.Keys(part.members)) {
+			if _, reason := values.Storable(part.members[key]); reason != "" {
+				name := part.name
+				if f := values.SafeName(key); f != "" {
+					name += "." + f
+				}
+				problems = append(problems, domain.FieldError{Field: name, Reason: reason})
+			}
+		}
+	}
+	if len(problems) == 0 {
+		// The rest: keys, datatype.
+		if field, reason := values.Storable(body); reason != "" {
+			problems = append(problems, domain.FieldError{Field: field, Reason: reason})
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &domain.Error{Code: domain.Invalid, Message: "the data query holds a value that cannot be stored: " + strings.TrimSpace(problems[0].Field+" "+problems[0].Reason), Details: problems}
+}
+
 // scalar reports whether raw is a JSON string, number, boolean or null.
+// Numbers are read as text: a float64 cannot hold every number PostgreSQL
+// can (1e400).
 func scalar(raw json.RawMessage) bool {
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
 		return false
 	}
 	switch v.(type) {
-	case string, float64, bool, nil:
+	case string, json.Number, bool, nil:
 		return true
 	}
 	return false

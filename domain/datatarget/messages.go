@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/values"
 )
 
 // MaxPostMessages is the most messages one post may carry: a post is one
@@ -22,7 +23,11 @@ const (
 
 // CheckMessages validates the messages of one post and returns them
 // compacted (insignificant whitespace removed: the queue stores and sends
-// fewer bytes). Every message must be a JSON object.
+// fewer bytes). Every message must be a JSON object (else 422), and hold
+// only values the queue's jsonb can store (values.Storable): a message
+// that PostgreSQL refuses is the client's malformed request (400), never
+// our 500, and one that would be stored changed (a lone surrogate escape)
+// is refused rather than altered.
 func CheckMessages(messages []json.RawMessage) ([]json.RawMessage, error) {
 	switch {
 	case len(messages) == 0:
@@ -39,7 +44,7 @@ func CheckMessages(messages []json.RawMessage) ([]json.RawMessage, error) {
 		total += len(m)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, total))
-	var problems []domain.FieldError
+	var problems, unstorable []domain.FieldError
 	for i, m := range messages {
 		start := buf.Len()
 		if err := json.Compact(buf, m); err != nil || buf.Len() == start || buf.Bytes()[start] != '{' {
@@ -50,6 +55,16 @@ func CheckMessages(messages []json.RawMessage) ([]json.RawMessage, error) {
 			continue
 		}
 		out[i] = buf.Bytes()[start:buf.Len():buf.Len()]
+		if field, reason := values.Storable(out[i]); reason != "" && len(unstorable) < 10 {
+			name := fmt.Sprintf("messages[%d]", i)
+			if field != "" {
+				name += "." + field
+			}
+			unstorable = append(unstorable, domain.FieldError{Field: name, Reason: reason})
+		}
+	}
+	if len(unstorable) > 0 {
+		return nil, &domain.Error{Code: domain.Invalid, Message: "a message holds a value that cannot be stored: " + unstorable[0].Field + " " + unstorable[0].Reason, Details: unstorable}
 	}
 	if len(problems) > 0 {
 		return nil, &domain.Error{Code: domain.Validation, Message: "every message must be a JSON object", Details: problems}

@@ -24,6 +24,12 @@ type State struct {
 	// HasTotal: the sale has a sale_total of its own, so its rows need no
 	// unit_price.
 	HasTotal bool
+	// Totals are the totals of the sale's rows that are not deleted, by
+	// row key (a row without total counts nothing), and Discount its
+	// sale_discount: what the read side sums into the derived sale_total,
+	// which Decide keeps within an int64 whatever the later records add.
+	Totals   map[string]int64
+	Discount int64
 }
 
 // Book holds the sales a chunk's records name, loaded before deciding and
@@ -77,11 +83,17 @@ func (b *Book) touch(s *State) {
 //
 // A record is rejected alone for a problem of its own rows: a row without
 // unit_price (or unit_price_in_currency) when the sale has no sale_total
-// (given by these records or stored). Every record is rejected, each with
-// the reason, for a problem of the transaction: a bad transaction field
-// (Record.TxProblem), a new sale without sale_date or a customer
-// identifier, a currency without an exchange rate, customer fields
-// without a customer identifier. A rejected record contributes nothing:
+// (given by these records or stored), an amount that does not fit in an
+// int64 once converted or computed. The totals of the sale's rows (stored
+// and given) minus sale_discount must fit too, whether or not sale_total
+// is given (it may be removed later, and then that is the total): when
+// they do not, the last record that gives rows or sale_discount is
+// rejected, and the others decided again without it (decide_total.go).
+// Every record is rejected, each with the reason, for a problem of the
+// transaction: a bad transaction field (Record.TxProblem), a new sale
+// without sale_date or a customer identifier, a currency without an
+// exchange rate, customer fields without a customer identifier. A
+// rejected record contributes nothing:
 // the transaction fields are those of the accepted records, merged in
 // order (the later value wins), so rejecting one may reject the others
 // (a new sale whose only sale_date was on it).
@@ -121,9 +133,14 @@ func (b *Book) Decide(t Transaction) (Outcome, []Rejected) {
 		}
 		// A record rejected for its rows changes the merged fields:
 		// decide again without it.
-		if d.rows() {
-			return d.outcome(), d.rejected()
+		if !d.rows() {
+			continue
 		}
+		if i, p := d.total(); p != nil {
+			d.errs[i] = p
+			continue
+		}
+		return d.outcome(), d.rejected()
 	}
 }
 
@@ -143,6 +160,8 @@ type decision struct {
 	hasTotal bool
 	out      []RowOutcome
 	byKey    map[string]int // index in out
+	totals   map[string]int64
+	discount int64
 }
 
 func (d *decision) rejected() []Rejected {

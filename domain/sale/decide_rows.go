@@ -69,7 +69,7 @@ func (d *decision) row(row RowRecord, prefix string) (RowOutcome, *Problem) {
 		}
 		n := roundHalfAway(t)
 		if !n.IsInt64() {
-			return RowOutcome{}, &Problem{Field: prefix + RowTotal, Reason: "unit_price × quantity − discount is too large"}
+			return RowOutcome{}, &Problem{Field: prefix + RowTotal, Reason: "unit_price × quantity − discount " + reasonTooLarge}
 		}
 		f[RowTotal] = n.Int64()
 	}

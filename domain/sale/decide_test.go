@@ -372,7 +372,7 @@ func TestBookState(t *testing.T) {
 	}
 	b.SetCustomer(o.SaleID, "cust-9")
 	want := []sale.State{{ID: "sale-1", ExternalID: "S", CustomerID: "cust-9", Version: 1, Currency: "USD", Rate: "1.1", SaleState: "NEW", HasTotal: true}}
-	if diff := cmp.Diff(want, b.Touched()); diff != "" {
+	if diff := cmp.Diff(want, b.Touched(), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("new sale (-want +got):\n%s", diff)
 	}
 
@@ -382,7 +382,7 @@ func TestBookState(t *testing.T) {
 		t.Fatalf("second decision: %+v %v", o2, rej)
 	}
 	want[0].Version, want[0].SaleState, want[0].HasTotal = 2, "CANCELLED", false
-	if diff := cmp.Diff(want, b.Touched()); diff != "" {
+	if diff := cmp.Diff(want, b.Touched(), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("updated sale (-want +got):\n%s", diff)
 	}
 
@@ -419,4 +419,138 @@ func TestMergePanicsOnMixedSales(t *testing.T) {
 		}
 	}()
 	sale.Merge([]sale.Record{mustParse(t, `{"sale_external_id": "A"}`), mustParse(t, `{"sale_external_id": "B"}`)})
+}
+
+// TestDecideAmountsNeverWrap: every amount Decide computes is exact, and a
+// record whose figures leave int64 (the read model's bigint) is rejected,
+// naming the field, instead of wrapping around.
+func TestDecideAmountsNeverWrap(t *testing.T) {
+	const max = "9223372036854775807"
+	withTotals := func(totals map[string]int64, discount int64) *sale.State {
+		s := stored()
+		s.Totals, s.Discount = totals, discount
+		return s
+	}
+	tests := []struct {
+		name     string
+		stored   *sale.State
+		records  []string
+		rejected map[int]string
+		totals   map[string]int64 // the state saved, when not rejected
+		discount int64
+	}{
+		{name: "two rows of one record over int64",
+			records:  []string{`{` + head + `, "sale_rows": [{"product_id": "1", "quantity": 1, "unit_price": 5000000000000000000}, {"product_id": "2", "quantity": 1, "unit_price": 5000000000000000000}]}`},
+			rejected: map[int]string{0: "sale_total"}},
+		{name: "the record that goes over is rejected, the one before kept",
+			records: []string{
+				`{` + head + `, "product_id": "1", "quantity": 1, "unit_price": 5000000000000000000}`,
+				`{"sale_external_id": "S", "product_id": "2", "quantity": 1, "unit_price": 5000000000000000000}`},
+			rejected: map[int]string{1: "sale_total"},
+			totals:   map[string]int64{"product:id:1#0": 5000000000000000000}},
+		{name: "rows stored earlier count",
+			stored:   withTotals(map[string]int64{"id:a": 5000000000000000000}, 0),
+			records:  []string{`{"sale_external_id": "S", "product_id": "2", "quantity": 1, "unit_price": 5000000000000000000}`},
+			rejected: map[int]string{0: "sale_total"}},
+		{name: "a row replaced by key counts once",
+			stored:  withTotals(map[string]int64{"id:a": 5000000000000000000}, 0),
+			records: []string{`{"sale_external_id": "S", "external_id": "a", "product_id": "2", "quantity": 1, "unit_price": 5000000000000000000}`},
+			totals:  map[string]int64{"id:a": 5000000000000000000}},
+		{name: "a deleted row counts nothing",
+			stored: withTotals(map[string]int64{"id:a": 5000000000000000000}, 0),
+			records: []string{
+				`{"sale_external_id": "S", "external_id": "a", "product_id": "2", "quantity": 1, "unit_price": 1, "is_deleted": true}`,
+				`{"sale_external_id": "S", "product_id": "3", "quantity": 1, "unit_price": 5000000000000000000}`},
+			totals: map[string]int64{"product:id:3#0": 5000000000000000000}},
+		{name: "the sum may pass int64 on the way if the result fits",
+			records: []string{`{` + head + `, "sale_rows": [{"product_id": "1", "quantity": 1, "unit_price": ` + max + `}, {"product_id": "2", "quantity": 1, "unit_price": 1}, {"product_id": "3", "quantity": -2, "unit_price": 1}]}`},
+			totals:  map[string]int64{"product:id:1#0": 9223372036854775807, "product:id:2#0": 1, "product:id:3#0": -2}},
+		{name: "negative totals minus the discount",
+			records: []string{
+				`{` + head + `, "sale_rows": [{"product_id": "1", "quantity": -1, "unit_price": ` + max + `}]}`,
+				`{"sale_external_id": "S", "sale_discount": 2}`},
+			rejected: map[int]string{1: "sale_total"},
+			totals:   map[string]int64{"product:id:1#0": -9223372036854775807}},
+		{name: "a stored discount counts",
+			stored:   withTotals(nil, 9223372036854775807),
+			records:  []string{`{"sale_external_id": "S", "product_id": "1", "quantity": -2, "unit_price": 1}`},
+			rejected: map[int]string{0: "sale_total"}},
+		{name: "a discount removed counts nothing",
+			stored:   withTotals(map[string]int64{"id:a": -9223372036854775807}, 5),
+			records:  []string{`{"sale_external_id": "S", "sale_discount": ""}`},
+			totals:   map[string]int64{"id:a": -9223372036854775807},
+			discount: 0},
+		{name: "the checks hold with sale_total given",
+			records:  []string{`{` + head + `, "sale_total": 10, "sale_rows": [{"product_id": "1", "quantity": 1, "total": ` + max + `}, {"product_id": "2", "quantity": 1, "total": 1}]}`},
+			rejected: map[int]string{0: "sale_total"}},
+		{name: "row total: unit_price × quantity",
+			records:  []string{`{` + head + `, "product_id": "1", "quantity": 2, "unit_price": 5000000000000000000}`},
+			rejected: map[int]string{0: "total"}},
+		{name: "row total: minus the discount",
+			records:  []string{`{` + head + `, "product_id": "1", "quantity": -1, "unit_price": ` + max + `, "discount": 2}`},
+			rejected: map[int]string{0: "total"}},
+		{name: "conversion with a rate below 1",
+			records:  []string{`{` + head + `, "sale_currency": "USD", "sale_exchange_rate": 0.5, "product_id": "1", "quantity": 1, "unit_price_in_currency": 5000000000000000000}`},
+			rejected: map[int]string{0: "unit_price_in_currency"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, o, rejected := decide(t, tt.stored, tt.records...)
+			if diff := cmp.Diff(tt.rejected, rejected, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("rejected (-want +got):\n%s", diff)
+			}
+			if tt.totals == nil {
+				return
+			}
+			st, ok := b.State("S")
+			if !ok || o.SaleID == "" {
+				t.Fatalf("no sale decided: %+v", o)
+			}
+			if diff := cmp.Diff(tt.totals, st.Totals); diff != "" || st.Discount != tt.discount {
+				t.Errorf("totals (-want +got):\n%s\ndiscount %d, want %d", diff, st.Discount, tt.discount)
+			}
+		})
+	}
+}
+
+// TestParseAmountsFitInt64: an amount is an int64 as given, and a
+// discount once its absolute value is taken (that of the smallest int64
+// is not one).
+func TestParseAmountsFitInt64(t *testing.T) {
+	for raw, field := range map[string]string{
+		`{"sale_external_id": "S", "product_id": "1", "quantity": 1, "unit_price": 1, "discount": -9223372036854775808}`: "discount",
+		`{"sale_external_id": "S", "product_id": "1", "quantity": 1, "unit_price": 1, "discount": 9223372036854775808}`:  "discount",
+		`{"sale_external_id": "S", "product_id": "1", "quantity": 1, "unit_price": 9223372036854775808}`:                 "unit_price",
+		`{"sale_external_id": "S", "product_id": "1", "quantity": 1, "total": -9223372036854775809}`:                     "total",
+	} {
+		_, err := sale.NewParser(acme).Parse([]byte(raw))
+		var prob *sale.Problem
+		if !errors.As(err, &prob) || prob.Field != field {
+			t.Errorf("Parse(%s) = %v, want a problem of %s", raw, err, field)
+		}
+	}
+	r := mustParse(t, `{"sale_external_id": "S", "product_id": "1", "quantity": 1, "unit_price": 1, "discount": -9223372036854775807, "total": -9223372036854775808}`)
+	if d, tot := r.Rows[0].Fields["discount"], r.Rows[0].Fields["total"]; d != int64(9223372036854775807) || tot != int64(-9223372036854775808) {
+		t.Errorf("discount %v, total %v", d, tot)
+	}
+}
+
+// TestRestoreKeepsTotals: a decision the write side undoes (Book.Restore)
+// leaves the stored row totals as they were.
+func TestRestoreKeepsTotals(t *testing.T) {
+	s := stored()
+	s.Totals = map[string]int64{"id:a": 5}
+	b := sale.NewBook(func() string { return "new" }, acme)
+	b.Load(*s)
+	before, _ := b.State("S")
+	if _, rej := b.Decide(sale.Merge([]sale.Record{mustParse(t, `{"sale_external_id": "S", "external_id": "a", "product_id": "1", "quantity": 1, "unit_price": 7}`)})); len(rej) != 0 {
+		t.Fatal(rej)
+	}
+	if got, _ := b.State("S"); got.Totals["id:a"] != 7 {
+		t.Fatalf("decided totals %v", got.Totals)
+	}
+	b.Restore("S", before, true)
+	if got, _ := b.State("S"); got.Totals["id:a"] != 5 {
+		t.Errorf("restored totals %v, want the stored 5", got.Totals)
+	}
 }

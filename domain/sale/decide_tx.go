@@ -150,7 +150,7 @@ func (d *decision) convert(m map[string]any, f, name string) *Problem {
 	}
 	n := roundHalfAway(new(big.Rat).Quo(new(big.Rat).SetInt64(v), d.rate))
 	if !n.IsInt64() {
-		return &Problem{Field: name + inCurrency, Reason: "is too large for the exchange rate"}
+		return &Problem{Field: name + inCurrency, Reason: "divided by the exchange rate " + reasonTooLarge}
 	}
 	m[f] = n.Int64()
 	return nil

@@ -117,6 +117,9 @@ func (d *decision) outcome() Outcome {
 	o.SaleID = s.ID
 	s.Version++
 	s.Currency, s.Rate, s.HasTotal = d.currency, d.rateText, d.hasTotal
+	// A new map: a State copied before (Book.State, for Book.Restore)
+	// keeps the old one.
+	s.Totals, s.Discount = d.totals, d.discount
 	if st, ok := o.Set[FieldState].(string); ok {
 		s.SaleState = st
 	}

@@ -75,6 +75,9 @@ func rational(v any) (*big.Rat, bool) {
 // rounded. A discount is taken as its absolute value (the interface:
 // positive and negative values are both a discount); a total may be
 // negative (a row of a negative quantity); any other amount may not.
+// Every amount is an int64 (the read model's bigint), checked after the
+// absolute value is taken: the absolute value of the smallest int64 is
+// not one.
 func amount(k kind, v any) (any, string) {
 	r, ok := rational(v)
 	switch {
@@ -82,18 +85,23 @@ func amount(k kind, v any) (any, string) {
 		return nil, "must be an amount in minor units (cents), such as 1050"
 	case !r.IsInt():
 		return nil, "must be a whole number of minor units (cents): a fraction of a minor unit is not accepted"
-	case !r.Num().IsInt64():
-		return nil, "is too large"
 	}
-	n := r.Num().Int64()
+	n := new(big.Int).Set(r.Num())
 	switch {
-	case k == kindDiscount && n < 0:
-		n = -n
-	case k == kindMoney && n < 0:
+	case k == kindDiscount:
+		n.Abs(n)
+	case k == kindMoney && n.Sign() < 0:
 		return nil, "must not be negative"
 	}
-	return n, ""
+	if !n.IsInt64() {
+		return nil, reasonTooLarge
+	}
+	return n.Int64(), ""
 }
+
+// reasonTooLarge refuses an amount outside int64, which is what every
+// amount is stored as (and what sums of amounts must stay within).
+const reasonTooLarge = "is too large: amounts are at most 9223372036854775807 minor units either way"
 
 // quantity rounds to two decimals, half away from zero, exactly (0.005 is
 // 0.01, 0.003 is 0), and keeps it as a JSON number without trailing

@@ -15,6 +15,20 @@ const (
 	DateTimeLayout = "2006-01-02T15:04:05.999999Z"
 )
 
+// Years PostgreSQL and the stored forms hold: a date or timestamp of year
+// 0 or 10000 cannot be written in four digits (Go prints 10000-01-01,
+// which nothing parses back), and PostgreSQL has no year 0.
+const (
+	MinYear = 1
+	MaxYear = 9999
+)
+
+// Reasons for dates and datetimes outside MinYear to MaxYear.
+const (
+	ReasonDateRange     = "must be a date from 0001-01-01 to 9999-12-31"
+	ReasonDateTimeRange = "must be a datetime from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z once converted to UTC (mind the offset or the company's timezone near those limits)"
+)
+
 // Date accepts YYYY-MM-DD only: a date such as a birth date has no time
 // and no zone, and reading one from a datetime would shift it across a day
 // boundary.
@@ -25,8 +39,12 @@ func Date(v any) (string, string) {
 	if !ok || len(s) != len(DateLayout) {
 		return "", reason
 	}
-	if _, err := time.Parse(DateLayout, s); err != nil {
+	t, err := time.Parse(DateLayout, s)
+	if err != nil {
 		return "", reason
+	}
+	if !inYears(t) {
+		return "", ReasonDateRange
 	}
 	return s, ""
 }
@@ -62,8 +80,15 @@ func DateTime(v any, loc *time.Location) (string, string) {
 	if err != nil {
 		return "", reason
 	}
-	return t.UTC().Format(DateTimeLayout), ""
+	// The stored form is UTC: an offset or the company's timezone can
+	// move a datetime near a limit over it (9999-12-31T23:30:00-01:00).
+	if t = t.UTC(); !inYears(t) {
+		return "", ReasonDateTimeRange
+	}
+	return t.Format(DateTimeLayout), ""
 }
+
+func inYears(t time.Time) bool { return t.Year() >= MinYear && t.Year() <= MaxYear }
 
 // hasZone reports whether a datetime (its date part already checked for
 // length) ends with Z or ±hh:mm.

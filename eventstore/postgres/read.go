@@ -40,11 +40,49 @@ func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit in
 	if err != nil || len(evs) < limit {
 		return evs, err
 	}
-	// Finish the last commit: it is committed, so all of it is visible.
+	return s.finishCommit(ctx, evs)
+}
+
+// finishCommit appends to a full page of the log the rest of its last
+// commit, which LIMIT may have cut: it is committed, so all of it is
+// visible.
+func (s *Store) finishCommit(ctx context.Context, evs []eventstore.RecordedEvent) ([]eventstore.RecordedEvent, error) {
 	last := evs[len(evs)-1].Position
 	rest, err := s.query(ctx, selectEvents+`WHERE transaction_id = $1::text::xid8 AND global_position > $2 ORDER BY global_position`,
 		strconv.FormatUint(last.TxID, 10), last.Global)
 	return append(evs, rest...), err
+}
+
+// ReadCompanyLog returns the commits of one company after the position
+// after up to and including upTo, in log order: whole commits, at least
+// limit events unless the range ends first, like ReadLog. upTo should end
+// a commit (a checkpoint does), or the commit it falls in is cut.
+//
+// It walks the log's primary key from after and reads each event's
+// company: the log has no index by company, which every append would pay
+// for. So it costs the events of every company in the range, up to the
+// page's last one: cheap when the company has commits all along it. It is
+// for the rare reader that follows one company behind the others (a
+// projector retrying a company it parked, projections/stall.go).
+func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upTo eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	if !after.Less(upTo) {
+		return nil, nil
+	}
+	evs, err := s.query(ctx, selectEvents+`
+		WHERE (transaction_id, global_position) > ($2::text::xid8, $3)
+		  AND (transaction_id, global_position) <= ($4::text::xid8, $5)
+		  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+		  AND company_id = $1
+		ORDER BY events.transaction_id, events.global_position
+		LIMIT $6`, companyID, strconv.FormatUint(after.TxID, 10), after.Global,
+		strconv.FormatUint(upTo.TxID, 10), upTo.Global, limit)
+	if err != nil || len(evs) < limit {
+		return evs, err
+	}
+	return s.finishCommit(ctx, evs)
 }
 
 // ReadCommit returns the events of the commit written by transaction txID.

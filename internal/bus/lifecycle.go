@@ -70,9 +70,13 @@ func (l *Lifecycle) Close() error {
 }
 
 // RunRouter runs router until ctx is cancelled, marking l running while
-// the router runs. A router that stops by itself is an error: a consumer
-// must not quietly stop consuming.
+// the router runs. A router that stops by itself is an error, returned as
+// soon as it stops: a consumer must not quietly stop consuming. A
+// database that goes away does not stop it: the subscribers of Postgres
+// wait for it (see Postgres.Subscriber), and so do the handlers that
+// retry.
 func RunRouter(ctx context.Context, l *Lifecycle, router *message.Router) error {
+	stopped := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Add(1)
@@ -81,10 +85,13 @@ func RunRouter(ctx context.Context, l *Lifecycle, router *message.Router) error 
 		select {
 		case <-router.Running():
 			l.SetRunning(ctx.Err() == nil)
+		case <-stopped: // it failed to start
 		case <-ctx.Done():
 		}
 	}()
-	if err := router.Run(ctx); err != nil && ctx.Err() == nil {
+	err := router.Run(ctx)
+	close(stopped)
+	if err != nil && ctx.Err() == nil {
 		return err
 	}
 	if ctx.Err() == nil {

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,10 @@ import (
 	wsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // The outbox uses watermill-sql's default PostgreSQL layout; the tables of
@@ -112,6 +116,12 @@ func NewPostgres(pool *pgxpool.Pool, cfg PostgresConfig) (*Postgres, error) {
 // Subscriber returns a subscriber of consumerGroup. Its offset lives in the
 // topic's offsets table, so a restarted consumer resumes after the last
 // message it acked.
+//
+// The subscriber lives through database outages. Its Subscribe waits for
+// the database (waitingSubscriber), and once subscribed it polls again
+// every RetryInterval after a failed query (backoff) until the database
+// answers: no outage ends the Watermill router that runs it, and so
+// neither the consumer nor serve.
 func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) {
 	if consumerGroup == "" {
 		return nil, errors.New("bus: empty consumer group")
@@ -125,6 +135,7 @@ func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) 
 		PollInterval:     p.cfg.PollInterval,
 		ResendInterval:   p.cfg.ResendInterval,
 		RetryInterval:    p.cfg.RetryInterval,
+		BackoffManager:   newBackoff(p.cfg, consumerGroup),
 		SchemaAdapter:    schema,
 		OffsetsAdapter:   offsetsAdapter,
 		InitializeSchema: false,
@@ -132,7 +143,93 @@ func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) 
 	if err != nil {
 		return nil, fmt.Errorf("bus: subscriber %q: %w", consumerGroup, err)
 	}
-	return sub, nil
+	return waitingSubscriber{Subscriber: sub, retry: p.cfg.RetryInterval, logger: p.cfg.Logger.With("consumer_group", consumerGroup)}, nil
+}
+
+// waitingSubscriber is a watermill-sql subscriber whose Subscribe waits
+// for the database. watermill-sql runs a statement when it subscribes (it
+// makes sure the group's offset row exists), and a Watermill router whose
+// handler fails to subscribe stops for good: started while the database
+// restarts, a consumer would never consume. Watermill's routers run
+// once and do not clean up after such a failure (Close then waits out its
+// timeout for the handler that never started), so the wait belongs
+// here rather than in a loop that builds new routers.
+type waitingSubscriber struct {
+	message.Subscriber
+	retry  time.Duration
+	logger *slog.Logger
+}
+
+// Subscribe subscribes to topic, retrying every RetryInterval while the
+// database is unavailable (pg.Transient), until ctx ends.
+func (s waitingSubscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	var outage pg.Outage
+	for {
+		msgs, err := s.Subscriber.Subscribe(ctx, topic)
+		switch {
+		case err == nil:
+			if outage.Succeeded() {
+				s.logger.Info("bus: subscribed once the database answered", "topic", topic)
+			}
+			return msgs, nil
+		case ctx.Err() != nil || !pg.Transient(err):
+			return nil, err
+		case outage.Failed(err):
+			s.logger.Warn("bus: cannot subscribe: the database is unavailable; retrying until it is back",
+				"topic", topic, "retry_every", s.retry.String(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(s.retry):
+		}
+	}
+}
+
+// backoff is the subscribers' wsql.BackoffManager. Like watermill-sql's
+// default, it polls again at once after a batch, after PollInterval when
+// there was nothing, at once after a lost serialization race, and after
+// RetryInterval after any other error. Unlike it, it logs a run of
+// failures for want of the database (pg.Transient) twice, a warning when
+// it starts and a line when the subscriber reads again, instead of an
+// error at every retry: every consumer group polls, so an outage of an
+// hour would otherwise log thousands of identical errors.
+type backoff struct {
+	poll, retry time.Duration
+	logger      *slog.Logger
+	outage      pg.Outage
+}
+
+func newBackoff(cfg PostgresConfig, consumerGroup string) *backoff {
+	return &backoff{poll: cfg.PollInterval, retry: cfg.RetryInterval, logger: cfg.Logger.With("consumer_group", consumerGroup)}
+}
+
+var _ wsql.BackoffManager = (*backoff)(nil)
+
+// HandleError implements wsql.BackoffManager.
+func (b *backoff) HandleError(_ watermill.LoggerAdapter, noMsg bool, err error) time.Duration {
+	if err == nil {
+		if b.outage.Succeeded() {
+			b.logger.Info("bus: the subscriber reads messages again")
+		}
+		if noMsg {
+			return b.poll
+		}
+		return 0
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
+		return 0 // another subscriber of the group won the row; try again
+	}
+	if b.outage.Failed(err) {
+		if pg.Transient(err) {
+			b.logger.Warn("bus: the subscriber cannot read messages: the database is unavailable; it retries until it is back",
+				"retry_every", b.retry.String(), "err", err)
+		} else {
+			b.logger.Error("bus: the subscriber cannot read messages; it retries", "retry_every", b.retry.String(), "err", err)
+		}
+	}
+	return b.retry
 }
 
 // OutboxPublisher returns a publisher that writes messages as rows in tx:

@@ -23,6 +23,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // Deliverer runs the outlets' workers of one process.
@@ -60,9 +62,20 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	defer d.wg.Wait()
 	t := time.NewTicker(d.cfg.PollInterval)
 	defer t.Stop()
+	// While the database is away the dispatcher fails at every poll; it
+	// says so when that starts and when it ends. Its workers stop at their
+	// first failed write and are started again by a later dispatch, which
+	// takes back the leases they hold (see candidates): a batch whose
+	// answer could not be recorded is sent again, the batch in flight.
+	var outage pg.Outage
 	for {
-		if err := d.dispatch(ctx); err != nil && ctx.Err() == nil {
-			d.cfg.Logger.Warn("delivery: looking for outlets to deliver", "err", err)
+		err := d.dispatch(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && outage.Failed(err):
+			d.cfg.Logger.Warn("delivery: looking for outlets to deliver; retrying at every poll", "err", err)
+		case err == nil && outage.Succeeded():
+			d.cfg.Logger.Info("delivery: the database answers again; delivering")
 		}
 		select {
 		case <-ctx.Done():

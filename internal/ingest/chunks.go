@@ -25,9 +25,14 @@ type Chunk struct {
 	CompanyID                    string
 	Entity                       importing.Entity
 	Actor, Source, CorrelationID string
+	// MayDestroy is the run's Run.MayDestroy.
+	MayDestroy bool
 	// Done is true when the chunk needs no work: it was processed already
 	// (its message is a redelivery) or its run failed.
 	Done bool
+	// Failures counts the earlier attempts that failed for a reason
+	// retrying does not cure (RecordFailure).
+	Failures int
 }
 
 // LockChunk reads the chunk and locks it until tx ends, so that a chunk
@@ -37,12 +42,12 @@ func (s *Store) LockChunk(ctx context.Context, tx pgx.Tx, runID string, seq int)
 	var payload []byte
 	var processed *time.Time
 	var state importing.State
-	err = tx.QueryRow(ctx, `SELECT c.first_index, c.payload, c.processed_at,
-			r.company_id, r.entity, r.state, r.actor, r.source, r.correlation_id
+	err = tx.QueryRow(ctx, `SELECT c.first_index, c.payload, c.processed_at, c.failures,
+			r.company_id, r.entity, r.state, r.actor, r.source, r.correlation_id, r.may_destroy
 		FROM import_chunks c JOIN import_runs r ON r.id = c.run_id
 		WHERE c.run_id = $1 AND c.seq = $2
-		FOR UPDATE OF c`, runID, seq).Scan(&c.FirstIndex, &payload, &processed,
-		&c.CompanyID, &c.Entity, &state, &c.Actor, &c.Source, &c.CorrelationID)
+		FOR UPDATE OF c`, runID, seq).Scan(&c.FirstIndex, &payload, &processed, &c.Failures,
+		&c.CompanyID, &c.Entity, &state, &c.Actor, &c.Source, &c.CorrelationID, &c.MayDestroy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Chunk{}, false, nil
 	}
@@ -87,6 +92,26 @@ func splitRecords(payload []byte) []json.RawMessage {
 		payload = payload[min(i+1, len(payload)):]
 	}
 	return out
+}
+
+// RecordFailure notes that an attempt at chunk seq of run failed for a
+// reason retrying does not cure, and returns the number of such failures
+// (0 when the chunk is no longer pending). reason is stored: it must not
+// quote record values. It runs in a transaction of its own, since the
+// attempt's was rolled back.
+func (s *Store) RecordFailure(ctx context.Context, runID string, seq int, reason string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `UPDATE import_chunks
+		SET failures = failures + 1, last_failure = $3, failed_at = clock_timestamp()
+		WHERE run_id = $1 AND seq = $2 AND processed_at IS NULL
+		RETURNING failures`, runID, seq, reason).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ingest: record a failure of chunk %d of run %s: %w", seq, runID, err)
+	}
+	return n, nil
 }
 
 // FinishChunk records in tx what the Importer made of the chunk: its

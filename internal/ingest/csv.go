@@ -8,6 +8,8 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"golang.org/x/text/transform"
+
 	"github.com/clientele/clientele/domain/importing"
 )
 
@@ -17,7 +19,8 @@ import (
 // coerces it); an empty cell is absent from the record, since CSV cannot
 // tell "empty" from "not given" and absent is the harmless reading (an
 // empty string would remove the stored value). A line with fewer cells
-// than the header lacks the last ones; one with more is refused.
+// than the header lacks the last ones; one with more is refused. Lines
+// may end in LF, CRLF or a lone CR, mixed in one file (see lineEnds).
 type csvRecords struct {
 	in     io.Reader
 	budget *budget
@@ -61,7 +64,7 @@ func (c *csvRecords) Next(dst *bytes.Buffer) error {
 
 // start reads the header line.
 func (c *csvRecords) start() error {
-	br := bufio.NewReaderSize(c.in, 64<<10)
+	br := bufio.NewReaderSize(transform.NewReader(c.in, lineEnds{}), 64<<10)
 	comma := inferDelimiter(br)
 	c.r = csv.NewReader(br)
 	c.r.Comma = comma
@@ -122,4 +125,42 @@ func inferDelimiter(br *bufio.Reader) rune {
 		}
 	}
 	return rune(best)
+}
+
+// lineEnds turns every CR that is not followed by LF into LF. encoding/csv
+// ends records at LF only (it drops the CR of CRLF) and keeps a lone CR as
+// text, so a file with the line ends of classic Mac OS, which old Excel
+// versions still write, would read as one header line of a thousand
+// columns and no record. The translation ignores quotes: a line break in
+// a quoted cell then reads as LF, as encoding/csv already reads a CRLF
+// there. A CR is its own line end only when no LF follows, so CR at the
+// end of a buffer waits for the next byte; each byte stays one byte, so
+// the CSV reader's offsets (line numbers, the record budget) are those of
+// the body.
+type lineEnds struct{ transform.NopResetter }
+
+// Transform implements transform.Transformer.
+func (lineEnds) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	for nSrc < len(src) {
+		i := bytes.IndexByte(src[nSrc:], '\r')
+		if i < 0 {
+			i = len(src) - nSrc
+		}
+		n := copy(dst[nDst:], src[nSrc:nSrc+i])
+		nDst, nSrc = nDst+n, nSrc+n
+		switch {
+		case n < i || nDst == len(dst) && nSrc < len(src):
+			return nDst, nSrc, transform.ErrShortDst
+		case nSrc == len(src):
+			return nDst, nSrc, nil
+		case nSrc+1 == len(src) && !atEOF:
+			return nDst, nSrc, transform.ErrShortSrc // is an LF next?
+		case nSrc+1 < len(src) && src[nSrc+1] == '\n':
+			dst[nDst] = '\r'
+		default:
+			dst[nDst] = '\n'
+		}
+		nDst, nSrc = nDst+1, nSrc+1
+	}
+	return nDst, nSrc, nil
 }

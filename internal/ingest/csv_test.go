@@ -1,8 +1,11 @@
 package ingest_test
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -52,6 +55,17 @@ func TestCSVRecords(t *testing.T) {
 		"utf-16 charset":        {charset: "UTF-16", body: utf16be("a\nä\n"), want: []string{`{"a":"ä"}`}},
 		"utf-16le charset":      {charset: "utf-16le", body: utf16le("a\nä\n", false), want: []string{`{"a":"ä"}`}},
 		"iso-8859-1":            {charset: "ISO-8859-1", body: "a\n\xe4\x80\n", want: []string{`{"a":"ä€"}`}},
+		"lone CR line ends":     {body: "a;b\r1;2\r3;4\r", want: []string{`{"a":"1","b":"2"}`, `{"a":"3","b":"4"}`}},
+		"lone CR, no final line end": {body: "a,b\r1,2\r3,4",
+			want: []string{`{"a":"1","b":"2"}`, `{"a":"3","b":"4"}`}},
+		"lone CR with a quoted line break": {body: "a,b\r\"x\ry\",2\r3,\"q\r\n\"\r",
+			want: []string{`{"a":"x\ny","b":"2"}`, `{"a":"3","b":"q\n"}`}},
+		"mixed line ends": {body: "a,b\r\n1,2\n3,4\r5,6\r\n\r7,8",
+			want: []string{`{"a":"1","b":"2"}`, `{"a":"3","b":"4"}`, `{"a":"5","b":"6"}`, `{"a":"7","b":"8"}`}},
+		"CRLF, no final line end":     {body: "a,b\r\n1,2\r\n3,4", want: []string{`{"a":"1","b":"2"}`, `{"a":"3","b":"4"}`}},
+		"one line, no line end":       {body: "a,b", want: nil},
+		"lone CR, utf-16le":           {body: utf16le("a;b\rä;€\r", true), want: []string{`{"a":"ä","b":"€"}`}},
+		"lone CR delimiter inference": {body: "a;b\r1,5;2,5\r", want: []string{`{"a":"1,5","b":"2,5"}`}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := tc.entity
@@ -127,6 +141,32 @@ func TestParseContentType(t *testing.T) {
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/csv; charset"} {
 		if _, _, err := ingest.ParseContentType(ct); domain.ErrorCode(err) != domain.Invalid {
 			t.Errorf("%q: error %v, want invalid_request", ct, err)
+		}
+	}
+}
+
+// TestCSVLineEndsAcrossReads reads CR, CRLF and LF files one byte at a
+// time and in one piece: a CR at the end of what one read returned must
+// wait for the next byte to know whether it ends the line alone.
+func TestCSVLineEndsAcrossReads(t *testing.T) {
+	var want []string
+	var lines []string
+	for i := range 3000 {
+		lines = append(lines, fmt.Sprintf("E%d,\"a\rb\"", i))
+		want = append(want, fmt.Sprintf(`{"external_id":"E%d","note":"a\nb"}`, i))
+	}
+	for name, end := range map[string]string{"CR": "\r", "CRLF": "\r\n", "LF": "\n"} {
+		body := "external_id,note" + end + strings.Join(lines, end) + end
+		for how, r := range map[string]io.Reader{"whole": strings.NewReader(body), "byte by byte": iotest.OneByteReader(strings.NewReader(body))} {
+			t.Run(name+" "+how, func(t *testing.T) {
+				got, err := readAll(t, r, ingest.CSV, "", importing.Customers, ingest.Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("records (-want +got):\n%s", diff)
+				}
+			})
 		}
 	}
 }

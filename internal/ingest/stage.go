@@ -25,6 +25,10 @@ type Run struct {
 	// Actor, Source and CorrelationID go into the metadata of every event
 	// the run appends.
 	Actor, Source, CorrelationID string
+	// MayDestroy is whether the principal that sent the upload may delete
+	// and forget: the records are applied later, by a worker that no
+	// longer knows who sent them (Chunk.MayDestroy).
+	MayDestroy bool
 }
 
 // Stage reads every record, stages them in chunks and schedules the run;
@@ -33,9 +37,9 @@ type Run struct {
 // it staged and returns the error: nothing is scheduled.
 func (s *Store) Stage(ctx context.Context, run Run, records Records, limits Limits) (received int, err error) {
 	limits = limits.withDefaults()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO import_runs (id, company_id, entity, state, actor, source, correlation_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		run.ID, run.CompanyID, run.Entity, importing.Receiving, run.Actor, run.Source, run.CorrelationID); err != nil {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO import_runs (id, company_id, entity, state, actor, source, correlation_id, may_destroy)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		run.ID, run.CompanyID, run.Entity, importing.Receiving, run.Actor, run.Source, run.CorrelationID, run.MayDestroy); err != nil {
 		return 0, fmt.Errorf("ingest: create run: %w", err)
 	}
 	defer func() {

@@ -2,22 +2,33 @@ package pg
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
+	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Transient reports whether err is a failure that the same work may not
 // meet again: the server is unreachable, restarting or shutting down,
-// out of connections, or the transaction lost a serialization race or a
-// deadlock. Work that failed so is retried as it is. Any other error
-// (a value the server refuses, a broken constraint, a bug) fails the same
-// way every time: callers may then look for the record that causes it.
+// out of connections, read-only for a moment (a failover), or the
+// transaction lost a serialization race or a deadlock. Work that failed
+// so is retried as it is, and a client is told to come back (503 with
+// Retry-After). Any other error (a value the server refuses, a broken
+// constraint, a bug) fails the same way every time: callers may then look
+// for the record that causes it.
 //
 // A cancelled or expired context is transient: the caller is stopping,
-// and the work must not be judged by it.
+// or waited for a connection longer than Open allows, and the work must
+// not be judged by it.
+//
+// A connection that the server drops mid-reply fails with a bare
+// io.ErrUnexpectedEOF (pgx), which is therefore transient too: code that
+// reads anything else (a request body) must say so itself when that
+// reader ends early.
 func Transient(err error) bool {
 	if err == nil {
 		return false
@@ -33,9 +44,12 @@ func Transient(err error) bool {
 	if errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
 		return true
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) {
+		return true
+	}
 	var connErr *pgconn.ConnectError
 	return errors.As(err, &connErr) || strings.Contains(err.Error(), "conn closed") ||
-		strings.Contains(err.Error(), "closed pool") || strings.Contains(err.Error(), "unexpected EOF")
+		strings.Contains(err.Error(), "closed pool")
 }
 
 // transientState reports whether an SQLSTATE names a condition of the
@@ -46,7 +60,7 @@ func transientState(code string) bool {
 		return true
 	case strings.HasPrefix(code, "53"): // insufficient resources (too many connections, disk full)
 		return true
-	case strings.HasPrefix(code, "57"): // operator intervention (admin shutdown, cannot connect now)
+	case strings.HasPrefix(code, "57"): // operator intervention (admin shutdown, cannot connect now, crash of another backend)
 		return true
 	case strings.HasPrefix(code, "58"): // system error (I/O)
 		return true
@@ -54,6 +68,29 @@ func transientState(code string) bool {
 		return true
 	case code == "55P03": // lock not available
 		return true
+	case code == "25006": // read-only transaction: a standby or a demoted primary during a failover
+		return true
 	}
 	return false
 }
+
+// Outage follows the failures of a loop that retries its work every
+// moment (a subscriber's poll, the delivery dispatcher), so that it logs
+// a database outage when it starts and when it ends instead of at every
+// retry, which would bury the rest of the log for as long as the outage
+// lasts. The zero value is ready to use; it is safe for concurrent use.
+type Outage struct{ down atomic.Bool }
+
+// Failed records a failure of the loop and reports whether to log it:
+// an error that is not Transient always, a transient one only when it is
+// the first since the loop last succeeded.
+func (o *Outage) Failed(err error) bool {
+	if !Transient(err) {
+		return true
+	}
+	return !o.down.Swap(true)
+}
+
+// Succeeded records a success of the loop and reports whether it ends an
+// outage (a transient failure came before it), worth one line of log.
+func (o *Outage) Succeeded() bool { return o.down.Swap(false) }

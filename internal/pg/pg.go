@@ -7,7 +7,9 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -31,6 +33,12 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if cfg.MaxConns < 40 {
 		cfg.MaxConns = 40
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
+	}
+	if cfg.ConnConfig.Tracer == nil {
+		cfg.ConnConfig.Tracer = acquireTimeout{AcquireTimeout}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pg: connect: %w", err)
@@ -41,6 +49,50 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	return pool, nil
 }
+
+// ConnectTimeout bounds one attempt to connect when the URL sets no
+// connect_timeout. Without it a server that does not answer (its host
+// down, a partition) holds the caller for the operating system's TCP
+// timeout, minutes, while a stopped server refuses at once.
+const ConnectTimeout = 5 * time.Second
+
+// AcquireTimeout bounds the wait for a connection of the pool: a request
+// for a connection while the database is away fails after it at most (a
+// transient error: the API answers 503 with Retry-After) instead of
+// queueing behind the attempts to connect. The pool checks a connection
+// that stood idle before handing it out, and that check is bounded too.
+const AcquireTimeout = 10 * time.Second
+
+// acquireTimeout is the pool's acquire tracer that puts AcquireTimeout on
+// the context of Acquire: pgxpool has no setting of its own for it, and
+// uses the context a tracer returns for the rest of the call (the wait,
+// the check of an idle connection), not for the work done with the
+// connection afterwards.
+type acquireTimeout struct{ d time.Duration }
+
+type acquireCancelKey struct{}
+
+var (
+	_ pgx.QueryTracer       = acquireTimeout{}
+	_ pgxpool.AcquireTracer = acquireTimeout{}
+)
+
+func (a acquireTimeout) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireStartData) context.Context {
+	ctx, cancel := context.WithTimeout(ctx, a.d)
+	return context.WithValue(ctx, acquireCancelKey{}, cancel)
+}
+
+func (acquireTimeout) TraceAcquireEnd(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireEndData) {
+	if cancel, ok := ctx.Value(acquireCancelKey{}).(context.CancelFunc); ok {
+		cancel()
+	}
+}
+
+func (acquireTimeout) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (acquireTimeout) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // Migrate applies every embedded migration not yet applied. Concurrent
 // callers are serialised by an advisory lock.

@@ -5,6 +5,7 @@ package secret
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/alexedwards/argon2id"
 	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/hotp"
 	"github.com/pquerna/otp/totp"
 )
 
@@ -30,18 +32,36 @@ func HashPassword(password string) (string, error) {
 	return h, nil
 }
 
-var (
-	dummyOnce sync.Once
-	dummyHash string
-)
+// dummy is the hash that an unknown user's password is checked against.
+// It is made with the current PasswordParams (and made again if they
+// change), so that checking it costs what checking a new user's hash
+// costs: the same memory, the same time.
+var dummy struct {
+	sync.Mutex
+	params argon2id.Params
+	hash   string
+}
+
+func dummyHash() string {
+	dummy.Lock()
+	defer dummy.Unlock()
+	if dummy.hash == "" || dummy.params != *PasswordParams {
+		dummy.hash, _ = argon2id.CreateHash("no such user", PasswordParams)
+		dummy.params = *PasswordParams
+	}
+	return dummy.hash
+}
 
 // CheckPassword reports whether password matches hash. An empty or
 // malformed hash never matches, but costs as much as a real one, so that
 // the time taken does not reveal whether a user exists.
+//
+// Each check holds PasswordParams.Memory (64 MiB) while it runs: callers
+// that serve untrusted requests must bound how many run at once (the API
+// does, see api.Config.PasswordChecks).
 func CheckPassword(password, hash string) bool {
 	if hash == "" {
-		dummyOnce.Do(func() { dummyHash, _ = argon2id.CreateHash("no such user", PasswordParams) })
-		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
+		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash())
 		return false
 	}
 	ok, err := argon2id.ComparePasswordAndHash(password, hash)
@@ -76,11 +96,28 @@ func NewTOTP(issuer, account string) (secret, uri string, err error) {
 	return key.Secret(), key.URL(), nil
 }
 
-// CheckTOTP reports whether code is valid for secret at time now, allowing
-// one period of clock drift either way.
-func CheckTOTP(code, secret string, now time.Time) bool {
-	ok, err := totp.ValidateCustom(code, secret, now.UTC(), totp.ValidateOpts{
-		Period: totpPeriod, Skew: totpSkew, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1,
-	})
-	return err == nil && ok
+// TOTPStep returns the time step (Unix time / 30 s) whose code is code
+// for secret at time now, allowing one step of clock drift either way,
+// and false when code matches none. Callers accept a step only once: a
+// code seen on the wire must not open a second session (RFC 6238, 5.2).
+func TOTPStep(code, secret string, now time.Time) (int64, bool) {
+	if len(code) != otp.DigitsSix.Length() {
+		return 0, false
+	}
+	opts := hotp.ValidateOpts{Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
+	current := now.Unix() / totpPeriod
+	// Every candidate is computed and compared in constant time, so the
+	// time taken does not say which step matched, if any.
+	var step int64
+	matched := false
+	for s := current - totpSkew; s <= current+totpSkew; s++ {
+		want, err := hotp.GenerateCodeCustom(secret, uint64(s), opts)
+		if err != nil {
+			return 0, false
+		}
+		if subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			step, matched = s, true
+		}
+	}
+	return step, matched
 }

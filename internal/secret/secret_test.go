@@ -57,27 +57,32 @@ func TestTOTP(t *testing.T) {
 		t.Errorf("uri %q: %v", uri, err)
 	}
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	step := now.Unix() / 30
 	for _, tt := range []struct {
 		at   time.Time
-		want bool
+		want int64 // the step matched; 0 for none
 	}{
-		{now, true},
-		{now.Add(-30 * time.Second), true}, // one period of drift
-		{now.Add(30 * time.Second), true},
-		{now.Add(-90 * time.Second), false},
-		{now.Add(5 * time.Minute), false},
+		{now, step},
+		{now.Add(-30 * time.Second), step - 1}, // one period of drift
+		{now.Add(30 * time.Second), step + 1},
+		{now.Add(-90 * time.Second), 0},
+		{now.Add(5 * time.Minute), 0},
 	} {
 		code, err := totp.GenerateCode(s, tt.at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := secret.CheckTOTP(code, s, now); got != tt.want {
-			t.Errorf("code of %v checked at %v: %v, want %v", tt.at, now, got, tt.want)
+		got, ok := secret.TOTPStep(code, s, now)
+		if !ok {
+			got = 0
+		}
+		if got != tt.want {
+			t.Errorf("code of %v checked at %v: step %d, want %d", tt.at, now, got, tt.want)
 		}
 	}
 	for _, bad := range []string{"", "12345", "abcdef", "1234567"} {
-		if secret.CheckTOTP(bad, s, now) {
-			t.Errorf("CheckTOTP(%q) = true", bad)
+		if _, ok := secret.TOTPStep(bad, s, now); ok {
+			t.Errorf("TOTPStep(%q) matched", bad)
 		}
 	}
 }

@@ -20,9 +20,12 @@ const RecordedType = "Recorded"
 
 // Importer is a commands.Importer for tests. Each record is an object with
 // an "id" (a string or a number); it becomes one RecordedType event, whose
-// data is the record, on the stream Stream(company, id). A chunk's events
-// are one commit. A record without an id, or with a "bad" field, is
-// rejected (field "id" or "bad").
+// data is the record, on the stream Stream(company, id), in record order.
+// A chunk's events are one commit. A record without an id, or with a "bad" field, is
+// rejected (field "id" or "bad"); one with a "panic" field makes the
+// Importer panic; the records the chunk's Reject names are rejected with
+// its reason. A record holding what the store cannot (a number jsonb
+// cannot hold, such as 1e-16384) fails the chunk.
 type Importer struct {
 	// Kind is the entity imported. Default customers.
 	Kind importing.Entity
@@ -55,14 +58,23 @@ func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk)
 		}
 	}
 	commit := eventstore.Commit{Metadata: c.Metadata}
+	streams := map[string]int{} // stream id: index in commit.Streams
+	accepted := 0
 	var rejections []importing.Rejection
 	for n, raw := range c.Records {
 		index := c.FirstIndex + n
+		if reason, ok := c.Reject[n]; ok {
+			rejections = append(rejections, importing.Rejection{Index: index, Reason: reason})
+			continue
+		}
 		var rec map[string]any
 		if err := json.Unmarshal(raw, &rec); err != nil {
 			return 0, nil, fmt.Errorf("testimporter: record %d is not an object: %w", index, err)
 		}
 		id, ok := rec["id"]
+		if _, p := rec["panic"]; p {
+			panic(fmt.Sprintf("testimporter: record %d asks for a panic", index))
+		}
 		if _, bad := rec["bad"]; bad {
 			rejections = append(rejections, importing.Rejection{Index: index, Reason: "records with a bad field are refused", Field: "bad"})
 			continue
@@ -71,11 +83,14 @@ func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk)
 			rejections = append(rejections, importing.Rejection{Index: index, Reason: "id is required", Field: "id"})
 			continue
 		}
-		commit.Streams = append(commit.Streams, eventstore.StreamAppend{
-			StreamID:        Stream(c.Company.ID, fmt.Sprint(id)),
-			ExpectedVersion: eventstore.Any,
-			Events:          []eventstore.Event{{Type: RecordedType, Data: raw}},
-		})
+		accepted++
+		stream := Stream(c.Company.ID, fmt.Sprint(id))
+		if _, ok := streams[stream]; !ok {
+			streams[stream] = len(commit.Streams)
+			commit.Streams = append(commit.Streams, eventstore.StreamAppend{StreamID: stream, ExpectedVersion: eventstore.Any})
+		}
+		sa := &commit.Streams[streams[stream]]
+		sa.Events = append(sa.Events, eventstore.Event{Type: RecordedType, Data: raw})
 	}
 	if len(commit.Streams) > 0 {
 		var store commands.TxAppender = i.Store
@@ -86,5 +101,5 @@ func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk)
 			return 0, nil, err
 		}
 	}
-	return len(commit.Streams), rejections, nil
+	return accepted, rejections, nil
 }

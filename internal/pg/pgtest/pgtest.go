@@ -6,7 +6,9 @@
 // gets its own copy, dropped when the test ends. With
 // CLIENTELE_TEST_DATABASE_URL set, that server is used instead.
 //
-// A package that uses pgtest calls pgtest.Main from its TestMain.
+// A package that uses pgtest calls pgtest.Main from its TestMain. A test
+// that crashes or stops its database runs a server of its own
+// (NewServer): the shared one serves every other test.
 package pgtest
 
 import (

@@ -1,0 +1,34 @@
+package pg
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+)
+
+// Crash stops the server the way a crash or a power cut would, with
+// `pg_ctl stop -m immediate`: every connection is dropped at once and
+// nothing is checkpointed, so the next start runs crash recovery. It is
+// for tests that prove the service lives through losing its database;
+// only a server the caller alone uses (a private Dir) may be crashed.
+func (e *Embedded) Crash(ctx context.Context) error {
+	if err := e.pgctl(ctx, "stop", "-w", "-m", "immediate"); err != nil {
+		return fmt.Errorf("embedded postgres: crash: %w", err)
+	}
+	return nil
+}
+
+// Restart starts the server again, on the port it had, after Crash, and
+// returns once it accepts connections (crash recovery done), so that the
+// connection strings already handed out work again.
+func (e *Embedded) Restart(ctx context.Context) error {
+	u, err := url.Parse(e.url)
+	if err != nil {
+		return fmt.Errorf("embedded postgres: restart: %w", err)
+	}
+	if err := e.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(e.pgdata, "server.log"), "-o", "-p "+u.Port()); err != nil {
+		return fmt.Errorf("embedded postgres: restart (log: %s): %w", filepath.Join(e.pgdata, "server.log"), err)
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+-- +goose Up
+-- The failures of a pending import chunk (commands/import_chunk_isolate.go):
+-- how many attempts failed for a reason retrying does not cure, and the
+-- last one's reason, stripped of quoted values (the rows outlive the
+-- payload, which is deleted because it may hold personal data). The worker
+-- looks for the records that fail a chunk at its third such attempt, and
+-- `clientele projections status` shows the chunks that stand still.
+ALTER TABLE import_chunks
+    ADD COLUMN failures     integer NOT NULL DEFAULT 0,
+    ADD COLUMN last_failure text,
+    ADD COLUMN failed_at    timestamptz;
+
+-- +goose Down
+ALTER TABLE import_chunks
+    DROP COLUMN failed_at,
+    DROP COLUMN last_failure,
+    DROP COLUMN failures;

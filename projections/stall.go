@@ -1,0 +1,572 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/pg"
+)
+
+// A commit that an async projector cannot apply, for a reason that will
+// come back however often it is tried (pg.Transient says which; a panic
+// always does), must not stop the projector for every company: one
+// customer record holding a value the read model cannot store would keep
+// every company's changes, and forgettings, out of retrieval. Every commit
+// belongs to one company, and nothing orders one company's read model
+// after another's, so after a few attempts (catchup.go) the projector
+// parks the commit's company:
+//
+//   - one transaction, with the checkpoint row locked, writes a row of
+//     projection_stalls (the company, the stalled commit, the error) and
+//     moves the checkpoint past the commit; every other company goes on;
+//   - the company's later commits are held: the checkpoint passes them
+//     without applying them (lockCheckpointFor notes the last one in the
+//     stall row), and they wait in the log, in order. An outage (a
+//     transient error) never parks anything: it stops the projector, which
+//     retries, as before;
+//   - a held commit that forgets a customer still has its forgetting
+//     applied at once, by a projector that holds personal data
+//     (Forgetter): forgetting is never stuck behind another commit;
+//   - the company is retried, with backoff (as long again as it has been
+//     parked, from StallAfter up to StallRetryMax), at once when a process
+//     starts (a fix is deployed) and on an operator's command
+//     (RetryStall): its commits from the stalled one up to the last held
+//     are read from the log (ReadCompanyLog) and applied in order, each in
+//     its own transaction that locks the checkpoint row and moves the
+//     stall row past it, or deletes it after the last. The live handler
+//     takes the same lock, so a commit is held or applied, never both,
+//     never neither; once the row is gone the company's next commits are
+//     applied as they come.
+//
+// A rebuild parks too (rebuild.go): it replays the log into fresh tables,
+// parks the companies whose commits fail there, and its swap replaces the
+// projector's stalls with its own.
+
+// Stall is a company parked for an async projection: its commits from
+// Commit up to HeldUntil are not applied yet.
+type Stall struct {
+	Projection string `json:"projection"`
+	CompanyID  string `json:"company_id"`
+	// Commit is the position of the first event of the stalled commit,
+	// the company's first commit not applied: Commit.TxID names it.
+	Commit eventstore.Position `json:"commit"`
+	// HeldUntil is the position of the last event of the company's last
+	// commit held behind it (the stalled commit's own, when none is).
+	HeldUntil eventstore.Position `json:"held_until"`
+	// Error is why the stalled commit could not be applied, as its last
+	// attempt failed.
+	Error string `json:"error"`
+	// Since is when the company was parked.
+	Since time.Time `json:"since"`
+	// Attempts counts the failed attempts since then.
+	Attempts int `json:"attempts"`
+	// RetryAt is when the company is next retried.
+	RetryAt time.Time `json:"retry_at"`
+}
+
+// Stalls returns the companies parked for the runtime's async
+// projections, by projection and company. A readiness probe or an
+// operator looks here: the usual answer is none.
+func (r *Runtime) Stalls(ctx context.Context) ([]Stall, error) {
+	return listStalls(ctx, r.cfg.Pool, r.asyncNames())
+}
+
+// StalledCompanies counts the parked companies by projection (for a
+// readiness probe, which must name neither companies nor errors).
+func (r *Runtime) StalledCompanies(ctx context.Context) (map[string]int, error) {
+	stalls, err := r.Stalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, st := range stalls {
+		counts[st.Projection]++
+	}
+	return counts, nil
+}
+
+// RetryStall retries now the company parked for the async projection
+// called name: its held commits are applied in log order. It returns the
+// number applied, and the error of the commit that still cannot be, which
+// the stall then records (it is retried later as before). A company that
+// is not parked is no error.
+func (r *Runtime) RetryStall(ctx context.Context, name, companyID string) (int, error) {
+	p, kind, err := r.projector(name)
+	if err != nil {
+		return 0, err
+	}
+	if kind != KindAsync {
+		return 0, fmt.Errorf("projections: %s is inline: it parks no company", name)
+	}
+	n, err := r.resume(ctx, p, companyID)
+	r.updateStalled(ctx)
+	return n, err
+}
+
+// forgetTypes are the events a Forgetter applies ahead of held commits.
+var forgetTypes = []string{customer.TypeForgotten}
+
+// panicError is a projector's panic, recovered: a failure like any other,
+// which comes back each time the commit is applied.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.value, e.stack) }
+
+// recovered turns a panic into a panicError in *err. Defer it.
+func recovered(err *error) {
+	if v := recover(); v != nil {
+		*err = &panicError{value: v, stack: debug.Stack()}
+	}
+}
+
+// permanent reports whether a failure to apply a commit will come back
+// however often the commit is applied again: any but a transient one
+// (pg.Transient), and a panic always.
+func permanent(err error) bool {
+	var p *panicError
+	return errors.As(err, &p) || !pg.Transient(err)
+}
+
+// attempt runs fn in a savepoint of tx: when fn fails or panics, what it
+// did is undone and tx goes on.
+func attempt(ctx context.Context, tx pgx.Tx, fn func(pgx.Tx) error) (err error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = sp.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	defer recovered(&err)
+	if err := fn(sp); err != nil {
+		return err
+	}
+	return sp.Commit(ctx)
+}
+
+// forgottenIn returns the forgettings among events.
+func forgottenIn(events []eventstore.RecordedEvent) []eventstore.RecordedEvent {
+	var out []eventstore.RecordedEvent
+	for _, e := range events {
+		if slices.Contains(forgetTypes, e.Type) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// applyForgotten applies forgotten, the forgettings of a held commit, to
+// p if it holds personal data (Forgetter), in a savepoint of tx.
+func applyForgotten(ctx context.Context, tx pgx.Tx, p Projector, forgotten []eventstore.RecordedEvent) error {
+	f, ok := p.(Forgetter)
+	if !ok || len(forgotten) == 0 {
+		return nil
+	}
+	return attempt(ctx, tx, func(sp pgx.Tx) error { return f.Forget(ctx, sp, forgotten) })
+}
+
+// forgetHeld is applyForgotten for the runtime. A forgetting that fails
+// for good is logged and left to the resumption, which applies its commit
+// in full: it must not stop the projector for every company again.
+func (r *Runtime) forgetHeld(ctx context.Context, tx pgx.Tx, p Projector, forgotten []eventstore.RecordedEvent) error {
+	err := applyForgotten(ctx, tx, p, forgotten)
+	if err == nil || !permanent(err) {
+		return err
+	}
+	r.metrics.errors.WithLabelValues(p.Name()).Inc()
+	r.cfg.Logger.Error("projections: the forgetting of a held commit cannot be applied ahead of it; it is applied when its company resumes",
+		"projector", p.Name(), "company", forgotten[0].Metadata.CompanyID, "commit", forgotten[0].Position.TxID, "err", err)
+	return nil
+}
+
+// park parks the company of commit, which failed with cause, for p: in
+// one transaction, if the checkpoint is still at after (right before the
+// commit), it records the stall, applies the commit's forgettings and
+// moves the checkpoint past it.
+func (r *Runtime) park(ctx context.Context, p Projector, after eventstore.Position, commit []eventstore.RecordedEvent, cause error) (int, error) {
+	name := p.Name()
+	first, last := commit[0].Position, commit[len(commit)-1].Position
+	company := commit[0].Metadata.CompanyID
+	tx, err := r.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("projections: %s: park: %w", name, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	cp, err := lockCheckpoint(ctx, tx, name)
+	if err != nil {
+		return 0, err
+	}
+	if cp.Position != after {
+		return 0, nil // moved on meanwhile; the caller reads again
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO projection_stalls AS s (projector, company_id, transaction_id, global_position,
+			held_transaction_id, held_global_position, error, attempts, retry_at)
+		VALUES ($1, $2, $3::text::xid8, $4, $5::text::xid8, $6, $7, $8, now() + $9::interval)
+		ON CONFLICT (projector, company_id) DO UPDATE
+		SET held_transaction_id = EXCLUDED.held_transaction_id, held_global_position = EXCLUDED.held_global_position`,
+		name, company, xid(first), first.Global, xid(last), last.Global, cause.Error(), r.cfg.MessageAttempts, r.cfg.StallAfter)
+	if err != nil {
+		return 0, fmt.Errorf("projections: %s: park company %s: %w", name, company, err)
+	}
+	if err := r.forgetHeld(ctx, tx, p, forgottenIn(commit)); err != nil {
+		return 0, err
+	}
+	if err := advanceCheckpoint(ctx, tx, name, last, len(commit)); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("projections: %s: park: %w", name, err)
+	}
+	r.cfg.Logger.Error("projections: a commit cannot be applied: its company is parked for this projector, whose other companies go on; its later commits wait for it, and it is retried",
+		"projector", name, "company", company, "commit", first.TxID, "attempts", r.cfg.MessageAttempts, "err", cause)
+	r.updateStalled(ctx)
+	return len(commit), nil
+}
+
+// resume applies to p the commits held for company, in log order, until
+// none is held (it returns nil) or one fails (its error, which the stall
+// records when it is not transient).
+func (r *Runtime) resume(ctx context.Context, p Projector, company string) (int, error) {
+	total := 0
+	for {
+		s, ok, err := readStall(ctx, r.cfg.Pool, p.Name(), company)
+		if err != nil || !ok {
+			return total, err
+		}
+		n, err := r.resumeFrom(ctx, p, s)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// resumeFrom applies the commits held by s, from its stalled commit on,
+// as far as one page of the log goes, each in its own transaction
+// (resumeCommit), and stops early when the stall moved under it (another
+// process resumed it, or a rebuild replaced it).
+func (r *Runtime) resumeFrom(ctx context.Context, p Projector, s Stall) (int, error) {
+	name := p.Name()
+	// Read outside any lock: the log does not change, and each of these
+	// commits is before the checkpoint, so visible.
+	events, err := r.cfg.Store.ReadCompanyLog(ctx, s.CompanyID, justBefore(s.Commit), s.HeldUntil, catchUpPage)
+	if err != nil {
+		return 0, fmt.Errorf("projections: %s: resume company %s: %w", name, s.CompanyID, err)
+	}
+	cs := commits(events)
+	if len(cs) == 0 || cs[0][0].Position != s.Commit {
+		return 0, fmt.Errorf("projections: %s: resume company %s: its stalled commit %s is not in the log", name, s.CompanyID, s.Commit)
+	}
+	types := eventTypes(p)
+	for i, c := range cs {
+		var next *eventstore.Position
+		if i+1 < len(cs) {
+			next = &cs[i+1][0].Position
+		} else if len(events) >= catchUpPage {
+			// A full page: the next held commit is beyond it.
+			if next, err = r.nextHeld(ctx, s.CompanyID, c[len(c)-1].Position, s.HeldUntil); err != nil {
+				return i, err
+			}
+		}
+		done, err := r.resumeCommit(ctx, p, s.CompanyID, c, next, types)
+		if err != nil {
+			if permanent(err) {
+				r.stallFailed(ctx, name, s.CompanyID, c[0].Position, err)
+			}
+			return i, err
+		}
+		if !done {
+			return i, nil
+		}
+	}
+	return len(cs), nil
+}
+
+// resumeCommit applies commit, the stalled commit of company, and moves
+// the stall to next, the company's next held commit (nil: none as far as
+// the caller read), or deletes it when commit was the last held, in one
+// transaction with the checkpoint row locked. done is false when the
+// stall is not at commit any more.
+func (r *Runtime) resumeCommit(ctx context.Context, p Projector, company string, commit []eventstore.RecordedEvent, next *eventstore.Position, types []string) (done bool, err error) {
+	defer recovered(&err)
+	name := p.Name()
+	tx, err := r.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("projections: %s: %w", name, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	// The lock orders this against the live handler, which holds the
+	// company's commits while the stall is there and applies them once
+	// it is gone.
+	if _, err := lockCheckpoint(ctx, tx, name); err != nil {
+		return false, err
+	}
+	s, ok, err := readStall(ctx, tx, name, company)
+	if err != nil || !ok || s.Commit != commit[0].Position {
+		return false, err
+	}
+	last := commit[len(commit)-1].Position
+	if events := ofTypes(commit, types); len(events) > 0 {
+		if err := p.Apply(ctx, tx, events); err != nil {
+			return false, fmt.Errorf("projections: %s: apply commit %d: %w", name, last.TxID, err)
+		}
+	}
+	switch {
+	case !last.Less(s.HeldUntil):
+		_, err = tx.Exec(ctx, `DELETE FROM projection_stalls WHERE projector = $1 AND company_id = $2`, name, company)
+	default:
+		if next == nil {
+			// Held since the caller read: the next one is near.
+			if next, err = r.nextHeld(ctx, company, last, s.HeldUntil); err != nil {
+				return false, err
+			}
+			if next == nil {
+				return false, fmt.Errorf("projections: %s: company %s: no commit held after %s up to %s", name, company, last, s.HeldUntil)
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE projection_stalls SET transaction_id = $3::text::xid8, global_position = $4
+			WHERE projector = $1 AND company_id = $2`, name, company, xid(*next), next.Global)
+	}
+	if err != nil {
+		return false, fmt.Errorf("projections: %s: company %s: move its stall: %w", name, company, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("projections: %s: commit: %w", name, err)
+	}
+	return true, nil
+}
+
+// nextHeld returns the position of the first event of company's first
+// commit after after, up to upTo; nil when there is none.
+func (r *Runtime) nextHeld(ctx context.Context, company string, after, upTo eventstore.Position) (*eventstore.Position, error) {
+	events, err := r.cfg.Store.ReadCompanyLog(ctx, company, after, upTo, 1)
+	if err != nil || len(events) == 0 {
+		return nil, err
+	}
+	return &events[0].Position, nil
+}
+
+// stallFailed records that the stalled commit at failed again with cause,
+// and when to retry: after as long again as the company has been parked,
+// from StallAfter up to StallRetryMax.
+func (r *Runtime) stallFailed(ctx context.Context, name, company string, at eventstore.Position, cause error) {
+	_, err := r.cfg.Pool.Exec(ctx, `UPDATE projection_stalls
+		SET error = $5, attempts = attempts + 1, retry_at = now() + least(greatest(now() - since, $6::interval), $7::interval)
+		WHERE projector = $1 AND company_id = $2 AND transaction_id = $3::text::xid8 AND global_position = $4`,
+		name, company, xid(at), at.Global, cause.Error(), r.cfg.StallAfter, r.cfg.StallRetryMax)
+	if err != nil && ctx.Err() == nil {
+		r.cfg.Logger.Warn("projections: record a failed retry", "projector", name, "company", company, "err", err)
+	}
+}
+
+// retryDue resumes the companies parked for p whose retry is due.
+func (r *Runtime) retryDue(ctx context.Context, p Projector) {
+	name := p.Name()
+	rows, err := r.cfg.Pool.Query(ctx, `SELECT company_id FROM projection_stalls WHERE projector = $1 AND retry_at <= now() ORDER BY company_id`, name)
+	var due []string
+	if err == nil {
+		due, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Warn("projections: look for parked companies to retry", "projector", name, "err", err)
+		}
+		return
+	}
+	for _, company := range due {
+		n, err := r.resume(ctx, p, company)
+		switch {
+		case err == nil:
+			r.cfg.Logger.Info("projections: a parked company resumed", "projector", name, "company", company, "commits", n)
+		case ctx.Err() == nil:
+			r.metrics.errors.WithLabelValues(name).Inc()
+			r.cfg.Logger.Error("projections: a parked company is still stalled; it is retried later", "projector", name,
+				"company", company, "commits_applied", n, "err", err)
+		}
+	}
+	if len(due) > 0 {
+		r.updateStalled(ctx)
+	}
+}
+
+// wakeParked wakes the catch-up loop of every projector with a parked
+// company due for a retry; first makes every one due, once per process,
+// so that a deployed fix is tried at once.
+func (r *Runtime) wakeParked(ctx context.Context, first bool) error {
+	names := r.asyncNames()
+	if first {
+		if _, err := r.cfg.Pool.Exec(ctx, `UPDATE projection_stalls SET retry_at = now() WHERE projector = ANY($1) AND retry_at > now()`, names); err != nil {
+			return err
+		}
+	}
+	rows, err := r.cfg.Pool.Query(ctx, `SELECT DISTINCT projector FROM projection_stalls WHERE projector = ANY($1) AND retry_at <= now()`, names)
+	if err != nil {
+		return err
+	}
+	due, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range due {
+		r.nudge(name)
+	}
+	return nil
+}
+
+// updateStalled refreshes the gauge of parked companies.
+func (r *Runtime) updateStalled(ctx context.Context) {
+	names := r.asyncNames()
+	counts, err := countStalls(ctx, r.cfg.Pool, names)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Warn("projections: count parked companies", "err", err)
+		}
+		return
+	}
+	for _, name := range names {
+		r.metrics.stalled.WithLabelValues(name).Set(float64(counts[name]))
+	}
+}
+
+func (r *Runtime) asyncNames() []string {
+	names := make([]string, len(r.cfg.Async))
+	for i, p := range r.cfg.Async {
+		names[i] = p.Name()
+	}
+	return names
+}
+
+// countStalls returns the number of companies parked for each of the
+// projectors named.
+func countStalls(ctx context.Context, pool *pgxpool.Pool, names []string) (map[string]int, error) {
+	rows, err := pool.Query(ctx, `SELECT projector, count(*) FROM projection_stalls WHERE projector = ANY($1) GROUP BY projector`, names)
+	if err != nil {
+		return nil, fmt.Errorf("projections: count stalls: %w", err)
+	}
+	out := map[string]int{}
+	var name string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&name, &n}, func() error { out[name] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("projections: count stalls: %w", err)
+	}
+	return out, nil
+}
+
+const selectStall = `SELECT projector, company_id, transaction_id::text, global_position, held_transaction_id::text,
+	held_global_position, error, since, attempts, retry_at FROM projection_stalls `
+
+// readStall returns the stall of company for the projector, and false
+// when the company is not parked.
+func readStall(ctx context.Context, q querier, name, company string) (Stall, bool, error) {
+	s, err := scanStall(q.QueryRow(ctx, selectStall+`WHERE projector = $1 AND company_id = $2`, name, company))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Stall{}, false, nil
+	}
+	if err != nil {
+		return Stall{}, false, fmt.Errorf("projections: %s: read the stall of company %s: %w", name, company, err)
+	}
+	return s, true, nil
+}
+
+// listStalls returns the stalls of the projectors named.
+func listStalls(ctx context.Context, pool *pgxpool.Pool, names []string) ([]Stall, error) {
+	rows, err := pool.Query(ctx, selectStall+`WHERE projector = ANY($1) ORDER BY projector, company_id`, names)
+	if err != nil {
+		return nil, fmt.Errorf("projections: stalls: %w", err)
+	}
+	defer rows.Close()
+	out := []Stall{}
+	for rows.Next() {
+		s, err := scanStall(rows)
+		if err != nil {
+			return nil, fmt.Errorf("projections: stalls: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("projections: stalls: %w", err)
+	}
+	return out, nil
+}
+
+func scanStall(row pgx.Row) (Stall, error) {
+	var s Stall
+	var tx, held string
+	err := row.Scan(&s.Projection, &s.CompanyID, &tx, &s.Commit.Global, &held, &s.HeldUntil.Global, &s.Error, &s.Since, &s.Attempts, &s.RetryAt)
+	if err != nil {
+		return Stall{}, err
+	}
+	if s.Commit.TxID, err = strconv.ParseUint(tx, 10, 64); err == nil {
+		s.HeldUntil.TxID, err = strconv.ParseUint(held, 10, 64)
+	}
+	s.Since, s.RetryAt = s.Since.UTC(), s.RetryAt.UTC()
+	return s, err
+}
+
+// replaceStalls makes parked, by company, the projector's stalls: what a
+// rebuild found, which replaces what the live projector had.
+func replaceStalls(ctx context.Context, tx pgx.Tx, name string, parked map[string]rebuildStall) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM projection_stalls WHERE projector = $1`, name); err != nil {
+		return fmt.Errorf("projections: %s: replace stalls: %w", name, err)
+	}
+	if len(parked) == 0 {
+		return nil
+	}
+	var companies, txs, heldTxs, errs []string
+	var globals, heldGlobals []int64
+	for company, s := range parked {
+		companies, errs = append(companies, company), append(errs, s.err)
+		txs, globals = append(txs, xid(s.first)), append(globals, s.first.Global)
+		heldTxs, heldGlobals = append(heldTxs, xid(s.held)), append(heldGlobals, s.held.Global)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO projection_stalls (projector, company_id, transaction_id, global_position,
+			held_transaction_id, held_global_position, error)
+		SELECT $1, c, t::xid8, g, ht::xid8, hg, e FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[])
+			AS u(c, t, g, ht, hg, e)`, name, companies, txs, globals, heldTxs, heldGlobals, errs)
+	if err != nil {
+		return fmt.Errorf("projections: %s: replace stalls: %w", name, err)
+	}
+	return nil
+}
+
+// xid is a position's transaction id as SQL takes it ($n::text::xid8:
+// pgx has no xid8 type).
+func xid(p eventstore.Position) string { return strconv.FormatUint(p.TxID, 10) }
+
+// justBefore is a position right before p, for the readers that take
+// what comes after a position.
+func justBefore(p eventstore.Position) eventstore.Position {
+	return eventstore.Position{TxID: p.TxID, Global: p.Global - 1}
+}
+
+// eventTypes returns the types p uses, nil for all (TypeFilter).
+func eventTypes(p Projector) []string {
+	if f, ok := p.(TypeFilter); ok {
+		return f.EventTypes()
+	}
+	return nil
+}
+
+// ofTypes returns the events of commit of the types, all when types is
+// nil.
+func ofTypes(commit []eventstore.RecordedEvent, types []string) []eventstore.RecordedEvent {
+	if types == nil {
+		return commit
+	}
+	return slices.DeleteFunc(slices.Clone(commit), func(e eventstore.RecordedEvent) bool { return !slices.Contains(types, e.Type) })
+}
