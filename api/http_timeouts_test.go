@@ -222,3 +222,41 @@ func TestUploadMayStreamSlowly(t *testing.T) {
 		t.Fatalf("stalled upload: status %d, body %s; want 400 invalid_request", res.StatusCode, b)
 	}
 }
+
+// TestTruncatedBodyIsTheClients: a body that ends before its
+// Content-Length (the client closed its side) is the client's 400, for
+// CSV as for JSON, never the 503 of a database connection lost mid-reply
+// (which fails with the same io.ErrUnexpectedEOF).
+func TestTruncatedBodyIsTheClients(t *testing.T) {
+	e := newEnv(t)
+	e.runImports()
+	addr := e.listen()
+	token := e.userToken(e.admin, acmeHost)
+	for _, tc := range []struct{ contentType, body string }{
+		{"text/csv", "external_id,email\nT-1,t1@example.com\nT-2,t2@exa"},
+		{"application/json", `[{"external_id": "T-1", "email": "t1@exa`},
+	} {
+		t.Run(tc.contentType, func(t *testing.T) {
+			conn := dial(t, addr)
+			fmt.Fprintf(conn, "POST /api/customers/upload/ HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: 5000\r\n\r\n%s",
+				acmeHost, token, tc.contentType, tc.body)
+			if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var body struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != http.StatusBadRequest || body.Error.Code != "invalid_request" {
+				t.Errorf("%d %+v, want 400 invalid_request", res.StatusCode, body.Error)
+			}
+		})
+	}
+}

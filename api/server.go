@@ -292,6 +292,11 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The client's fault, not ours: a 400, not an internal error.
 		err = domain.Errorf(domain.Invalid, "the request body did not arrive in time (each request body within %s of the request; uploads with no pause of %s)", b.timeout, b.timeout)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The client closed before its Content-Length: said here, where
+		// the reader is surely the body, since a database connection that
+		// drops mid-reply fails with the same error, and that is a 503.
+		err = domain.Errorf(domain.Invalid, "the request body ends before its declared length (Content-Length)")
 	}
 	return n, err
 }

@@ -167,6 +167,16 @@ func TestUnstorableMessagesAndQueriesAreBadRequests(t *testing.T) {
 		t.Errorf("the message read back: %.200s", res.body)
 	}
 
+	// A repeated key is one member once decoded, but jsonb parses every
+	// member of the text: a value hidden under a repeated key is checked
+	// too, and a repeated key alone is no fault.
+	res = e.do(http.MethodPost, post, bearer(token), rawBody(`{"messages": [{"n": 1e-16384, "n": 1}]}`))
+	res.wantError(t, http.StatusBadRequest, "invalid_request")
+	res = e.do(http.MethodPost, post, bearer(token), rawBody(`{"messages": [{"n": "\u0000", "n": 1}]}`))
+	res.wantError(t, http.StatusBadRequest, "invalid_request")
+	res = e.do(http.MethodPost, post, bearer(token), rawBody(`{"messages": [{"n": 2, "n": 1}]}`))
+	res.wantStatus(t, http.StatusOK)
+
 	e.importAll(token, "/api/customers/upload/", `[{"external_id": "C1", "first_name": "Ann"}]`)
 	for _, tc := range []struct{ name, body, field string }{
 		{"lone surrogate in match", `{"datatype": "customers", "match": {"first_name": "\ud800"}, "update": {"city": "x"}}`, "match.first_name"},
@@ -174,6 +184,7 @@ func TestUnstorableMessagesAndQueriesAreBadRequests(t *testing.T) {
 		{"lone surrogate in update", `{"datatype": "customers", "match": {"first_name": "Ann"}, "update": {"city": "\udc00"}}`, "update.city"},
 		{"number past the limit in update", `{"datatype": "customers", "match": {"first_name": "Ann"}, "update": {"ACME__x": 1e131072}}`, "update.ACME__x"},
 		{"lone surrogate in a key", `{"datatype": "customers", "match": {"first_name": "Ann"}, "update": {"ACME__\ud800": 1}}`, "update"},
+		{"number past the limit under a repeated key", `{"datatype": "customers", "match": {"first_name": "Ann"}, "update": {"ACME__x": {"a": 1e-16384, "a": 1}}}`, "update.ACME__x"},
 	} {
 		t.Run("data query "+tc.name, func(t *testing.T) {
 			body := e.do(http.MethodPost, "/api/data/query/", bearer(token), rawBody(tc.body)).wantError(t, http.StatusBadRequest, "invalid_request")

@@ -73,8 +73,40 @@ func DecodeRecord(raw []byte) (m map[string]any, field, reason string) {
 // member at fault when raw is an object and its key looks like a field
 // name (SafeName); else it is "".
 func Storable(raw []byte) (field, reason string) {
-	_, field, reason = decodeStorable(raw)
-	return field, reason
+	if _, field, reason = decodeStorable(raw); reason != "" {
+		return field, reason
+	}
+	return "", hiddenMembers(raw)
+}
+
+// hiddenMembers checks every key, string and number of the first JSON
+// value of raw, token by token. A repeated key is one member once decoded
+// (the last), but text stored as it is reaches jsonb, which parses every
+// member: a value hidden under a repeated key ({"n": 1e-16384, "n": 1})
+// would pass the decoded check and fail the store. Records need no such
+// walk: they are stored as decoded, never as sent.
+func hiddenMembers(raw []byte) string {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	w, depth := walker{}, 0
+	for {
+		t, err := d.Token()
+		if err != nil {
+			return "" // decodeStorable has judged the syntax
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if reason := w.value(t); reason != "" {
+			return reason
+		}
+		if depth == 0 {
+			return "" // the end of the first value
+		}
+	}
 }
 
 // decodeStorable decodes the first JSON value of raw; what follows it is

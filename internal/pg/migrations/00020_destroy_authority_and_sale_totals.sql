@@ -3,9 +3,11 @@
 -- may delete and forget (the admin role, docs/access.md): the records are
 -- applied later by the import worker, which no longer knows who sent them.
 -- Runs staged before this migration were accepted without the check and
--- keep that; a run staged without saying may not destroy.
+-- keep that. The default stays true while a rolling upgrade runs: a
+-- process of the older version stages runs without naming the column,
+-- and they must not lose an admin's deletions; this version always names
+-- it.
 ALTER TABLE import_runs ADD COLUMN may_destroy boolean NOT NULL DEFAULT true;
-ALTER TABLE import_runs ALTER COLUMN may_destroy SET DEFAULT false;
 
 -- What the read side derives a sale's total from, kept by the write side
 -- (commands/import_sales.go, domain/sale State.Totals and Discount) so
