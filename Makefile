@@ -6,7 +6,7 @@ BIN       := bin/clientele
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
 PKGS      := ./...
 
-.PHONY: build run test lint bench clean
+.PHONY: build run test lint bench fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clientele
@@ -30,6 +30,31 @@ bench: build
 	$(GO) run ./cmd/clientele-load -entity customers -n 1000000
 	$(GO) run ./cmd/clientele-load -entity events -n 1000000
 	$(GO) run ./cmd/clientele-load -entity sales -n 1000000
+
+# Every fuzz target for FUZZTIME each (go test -fuzz takes one target per
+# run), with FUZZPARALLEL workers; a failure is kept by Go under the
+# package's testdata/fuzz/<target>/ and listed at the end. Minimizing a
+# new interesting input may take Go's default of 60s, the whole run:
+# FUZZMINIMIZETIME bounds it. See docs/fuzzing.md.
+FUZZTIME         ?= 30s
+FUZZPARALLEL     ?= 1
+FUZZMINIMIZETIME ?= 5s
+FUZZ_TARGETS := \
+	./domain/values:FuzzDateTime ./domain/values:FuzzCodes ./domain/values:FuzzCompanyField \
+	./domain/values:FuzzDecodeRecord ./domain/customer:FuzzParse ./domain/customer:FuzzPhone \
+	./domain/product:FuzzParse ./domain/product:FuzzMoney ./domain/shop:FuzzParse \
+	./domain/activity:FuzzParse ./domain/sale:FuzzParse ./domain/sale:FuzzAmounts \
+	./domain/dataquery:FuzzParse ./domain/access:FuzzScopes ./domain/datatarget:FuzzTemplate \
+	./domain/datatarget:FuzzOutlet ./internal/ingest:FuzzJSONRecords ./internal/ingest:FuzzCSVRecords \
+	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON
+
+fuzz:
+	@failed=; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; echo "== $$pkg $$name"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) \
+	    -fuzzminimizetime $(FUZZMINIMIZETIME) -parallel $(FUZZPARALLEL) $$pkg || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 clean:
 	rm -rf bin

@@ -1,7 +1,6 @@
 package activity
 
 import (
-	"math/big"
 	"reflect"
 	"strings"
 
@@ -12,12 +11,7 @@ import (
 // 7, "7", 7.0 and "7.0" are 7; 7.5 is none. It is read exactly, so that a
 // large id is not rounded through a float.
 func integer(v any) (int64, bool) {
-	s, ok := values.Scalar(v)
-	s = strings.TrimSpace(s)
-	if !ok || s == "" || strings.Contains(s, "/") {
-		return 0, false
-	}
-	r, ok := new(big.Rat).SetString(s)
+	r, ok := values.Decimal(v)
 	if !ok || !r.IsInt() || !r.Num().IsInt64() {
 		return 0, false
 	}

@@ -106,10 +106,8 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	default:
 		add("request.method", "must be POST, PUT or PATCH")
 	}
-	for name, value := range r.Headers {
-		if reason := checkHeader(name, value); reason != "" {
-			add("request.headers."+name, reason)
-		}
+	for name, reason := range checkHeaders(r.Headers) {
+		add("request.headers."+name, reason)
 	}
 	if r.Format != "json" {
 		add("request.format", `must be "json"`)

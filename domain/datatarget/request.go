@@ -2,6 +2,7 @@ package datatarget
 
 import (
 	"encoding/base64"
+	"net/textproto"
 	"net/url"
 	"strings"
 )
@@ -31,6 +32,27 @@ var reservedHeaders = map[string]bool{
 	"webhook-id": true, "webhook-timestamp": true, "webhook-signature": true,
 }
 
+// checkHeaders returns the problems of an outlet's headers, by name. Two
+// names that differ only in case are one HTTP header, whose value would
+// be either, by map order: both are refused.
+func checkHeaders(headers map[string]string) map[string]string {
+	problems := map[string]string{}
+	byKey := make(map[string]string, len(headers))
+	for name, value := range headers {
+		if reason := checkHeader(name, value); reason != "" {
+			problems[name] = reason
+			continue
+		}
+		key := textproto.CanonicalMIMEHeaderKey(name)
+		if other, ok := byKey[key]; ok {
+			const reason = "the same header as another, in another case"
+			problems[name], problems[other] = reason, reason
+		}
+		byKey[key] = name
+	}
+	return problems
+}
+
 func checkHeader(name, value string) string {
 	if name == "" || len(name) > 256 {
 		return "bad header name"
@@ -43,11 +65,16 @@ func checkHeader(name, value string) string {
 	if reservedHeaders[strings.ToLower(name)] {
 		return "set by the service; not configurable"
 	}
-	if len(value) > 8192 || strings.ContainsAny(value, "\r\n\x00") {
+	if len(value) > 8192 || strings.ContainsFunc(value, isControl) {
 		return "bad header value"
 	}
 	return ""
 }
+
+// isControl reports a control character other than tab: net/http refuses
+// to send a header value holding one (RFC 9110 field-value), so an outlet
+// with one could never deliver.
+func isControl(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
 
 // isTokenChar reports whether c may appear in an HTTP header name (RFC 9110
 // token).

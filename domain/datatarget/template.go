@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 )
 
 // Placeholder is the string that an outlet's content template replaces by
@@ -19,13 +20,19 @@ type Template struct {
 
 // CompileTemplate compiles content, any JSON value. Every string value
 // that is exactly "{(data)}", wherever it is (the whole content, an object
-// member, an array element, at any depth), is a placeholder; object keys
-// and longer strings that merely contain it are left as they are. The key
-// order and everything else of the content is kept.
+// member, an array element, at any depth), is a placeholder, however
+// escaped; object keys and longer strings that merely contain it are left
+// as they are. The key order and everything else of the content is kept.
+// Content that is not UTF-8 is no JSON (RFC 8259) and is refused: stored,
+// its invalid bytes would become U+FFFD, and the outlet would send other
+// content than it was given.
 func CompileTemplate(content json.RawMessage) (Template, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, content); err != nil {
 		return Template{}, err
+	}
+	if !utf8.Valid(content) {
+		return Template{}, errors.New("datatarget: content is not UTF-8")
 	}
 	if buf.Len() == 0 {
 		return Template{}, errors.New("datatarget: empty content")
@@ -42,7 +49,7 @@ func CompileTemplate(content json.RawMessage) (Template, error) {
 		}
 		end := stringEnd(b, i)
 		isKey := end+1 < len(b) && b[end+1] == ':'
-		if !isKey && bytes.Equal(b[i:end+1], quoted) {
+		if !isKey && isPlaceholder(b[i:end+1], quoted) {
 			t.parts = append(t.parts, b[last:i])
 			last = end + 1
 		}
@@ -50,6 +57,16 @@ func CompileTemplate(content json.RawMessage) (Template, error) {
 	}
 	t.parts = append(t.parts, b[last:])
 	return t, nil
+}
+
+// isPlaceholder reports whether the JSON string s is the placeholder,
+// written plainly (quoted) or with escapes ("\u007b(data)}").
+func isPlaceholder(s, quoted []byte) bool {
+	if bytes.Equal(s, quoted) {
+		return true
+	}
+	var v string
+	return bytes.IndexByte(s, '\\') >= 0 && json.Unmarshal(s, &v) == nil && v == Placeholder
 }
 
 // stringEnd returns the index of the quote that closes the string starting

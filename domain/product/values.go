@@ -73,15 +73,9 @@ func stringList(v any, set bool) (any, string) {
 	return out, ""
 }
 
-// rational reads a JSON number or a decimal string exactly.
-func rational(v any) (*big.Rat, bool) {
-	s, ok := values.Scalar(v)
-	s = strings.TrimSpace(s)
-	if !ok || s == "" || strings.Contains(s, "/") {
-		return nil, false
-	}
-	return new(big.Rat).SetString(s)
-}
+// rational reads a JSON number or a decimal string exactly
+// (values.Decimal).
+func rational(v any) (*big.Rat, bool) { return values.Decimal(v) }
 
 // money is an amount in minor units. Loose clients send 1050, 1050.0 or
 // "1050.00"; a fraction of a minor unit is refused, never rounded: a

@@ -55,20 +55,9 @@ func id(v any) (any, string) {
 	return s, ""
 }
 
-// rational reads a JSON number or a decimal string exactly. The text is
-// bounded (at most 100 characters, an exponent of at most two digits): an
-// exponent such as 1e999999999 would make a number of that many digits.
-func rational(v any) (*big.Rat, bool) {
-	s, ok := values.Scalar(v)
-	s = strings.TrimSpace(s)
-	if !ok || s == "" || len(s) > 100 || strings.Contains(s, "/") {
-		return nil, false
-	}
-	if i := strings.IndexAny(s, "eE"); i >= 0 && len(strings.TrimLeft(s[i+1:], "+-")) > 2 {
-		return nil, false
-	}
-	return new(big.Rat).SetString(s)
-}
+// rational reads a JSON number or a decimal string exactly
+// (values.Decimal).
+func rational(v any) (*big.Rat, bool) { return values.Decimal(v) }
 
 // amount is a whole number of minor units. Loose clients send 1050,
 // 1050.0 or "1050.00"; a fraction of a minor unit is refused, never
@@ -112,7 +101,11 @@ func quantity(v any) (any, string) {
 		return nil, "must be a number, such as 1 or 2.5"
 	}
 	hundredths := roundHalfAway(new(big.Rat).Mul(r, big.NewRat(100, 1)))
-	return json.Number(decimal(new(big.Rat).SetFrac(hundredths, big.NewInt(100)))), ""
+	normal, ok := readable(new(big.Rat).SetFrac(hundredths, big.NewInt(100)))
+	if !ok {
+		return nil, "is too large"
+	}
+	return json.Number(normal), ""
 }
 
 // rate is a positive decimal, kept as its shortest decimal text.
@@ -121,7 +114,20 @@ func rate(v any) (any, string) {
 	if !ok || r.Sign() <= 0 {
 		return nil, "must be a positive decimal number, such as 1.08"
 	}
-	return decimal(r), ""
+	normal, ok := readable(r)
+	if !ok {
+		return nil, "is too large"
+	}
+	return normal, ""
+}
+
+// readable returns the normal form of r (decimal) and whether it can be
+// read again: 9e99 is read, but written out it has more digits than
+// rational reads, and a stored value must parse as it is stored.
+func readable(r *big.Rat) (string, bool) {
+	normal := decimal(r)
+	_, ok := rational(normal)
+	return normal, ok
 }
 
 // parseRate reads a rate kept as text (stored, or from the company's

@@ -10,11 +10,15 @@ import (
 )
 
 // nestedRoots lists, per entity, the fields whose CSV columns address
-// nested objects with dotted paths ("versions.language.fi.title"). In any
-// other column a dot is part of the key ("mailing_lists.add" is one key),
-// and only numeric segments build lists ("tags.0", "stock.0.shop_id").
-var nestedRoots = map[importing.Entity][]string{
-	importing.Products: {"versions", "stock"},
+// nested objects with dotted paths ("versions.language.fi.title"), each
+// with the number of segments below it that are object keys whatever
+// they look like: versions is keyed by dimension, then by language code
+// or shop id, and a shop id is often a number ("versions.shop_id.7.price"
+// is shop 7's price, not a list). In any other column a dot is part of
+// the key ("mailing_lists.add" is one key), and only numeric segments
+// build lists ("tags.0", "stock.0.shop_id").
+var nestedRoots = map[importing.Entity]map[string]int{
+	importing.Products: {"versions": 2, "stock": 0},
 }
 
 type kind int
@@ -42,8 +46,9 @@ type step struct {
 	index int // -1 for a key
 }
 
-// compileHeader builds the record tree of a CSV header.
-func compileHeader(names []string, nested []string) (*node, error) {
+// compileHeader builds the record tree of a CSV header; nested are the
+// entity's nestedRoots.
+func compileHeader(names []string, nested map[string]int) (*node, error) {
 	if strings.TrimSpace(strings.Join(names, "")) == "" {
 		return nil, invalid("the CSV header line has no column names")
 	}
@@ -65,11 +70,12 @@ func compileHeader(names []string, nested []string) (*node, error) {
 }
 
 // columnPath splits a column name into its path.
-func columnPath(name string, nested []string) ([]step, error) {
+func columnPath(name string, nested map[string]int) ([]step, error) {
 	segs := strings.Split(name, ".")
 	start := len(segs) // where the structured part begins
-	if slices.Contains(nested, segs[0]) {
-		start = 1
+	keys := 0          // how many segments from start are keys, numeric or not
+	if depth, ok := nested[segs[0]]; ok {
+		start, keys = 1, depth
 	} else {
 		for i := 1; i < len(segs); i++ {
 			if isIndex(segs[i]) {
@@ -79,11 +85,11 @@ func columnPath(name string, nested []string) ([]step, error) {
 		}
 	}
 	path := []step{{key: strings.Join(segs[:start], "."), index: -1}}
-	for _, s := range segs[start:] {
+	for i, s := range segs[start:] {
 		switch {
 		case s == "":
 			return nil, invalid("CSV column %q has an empty path segment", name)
-		case isIndex(s):
+		case i >= keys && isIndex(s):
 			n, err := strconv.Atoi(s)
 			if err != nil || n > 1_000_000 {
 				return nil, invalid("CSV column %q has a list index out of range", name)

@@ -34,7 +34,12 @@ func NewRecords(body io.Reader, format Format, charset string, entity importing.
 	b.allow(0)
 	switch format {
 	case JSON:
-		return &jsonRecords{dec: json.NewDecoder(b), budget: b, entity: entity}, nil
+		dec := json.NewDecoder(b)
+		// Tokens outside the records are read with Token, which would read
+		// a number as a float64 and fail on 1e700 with an error that is
+		// no *domain.Error: as text, any number is only the wrong shape.
+		dec.UseNumber()
+		return &jsonRecords{dec: dec, budget: b, entity: entity}, nil
 	case CSV:
 		return &csvRecords{in: b, budget: b, entity: entity}, nil
 	}
