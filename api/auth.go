@@ -116,7 +116,9 @@ func (s *Server) principal(c *gin.Context, passwordAllowed bool) (access.Princip
 // company. Failed log-ins are limited per client address and per account
 // (the email as users are looked up, access.EmailKey, so no spelling of
 // it escapes the count); only attempts answered 401 count: a success, or
-// an attempt refused before its check, gives its tokens back. The check
+// an attempt refused before its check, gives its tokens back, and a
+// bucket full again leaves the table (limiter.giveBack), so attempts that
+// do not count cannot fill it. The check
 // itself runs under s.passwords, so log-ins, however many, hold at most
 // Config.PasswordChecks hashes' memory at once.
 func (s *Server) logIn(c *gin.Context, companyID string, cr credentials) (p access.Principal, err error) {

@@ -128,10 +128,11 @@ func TestDataQueryDestructionNeedsAdmin(t *testing.T) {
 	}
 }
 
-// TestOutletCredentialsMasked: the headers of an outlet that carry
-// credentials, and the password of its URL, are shown to admins only, in
-// every answer that shows the outlet and in the raw request of its
-// attempt log; what is sent is unchanged.
+// TestOutletCredentialsMasked: the values of an outlet's headers but a
+// few harmless ones, the values of its URL's query and the password of
+// its URL are shown to admins only, in every answer that shows the outlet
+// and in the raw request (request line included) and reply of its attempt
+// log; what is sent is unchanged.
 func TestOutletCredentialsMasked(t *testing.T) {
 	e := newEnv(t)
 	admin := e.userToken(e.admin, acmeHost)
@@ -139,11 +140,15 @@ func TestOutletCredentialsMasked(t *testing.T) {
 	id := e.createDatatarget(admin, "orders")
 	path := "/api/datatargets/" + id + "/outlets/"
 
-	received := make(chan http.Header, 1)
+	type receipt struct {
+		header http.Header
+		query  string
+	}
+	received := make(chan receipt, 1)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		select {
-		case received <- r.Header.Clone():
+		case received <- receipt{r.Header.Clone(), r.URL.RawQuery}:
 		default:
 		}
 		w.Header().Set("Set-Cookie", "session=from-the-receiver")
@@ -152,10 +157,15 @@ func TestOutletCredentialsMasked(t *testing.T) {
 	headers := map[string]string{
 		"Authorization": "Bearer s3cr3t", "X-Api-Key": "k3y", "x-custom-TOKEN": "t0k", "Cookie": "session=c00kie",
 		"Client-Secret": "sh", "X-Password": "pw", "X-Authenticated-As": "me", "X-Source": "clientele",
+		// No word of a credential in their names, credentials all the same.
+		"X-Credential": "cr3d", "X-Api-Pass": "p4ssw", "X-Signature": "s1gn4", "X-Session-Id": "s3ss", "X-JWT": "jwt0",
+		// Harmless, shown to everyone.
+		"Content-Type": "application/json", "accept": "application/json",
 	}
-	hookURL := strings.Replace(rcv.URL, "http://", "http://hook:p4ss@", 1) + "/hook"
+	query := "api_key=q1k3y&region=eu-w3st&flag"
+	hookURL := strings.Replace(rcv.URL, "http://", "http://hook:p4ss@", 1) + "/hook?" + query
 	res := e.do(http.MethodPost, path, bearer(staff), jsonBody(map[string]any{
-		"outlet_type": "webhook", "min_request_interval": 0,
+		"outlet_type": "webhook", "min_request_interval": 0, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 		"request": map[string]any{"url": hookURL, "method": "POST", "headers": headers, "format": "json"},
 	}))
 	res.wantStatus(t, http.StatusOK)
@@ -165,9 +175,11 @@ func TestOutletCredentialsMasked(t *testing.T) {
 
 	masked := map[string]string{
 		"Authorization": "****", "X-Api-Key": "****", "x-custom-TOKEN": "****", "Cookie": "****",
-		"Client-Secret": "****", "X-Password": "****", "X-Authenticated-As": "****", "X-Source": "clientele",
+		"Client-Secret": "****", "X-Password": "****", "X-Authenticated-As": "****", "X-Source": "****",
+		"X-Credential": "****", "X-Api-Pass": "****", "X-Signature": "****", "X-Session-Id": "****", "X-JWT": "****",
+		"Content-Type": "application/json", "accept": "application/json",
 	}
-	maskedURL := strings.Replace(rcv.URL, "http://", "http://hook:xxxxx@", 1) + "/hook"
+	maskedURL := strings.Replace(rcv.URL, "http://", "http://hook:xxxxx@", 1) + "/hook?api_key=****&region=****&****"
 	type request struct {
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`
@@ -233,9 +245,11 @@ func TestOutletCredentialsMasked(t *testing.T) {
 	e.do(http.MethodPost, "/api/datatargets/"+id+"/post/", bearer(admin), jsonBody(map[string]any{"messages": []any{map[string]int{"n": 1}}})).
 		wantStatus(t, http.StatusOK)
 	select {
-	case h := <-received:
-		if h.Get("Authorization") != "Bearer s3cr3t" || h.Get("X-Api-Key") != "k3y" || h.Get("Cookie") != "session=c00kie" {
-			t.Errorf("the receiver got %v", h)
+	case got := <-received:
+		h := got.header
+		if h.Get("Authorization") != "Bearer s3cr3t" || h.Get("X-Api-Key") != "k3y" || h.Get("Cookie") != "session=c00kie" ||
+			h.Get("X-Jwt") != "jwt0" || got.query != query {
+			t.Errorf("the receiver got %v, query %q", h, got.query)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("nothing delivered in 10 s")
@@ -262,7 +276,8 @@ func TestOutletCredentialsMasked(t *testing.T) {
 		}
 	}
 	req, reply := entry(admin)
-	for _, s := range []string{"Authorization: Bearer s3cr3t\r\n", "X-Api-Key: k3y\r\n", "Cookie: session=c00kie\r\n"} {
+	for _, s := range []string{"POST /hook?" + query + " HTTP/1.1\r\n", "Authorization: Bearer s3cr3t\r\n", "X-Api-Key: k3y\r\n",
+		"Cookie: session=c00kie\r\n", "X-Jwt: jwt0\r\n", "webhook-signature: v1,"} {
 		if !strings.Contains(req, s) {
 			t.Errorf("the admin's raw request lacks %q:\n%s", s, req)
 		}
@@ -271,18 +286,23 @@ func TestOutletCredentialsMasked(t *testing.T) {
 		t.Errorf("the admin's raw reply:\n%s", reply)
 	}
 	req, reply = entry(staff)
-	for _, secret := range []string{"s3cr3t", "k3y", "t0k", "c00kie", "p4ss", "from-the-receiver"} {
+	for _, secret := range []string{"s3cr3t", "k3y", "t0k", "c00kie", "p4ss", "from-the-receiver",
+		"cr3d", "s1gn4", "s3ss", "jwt0", "q1k3y", "eu-w3st", "flag", "clientele", "v1,"} {
 		if strings.Contains(req, secret) || strings.Contains(reply, secret) {
 			t.Errorf("staff's raw texts show %q:\n%s\n%s", secret, req, reply)
 		}
 	}
-	for _, s := range []string{"Authorization: ****\r\n", "X-Api-Key: ****\r\n", "X-Custom-Token: ****\r\n", "Cookie: ****\r\n",
-		"X-Source: clientele\r\n", `{"n":1}`} {
+	for _, s := range []string{"POST /hook?api_key=****&region=****&**** HTTP/1.1\r\n",
+		"Authorization: ****\r\n", "X-Api-Key: ****\r\n", "X-Custom-Token: ****\r\n", "Cookie: ****\r\n",
+		"X-Source: ****\r\n", "X-Credential: ****\r\n", "X-Api-Pass: ****\r\n", "X-Signature: ****\r\n",
+		"X-Session-Id: ****\r\n", "X-Jwt: ****\r\n", "webhook-signature: ****\r\n",
+		"Content-Type: application/json\r\n", "Accept: application/json\r\n", "User-Agent: ", "Host: 127.0.0.1:",
+		"Content-Length: ", "webhook-id: msg_", "webhook-timestamp: 1", `{"n":1}`} {
 		if !strings.Contains(req, s) {
 			t.Errorf("staff's raw request lacks %q:\n%s", s, req)
 		}
 	}
-	if !strings.Contains(reply, "Set-Cookie: ****\r\n") {
+	if !strings.Contains(reply, "Set-Cookie: ****\r\n") || !strings.Contains(reply, "Content-Length: 0\r\n") {
 		t.Errorf("staff's raw reply:\n%s", reply)
 	}
 }

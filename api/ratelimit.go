@@ -24,7 +24,8 @@ type limiter struct {
 	// requests (any email, any address); 0 is unbounded. When it is full,
 	// a new key is refused until the sweep frees room: evicting live
 	// buckets instead would let whoever fills the table reset the count
-	// of the account they are guessing.
+	// of the account they are guessing. Tokens given back do not hold
+	// room (giveBack).
 	maxKeys int
 
 	mu        sync.Mutex
@@ -56,7 +57,7 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 }
 
 // take is allow that also returns a function giving the token back, for
-// an attempt that turned out not to count.
+// an attempt that turned out not to count (limiter.giveBack).
 func (l *limiter) take(key string) (ok bool, wait time.Duration, giveBack func()) {
 	if l.limit == rate.Inf {
 		return true, 0, func() {}
@@ -92,10 +93,28 @@ func (l *limiter) take(key string) (ok bool, wait time.Duration, giveBack func()
 		return false, time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second)), nil
 	}
 	r := b.lim.ReserveN(now, 1)
+	return true, 0, func() { l.giveBack(key, b, r, now) }
+}
+
+// giveBack returns the token of reservation r, made at taken from key's
+// bucket b. A bucket that is full again is the same as a new one and is
+// dropped at once: otherwise attempts that do not count (all given back)
+// would fill a bounded table (maxKeys), and refuse every new key, as
+// surely as attempts that do. So only buckets short of a token stay: for
+// the log-in limiters, failed log-ins and attempts still in progress.
+func (l *limiter) giveBack(key string, b *bucket, r *rate.Reservation, taken time.Time) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	// Cancelled as of the moment it was made, the reservation gives its
 	// token back whatever was taken since; cancelled as of a later moment
 	// it would give nothing back.
-	return true, 0, func() { r.CancelAt(now) }
+	r.CancelAt(taken)
+	// The bucket may have been swept, and key given a new one, since; that
+	// one is not this give-back's to drop.
+	if l.buckets[key] == b && b.lim.TokensAt(now) >= float64(l.burst) {
+		delete(l.buckets, key)
+	}
 }
 
 // size is the number of buckets kept.

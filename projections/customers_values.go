@@ -64,12 +64,26 @@ func utcDatetime(v any) any {
 }
 
 // decodeNumbers unmarshals JSON keeping numbers as json.Number, so that a
-// company's custom numeric field survives the round trip exactly.
+// company's custom numeric field survives the round trip exactly. Its
+// error is a *malformedJSON.
 func decodeNumbers(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	return dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return &malformedJSON{err: err}
+	}
+	return nil
 }
+
+// malformedJSON is data that does not decode (decodeNumbers): the fault
+// of the commit that holds it, which comes back at every attempt, so its
+// company is parked (permanent). It does not unwrap: json.Decoder reports
+// data cut short as a bare io.ErrUnexpectedEOF, which pg.Transient reads
+// as a connection dropped mid-reply, and the projector would then stop
+// for every company, retrying the commit for ever.
+type malformedJSON struct{ err error }
+
+func (e *malformedJSON) Error() string { return "malformed JSON: " + e.err.Error() }
 
 // canonicalJSON returns the JSON value v (valid JSON) as encoding/json
 // writes what it decodes to (decodeNumbers): the bytes of the customer's

@@ -23,11 +23,13 @@ import (
 )
 
 // breakable fails every commit holding a "Boom" event while broken: with
-// errBoom, with a panic while it panics, or with a transient error (a
-// serialization failure, as an outage gives) while it is flaky.
+// errBoom, with a panic while it panics, with a transient error (a
+// serialization failure, as an outage gives) while it is flaky, or with
+// an undefined column (as an older binary meets after a migration) while
+// it is stale.
 type breakable struct {
 	counter
-	broken, panics, flaky atomic.Bool
+	broken, panics, flaky, stale atomic.Bool
 }
 
 func (b *breakable) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
@@ -38,6 +40,8 @@ func (b *breakable) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 				panic("boom")
 			case b.flaky.Load():
 				return &pgconn.PgError{Code: "40001", Message: "could not serialize access"}
+			case b.stale.Load():
+				return &pgconn.PgError{Code: "42703", Message: `column "old_name" does not exist`}
 			}
 			return errBoom
 		}
@@ -225,6 +229,42 @@ func TestOutageParksNothing(t *testing.T) {
 	poisoned.broken.Store(false)
 	waitCaughtUp(t, pool, poisoned)
 	checkCounts(t, pool, "poisoned")
+}
+
+// TestSchemaMismatchParksNothing: a commit that fails because the code
+// and the schema disagree (an older binary, during a rolling deploy, after
+// a migration renamed a column it names) is not the commit's fault: every
+// commit of every company would fail so, and parking them all would only
+// set every company aside. The projector stops there as a whole, parks
+// nothing, and goes on once the statement works again.
+func TestSchemaMismatchParksNothing(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	createCounterTable(t, pool, "poisoned")
+	store := postgres.New(pool, bus.CommitPublisher{})
+	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
+	poisoned.broken.Store(true)
+	poisoned.stale.Store(true)
+	reg := prometheus.NewRegistry()
+	rt := poisonRuntime(t, pool, store, reg, 100*time.Millisecond, poisoned)
+	mustAppend(t, store, ticks("acme", "a", 1))
+	mustAppend(t, store, boom("acme", "boom"))
+	mustAppend(t, store, ticks("globex", "g", 2))
+	// Many more failed attempts than it takes to park a company.
+	waitFor(t, 30*time.Second, "the projector's attempts", func() bool {
+		return metricValue(t, reg, "clientele_projection_handler_errors_total", "poisoned") >= 10
+	})
+	if s := stalls(t, rt); len(s) != 0 {
+		t.Fatalf("stalls %+v after schema errors, want none", s)
+	}
+	if got := gotCounts(t, pool, "poisoned"); len(got) != 1 {
+		t.Errorf("poisoned: %v, want only acme's stream a: the projector stops as a whole at the failed commit", got)
+	}
+	poisoned.broken.Store(false)
+	waitCaughtUp(t, pool, poisoned)
+	checkCounts(t, pool, "poisoned")
+	if s := stalls(t, rt); len(s) != 0 {
+		t.Fatalf("stalls %+v after the projector went on, want none", s)
+	}
 }
 
 // TestResumeRacesTheLiveHandler: a parked company resumed while its new

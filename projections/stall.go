@@ -18,7 +18,7 @@ import (
 )
 
 // A commit that an async projector cannot apply, for a reason that will
-// come back however often it is tried (pg.Transient says which; a panic
+// come back however often it is tried (permanent says which; a panic
 // always does), must not stop the projector for every company: one
 // customer record holding a value the read model cannot store would keep
 // every company's changes, and forgettings, out of retrieval. Every commit
@@ -33,17 +33,21 @@ import (
 //     without applying them (lockCheckpointFor notes the last one in the
 //     stall row), and they wait in the log, in order. An outage (a
 //     transient error) never parks anything: it stops the projector, which
-//     retries, as before;
+//     retries, as before; nor does a schema the code does not match
+//     (pg.SchemaMismatch: an older binary after a migration), whose every
+//     commit fails so until a newer binary takes over;
 //   - a held commit that forgets a customer still has its forgetting
 //     applied at once, by a projector that holds personal data
 //     (Forgetter): forgetting is never stuck behind another commit;
 //   - the company is retried, with backoff (as long again as it has been
 //     parked, from StallAfter up to StallRetryMax), at once when a process
 //     starts (a fix is deployed) and on an operator's command
-//     (RetryStall): its commits from the stalled one up to the last held
-//     are read from the log (ReadCompanyLog) and applied in order, each in
-//     its own transaction that locks the checkpoint row and moves the
-//     stall row past it, or deletes it after the last. The live handler
+//     (RetryStall): its stalled commit is read alone (ReadCommit, by its
+//     transaction id) and tried, so a retry that fails again walks no
+//     log; once it applies, the commits held behind it are read from the
+//     log (ReadCompanyLog), and they are applied in order, each in its
+//     own transaction that locks the checkpoint row and moves the stall
+//     row past it, or deletes it after the last. The live handler
 //     takes the same lock, so a commit is held or applied, never both,
 //     never neither; once the row is gone the company's next commits are
 //     applied as they come.
@@ -83,16 +87,10 @@ func (r *Runtime) Stalls(ctx context.Context) ([]Stall, error) {
 
 // StalledCompanies counts the parked companies by projection (for a
 // readiness probe, which must name neither companies nor errors).
+// It counts in the database: the stalls' errors (a panic's stack) are
+// not read.
 func (r *Runtime) StalledCompanies(ctx context.Context) (map[string]int, error) {
-	stalls, err := r.Stalls(ctx)
-	if err != nil {
-		return nil, err
-	}
-	counts := map[string]int{}
-	for _, st := range stalls {
-		counts[st.Projection]++
-	}
-	return counts, nil
+	return countStalls(ctx, r.cfg.Pool, r.asyncNames())
 }
 
 // RetryStall retries now the company parked for the async projection
@@ -133,11 +131,23 @@ func recovered(err *error) {
 }
 
 // permanent reports whether a failure to apply a commit will come back
-// however often the commit is applied again: any but a transient one
-// (pg.Transient), and a panic always.
+// however often the commit is applied again, through the commit's fault:
+// a panic and data that does not decode (malformedJSON) always, and any
+// other failure but a transient one (pg.Transient: an outage) and a
+// schema the code does not match (pg.SchemaMismatch: an older binary
+// during a rolling deploy, whose every commit of every company fails so
+// until a newer one takes over). Those two park nothing: the projector
+// stops as a whole and retries.
 func permanent(err error) bool {
 	var p *panicError
-	return errors.As(err, &p) || !pg.Transient(err)
+	var m *malformedJSON
+	switch {
+	case errors.As(err, &p), errors.As(err, &m):
+		return true
+	case pg.Transient(err), pg.SchemaMismatch(err):
+		return false
+	}
+	return true
 }
 
 // attempt runs fn in a savepoint of tx: when fn fails or panics, what it
@@ -260,30 +270,58 @@ func (r *Runtime) resume(ctx context.Context, p Projector, company string) (int,
 // as far as one page of the log goes, each in its own transaction
 // (resumeCommit), and stops early when the stall moved under it (another
 // process resumed it, or a rebuild replaced it).
+//
+// The stalled commit is read alone, by its transaction id (a lookup of
+// the log's key), and tried first: a company whose commit still fails is
+// retried again and again, and each retry must not walk the log. The
+// commits held behind it are read (ReadCompanyLog, a walk of every
+// company's events from the stalled commit on) only once it applies:
+// that try is rolled back, the page is read outside any lock, and the
+// commit is then applied for good with the stall moved to the next held
+// commit, in one transaction.
 func (r *Runtime) resumeFrom(ctx context.Context, p Projector, s Stall) (int, error) {
 	name := p.Name()
 	// Read outside any lock: the log does not change, and each of these
 	// commits is before the checkpoint, so visible.
-	events, err := r.cfg.Store.ReadCompanyLog(ctx, s.CompanyID, justBefore(s.Commit), s.HeldUntil, catchUpPage)
+	stalled, err := r.cfg.Store.ReadCommit(ctx, s.Commit.TxID)
 	if err != nil {
 		return 0, fmt.Errorf("projections: %s: resume company %s: %w", name, s.CompanyID, err)
 	}
-	cs := commits(events)
-	if len(cs) == 0 || cs[0][0].Position != s.Commit {
+	if len(stalled) == 0 || stalled[0].Position != s.Commit || stalled[0].Metadata.CompanyID != s.CompanyID {
 		return 0, fmt.Errorf("projections: %s: resume company %s: its stalled commit %s is not in the log", name, s.CompanyID, s.Commit)
 	}
 	types := eventTypes(p)
+	cs := [][]eventstore.RecordedEvent{stalled}
+	var page []eventstore.RecordedEvent
+	if end := stalled[len(stalled)-1].Position; end.Less(s.HeldUntil) {
+		// Commits are held behind it: the stall moves to the first of
+		// them, which only the walk finds.
+		done, err := r.resumeCommit(ctx, p, s.CompanyID, stalled, nil, types, true)
+		if err != nil {
+			if permanent(err) {
+				r.stallFailed(ctx, name, s.CompanyID, s.Commit, err)
+			}
+			return 0, err
+		}
+		if !done {
+			return 0, nil
+		}
+		if page, err = r.cfg.Store.ReadCompanyLog(ctx, s.CompanyID, end, s.HeldUntil, catchUpPage); err != nil {
+			return 0, fmt.Errorf("projections: %s: resume company %s: %w", name, s.CompanyID, err)
+		}
+		cs = append(cs, commits(page)...)
+	}
 	for i, c := range cs {
 		var next *eventstore.Position
 		if i+1 < len(cs) {
 			next = &cs[i+1][0].Position
-		} else if len(events) >= catchUpPage {
+		} else if len(page) >= catchUpPage {
 			// A full page: the next held commit is beyond it.
 			if next, err = r.nextHeld(ctx, s.CompanyID, c[len(c)-1].Position, s.HeldUntil); err != nil {
 				return i, err
 			}
 		}
-		done, err := r.resumeCommit(ctx, p, s.CompanyID, c, next, types)
+		done, err := r.resumeCommit(ctx, p, s.CompanyID, c, next, types, false)
 		if err != nil {
 			if permanent(err) {
 				r.stallFailed(ctx, name, s.CompanyID, c[0].Position, err)
@@ -301,8 +339,9 @@ func (r *Runtime) resumeFrom(ctx context.Context, p Projector, s Stall) (int, er
 // the stall to next, the company's next held commit (nil: none as far as
 // the caller read), or deletes it when commit was the last held, in one
 // transaction with the checkpoint row locked. done is false when the
-// stall is not at commit any more.
-func (r *Runtime) resumeCommit(ctx context.Context, p Projector, company string, commit []eventstore.RecordedEvent, next *eventstore.Position, types []string) (done bool, err error) {
+// stall is not at commit any more. With try, it only tries: it applies
+// the commit, and rolls it back.
+func (r *Runtime) resumeCommit(ctx context.Context, p Projector, company string, commit []eventstore.RecordedEvent, next *eventstore.Position, types []string, try bool) (done bool, err error) {
 	defer recovered(&err)
 	name := p.Name()
 	tx, err := r.cfg.Pool.Begin(ctx)
@@ -325,6 +364,9 @@ func (r *Runtime) resumeCommit(ctx context.Context, p Projector, company string,
 		if err := p.Apply(ctx, tx, events); err != nil {
 			return false, fmt.Errorf("projections: %s: apply commit %d: %w", name, last.TxID, err)
 		}
+	}
+	if try {
+		return true, nil // rolled back
 	}
 	switch {
 	case !last.Less(s.HeldUntil):

@@ -3,13 +3,16 @@ package projections_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
@@ -283,5 +286,136 @@ func TestForgettingIsNeverHeldByDatasync(t *testing.T) {
 	e.rebuild()
 	if diff := cmp.Diff(resumed, e.tables()); diff != "" {
 		t.Errorf("resumed, then rebuilt (-resumed +rebuilt):\n%s", diff)
+	}
+}
+
+// statements records the SQL statements of a pool (pgx.QueryTracer).
+type statements struct {
+	mu  sync.Mutex
+	sql []string
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sql = append(s.sql, d.SQL)
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// take returns the statements recorded since the last call.
+func (s *statements) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.sql
+	s.sql = nil
+	return out
+}
+
+// traced returns a pool on pool's database whose statements st records.
+func traced(t *testing.T, pool *pgxpool.Pool, st *statements) *pgxpool.Pool {
+	t.Helper()
+	cfg := pool.Config()
+	cfg.ConnConfig.Tracer = st
+	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// walks counts the statements among sql that walk the log for one
+// company (ReadCompanyLog): the events table has no company column in
+// any other read.
+func walks(sql []string) int {
+	n := 0
+	for _, q := range sql {
+		if strings.Contains(q, "FROM events") && strings.Contains(q, "company_id") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRetryReadsTheStalledCommitAlone: a retry of a parked company whose
+// commit still fails reads that commit by its transaction id and walks
+// no log (ReadCompanyLog walks every company's events since the stall,
+// and the retry comes back every few minutes for as long as the company
+// is parked); once the commit applies, one walk finds the commits held
+// behind it, and they are applied in order.
+func TestRetryReadsTheStalledCommitAlone(t *testing.T) {
+	st := &statements{}
+	pool := traced(t, pgtest.NewPool(t), st)
+	createCounterTable(t, pool, "poisoned")
+	store := postgres.New(pool, bus.CommitPublisher{})
+	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
+	poisoned.broken.Store(true)
+	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
+	mustAppend(t, store, ticks("acme", "a", 1))
+	bad := mustAppend(t, store, boom("acme", "boom"))
+	waitFor(t, 10*time.Second, "acme parked", func() bool { return len(stalls(t, rt)) == 1 })
+	for range 5 {
+		mustAppend(t, store, ticks("globex", "g", 2))
+	}
+	mustAppend(t, store, ticks("acme", "b", 2))
+	mustAppend(t, store, ticks("globex", "h", 1))
+	last := mustAppend(t, store, ticks("acme", "c", 1))
+	waitCaughtUp(t, pool, poisoned)
+	if s := stalls(t, rt); len(s) != 1 || s[0].Commit != bad.First || s[0].HeldUntil != last.Last {
+		t.Fatalf("stalls %+v, want acme parked at %v holding up to %v", s, bad.First, last.Last)
+	}
+
+	st.take()
+	for range 3 {
+		if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); !errors.Is(err, errBoom) || n != 0 {
+			t.Fatalf("RetryStall = %d, %v; want 0 and the failure", n, err)
+		}
+	}
+	if n := walks(st.take()); n != 0 {
+		t.Errorf("retries of a commit that still fails walked the log %d times, want none", n)
+	}
+
+	poisoned.broken.Store(false)
+	if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); err != nil || n != 3 {
+		t.Fatalf("RetryStall = %d, %v; want the 3 held commits applied", n, err)
+	}
+	if n := walks(st.take()); n != 1 {
+		t.Errorf("the retry that applied walked the log %d times, want once", n)
+	}
+	if s := stalls(t, rt); len(s) != 0 {
+		t.Fatalf("stalls after the retry: %+v", s)
+	}
+	waitCaughtUp(t, pool, poisoned)
+	checkCounts(t, pool, "poisoned")
+}
+
+// TestStalledCompaniesReadsNoError: the readiness probe's count of parked
+// companies is counted by the database; the stalls' errors (a panic's
+// stack each) are not read.
+func TestStalledCompaniesReadsNoError(t *testing.T) {
+	st := &statements{}
+	pool := traced(t, pgtest.NewPool(t), st)
+	createCounterTable(t, pool, "poisoned")
+	createCounterTable(t, pool, "healthy")
+	store := postgres.New(pool, bus.CommitPublisher{})
+	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
+	poisoned.broken.Store(true)
+	poisoned.panics.Store(true)
+	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned, counter{"healthy", "healthy"})
+	mustAppend(t, store, boom("acme", "boom"))
+	mustAppend(t, store, boom("globex", "boom"))
+	waitFor(t, 10*time.Second, "acme and globex parked", func() bool { return len(stalls(t, rt)) == 2 })
+
+	st.take()
+	counts, err := rt.StalledCompanies(context.Background())
+	if err != nil || !cmp.Equal(counts, map[string]int{"poisoned": 2}) {
+		t.Fatalf("StalledCompanies = %v, %v; want poisoned: 2", counts, err)
+	}
+	for _, q := range st.take() {
+		if strings.Contains(q, "projection_stalls") && strings.Contains(q, "error") {
+			t.Errorf("StalledCompanies reads the stalls' errors: %s", q)
+		}
 	}
 }

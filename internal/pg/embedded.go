@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,15 @@ type EmbeddedOptions struct {
 	Fast bool
 	// Database is the database to create and connect to; default "clientele".
 	Database string
+	// SocketDir, when set, makes the server listen on a Unix socket in
+	// this directory only, never on TCP, and the URL connect through it
+	// (host=SocketDir). A directory of the caller alone gives the server
+	// an address no other process can take while it is down, as TCP ports
+	// can be taken between a crash and a restart. Created when missing and
+	// handed to the server's user. The socket's path must fit in 107
+	// bytes, so keep the directory short (such as /tmp/<short name>). All
+	// users of one Dir must pass the same SocketDir.
+	SocketDir string
 }
 
 // Embedded is a private PostgreSQL cluster run from the machine's own
@@ -32,12 +42,17 @@ type EmbeddedOptions struct {
 // starts the server, the others attach to it, and the last to close stops
 // it.
 type Embedded struct {
-	dir     string
-	pgdata  string
-	bin     string
-	url     string
-	runAs   *syscall.Credential
-	started bool
+	dir      string
+	pgdata   string
+	bin      string
+	url      string
+	password string
+	port     int
+	// socketDir is the directory of the server's only (Unix) socket, or
+	// "" when it listens on TCP, 127.0.0.1.
+	socketDir string
+	runAs     *syscall.Credential
+	started   bool
 	// client names this attachment in Dir/clients: "<pid>-<random>", so
 	// that two attachments of one process count twice.
 	client string
@@ -74,8 +89,13 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("embedded postgres: %w", err)
 	}
-	if err := e.checkReachable(); err != nil {
+	if err := e.checkReachable(dir, "choose another --data-dir"); err != nil {
 		return nil, err
+	}
+	if opts.SocketDir != "" {
+		if err := e.prepareSocketDir(opts.SocketDir); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := lockFile(filepath.Join(dir, "embedded.lock"))
 	if err != nil {
@@ -89,19 +109,21 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	}
 	port, running := e.runningPort()
 	if !running {
-		if port, err = freePort(); err != nil {
+		if e.socketDir != "" {
+			port = 5432 // the socket's name only: the directory is the caller's own
+		} else if port, err = freePort(); err != nil {
 			return nil, err
 		}
-		if err := e.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(e.pgdata, "server.log"), "-o", "-p "+strconv.Itoa(port)); err != nil {
+		if err := e.start(ctx, port); err != nil {
 			return nil, fmt.Errorf("embedded postgres: start (log: %s): %w", filepath.Join(e.pgdata, "server.log"), err)
 		}
 		e.started = true
 	}
-	base := fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/", embeddedUser, password, port)
-	if err := createDatabase(ctx, base+"postgres?sslmode=disable", opts.Database); err != nil {
+	e.password, e.port = password, port
+	if err := createDatabase(ctx, e.ServerURL("postgres"), opts.Database); err != nil {
 		return nil, err
 	}
-	e.url = base + opts.Database + "?sslmode=disable"
+	e.url = e.ServerURL(opts.Database)
 	e.client = fmt.Sprintf("%d-%s", os.Getpid(), randomHex(6))
 	if err := os.WriteFile(filepath.Join(dir, "clients", e.client), nil, 0o644); err != nil {
 		return nil, err
@@ -109,14 +131,71 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	return e, nil
 }
 
+// start starts the server on port (TCP on 127.0.0.1, or the socket
+// name in socketDir) and returns once it accepts connections.
+func (e *Embedded) start(ctx context.Context, port int) error {
+	opts := "-p " + strconv.Itoa(port)
+	if e.socketDir != "" {
+		// pg_ctl hands the options to the server through sh -c:
+		// prepareSocketDir allowed no character the quotes would not keep.
+		opts += " -c listen_addresses='' -c unix_socket_directories='" + e.socketDir + "'"
+	}
+	return e.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(e.pgdata, "server.log"), "-o", opts)
+}
+
+// socketPathMax is the longest path of a Unix socket (sun_path less its
+// terminating NUL), which PostgreSQL refuses to exceed.
+const socketPathMax = 107
+
+// prepareSocketDir makes dir the directory of the server's only socket:
+// created, and writable by the server's user.
+func (e *Embedded) prepareSocketDir(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for _, r := range dir {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-", r)) {
+			return fmt.Errorf("embedded postgres: socket directory %q: only letters, digits and /._- are allowed", dir)
+		}
+	}
+	if sock := filepath.Join(dir, ".s.PGSQL.5432"); len(sock) > socketPathMax {
+		return fmt.Errorf("embedded postgres: socket directory %s: the socket path %s is longer than %d bytes", dir, sock, socketPathMax)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("embedded postgres: %w", err)
+	}
+	if err := e.chown(dir); err != nil {
+		return fmt.Errorf("embedded postgres: %w", err)
+	}
+	// The server's user writes the socket there; the client enters it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("embedded postgres: %w", err)
+	}
+	if err := e.checkReachable(dir, "choose another socket directory"); err != nil {
+		return err
+	}
+	e.socketDir = dir
+	return nil
+}
+
 // URL is the connection string of the embedded database.
 func (e *Embedded) URL() string { return e.url }
 
-// ServerURL returns the connection string of another database on the
-// same server.
+// ServerURL returns the connection string of a database on the same
+// server: over TCP to 127.0.0.1, or through the socket in the socket
+// directory (host=<dir>).
 func (e *Embedded) ServerURL(database string) string {
-	i := strings.LastIndex(e.url, "/")
-	return e.url[:i+1] + database + "?sslmode=disable"
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(embeddedUser, e.password), Path: "/" + database}
+	q := url.Values{"sslmode": {"disable"}}
+	if e.socketDir != "" {
+		q.Set("host", e.socketDir)
+		q.Set("port", strconv.Itoa(e.port))
+	} else {
+		u.Host = "127.0.0.1:" + strconv.Itoa(e.port)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // Close detaches this process; the last process to detach stops the server.
@@ -237,20 +316,20 @@ func (e *Embedded) run(ctx context.Context, name string, args ...string) error {
 }
 
 // checkReachable fails clearly when the unprivileged server user could not
-// reach the data directory (a parent directory closed to others, such as
-// one made by os.MkdirTemp).
-func (e *Embedded) checkReachable() error {
+// reach dir (a parent directory closed to others, such as one made by
+// os.MkdirTemp); hint says what else the user may do.
+func (e *Embedded) checkReachable(dir, hint string) error {
 	if e.runAs == nil {
 		return nil
 	}
-	for d := e.dir; ; d = filepath.Dir(d) {
+	for d := dir; ; d = filepath.Dir(d) {
 		fi, err := os.Stat(d)
 		if err != nil {
 			return err
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if ok && st.Uid != e.runAs.Uid && fi.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("embedded postgres: the server runs as uid %d (PostgreSQL refuses root), which cannot enter %s: allow it (chmod o+x %s) or choose another --data-dir", e.runAs.Uid, d, d)
+			return fmt.Errorf("embedded postgres: the server runs as uid %d (PostgreSQL refuses root), which cannot enter %s: allow it (chmod o+x %s) or %s", e.runAs.Uid, d, d, hint)
 		}
 		if d == filepath.Dir(d) {
 			return nil

@@ -3,7 +3,6 @@ package pg
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 )
 
@@ -19,15 +18,15 @@ func (e *Embedded) Crash(ctx context.Context) error {
 	return nil
 }
 
-// Restart starts the server again, on the port it had, after Crash, and
-// returns once it accepts connections (crash recovery done), so that the
-// connection strings already handed out work again.
+// Restart starts the server again, at the address it had, after Crash,
+// and returns once it accepts connections (crash recovery done), so that
+// the connection strings already handed out work again.
+//
+// A server that may be crashed should listen on a socket directory of its
+// own (EmbeddedOptions.SocketDir): a TCP port sits free while the server
+// is down, and any other process may take it, so that Restart fails.
 func (e *Embedded) Restart(ctx context.Context) error {
-	u, err := url.Parse(e.url)
-	if err != nil {
-		return fmt.Errorf("embedded postgres: restart: %w", err)
-	}
-	if err := e.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(e.pgdata, "server.log"), "-o", "-p "+u.Port()); err != nil {
+	if err := e.start(ctx, e.port); err != nil {
 		return fmt.Errorf("embedded postgres: restart (log: %s): %w", filepath.Join(e.pgdata, "server.log"), err)
 	}
 	return nil

@@ -52,6 +52,19 @@ func Transient(err error) bool {
 		strings.Contains(err.Error(), "closed pool")
 }
 
+// SchemaMismatch reports whether err is PostgreSQL's complaint about the
+// statement or the schema rather than about a value (SQLSTATE class 42:
+// an undefined table or column, a missing privilege, a syntax error): the
+// code and the database disagree, as an older binary meets during a
+// rolling deploy once a migration renamed a column it names. No record
+// and no commit is at fault, and none must be rejected or set aside for
+// it: like an outage (Transient), the work stops and is retried as it is,
+// and applies once the binary and the schema agree again.
+func SchemaMismatch(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "42")
+}
+
 // transientState reports whether an SQLSTATE names a condition of the
 // server or of concurrency rather than of the data.
 func transientState(code string) bool {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,30 @@ func TestTransient(t *testing.T) {
 	}
 }
 
+func TestSchemaMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"undefined column", fmt.Errorf("projections: apply: %w", &pgconn.PgError{Code: "42703"}), true},
+		{"undefined table", &pgconn.PgError{Code: "42P01"}, true},
+		{"undefined function", &pgconn.PgError{Code: "42883"}, true},
+		{"insufficient privilege", &pgconn.PgError{Code: "42501"}, true},
+		{"syntax error", &pgconn.PgError{Code: "42601"}, true},
+		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"numeric value out of range", &pgconn.PgError{Code: "22003"}, false},
+		{"serialization failure", &pgconn.PgError{Code: "40001"}, false},
+		{"connection dropped mid-reply", io.ErrUnexpectedEOF, false},
+		{"a bug", errors.New("boom"), false},
+	} {
+		if got := pg.SchemaMismatch(tc.err); got != tc.want {
+			t.Errorf("%s: SchemaMismatch(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
 // TestTransientWhenTheServerCrashes classifies what pgx really returns
 // when the server goes away (pg_ctl stop -m immediate) under open
 // connections and while it is down, on a private server.
@@ -62,6 +87,15 @@ func TestTransientWhenTheServerCrashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	// Its only address is a socket in its own directory, which no other
+	// process can take while it is down (a TCP port can be).
+	var listen string
+	if err := pool.QueryRow(ctx, `SHOW listen_addresses`).Scan(&listen); err != nil || listen != "" {
+		t.Fatalf("the private server listens on %q (%v), want no TCP address", listen, err)
+	}
+	if host := pool.Config().ConnConfig.Host; !strings.HasPrefix(host, "/") {
+		t.Fatalf("the private server's URL has host %q, want its socket directory", host)
+	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

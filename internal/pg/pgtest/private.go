@@ -3,6 +3,7 @@ package pgtest
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,11 @@ import (
 // server: with synchronous_commit off, a crash loses commits the server
 // had already acknowledged, and the test would blame the service for
 // losing what PostgreSQL lost.
+//
+// It listens on a Unix socket in a directory of its own, not on TCP: a
+// port sits free while the server is down, and another process (a test
+// of another package, another run) could take it, so that Start fails.
+// Its URL names the directory (host=<dir>).
 type Server struct {
 	tb  testing.TB
 	emb *pg.Embedded
@@ -25,7 +31,7 @@ type Server struct {
 
 // NewServer initialises and starts a private server in a temporary
 // directory, with one empty database (not migrated: the code under test
-// migrates it, as serve does). The server is stopped and its directory
+// migrates it, as serve does). The server is stopped and its directories
 // removed when the test ends.
 func NewServer(tb testing.TB) *Server {
 	tb.Helper()
@@ -39,9 +45,16 @@ func NewServer(tb testing.TB) *Server {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
+	// The socket's path must fit in 107 bytes: a short name, in a
+	// temporary directory of a short path.
+	sockets, err := os.MkdirTemp(socketBase(), "cpg")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(sockets) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: dir})
+	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: dir, SocketDir: sockets})
 	if err != nil {
 		tb.Fatalf("pgtest: private server: %v", err)
 	}
@@ -53,8 +66,8 @@ func NewServer(tb testing.TB) *Server {
 	return &Server{tb: tb, emb: emb}
 }
 
-// URL is the connection string of the server's database. It stays valid
-// across Crash and Start.
+// URL is the connection string of the server's database, through its
+// socket (host=<directory>). It stays valid across Crash and Start.
 func (s *Server) URL() string { return s.emb.URL() }
 
 // Crash stops the server at once, as a crash would (pg_ctl stop -m
@@ -68,8 +81,8 @@ func (s *Server) Crash() {
 	}
 }
 
-// Start starts the server again on its port and returns once it accepts
-// connections.
+// Start starts the server again on its socket and returns once it
+// accepts connections.
 func (s *Server) Start() {
 	s.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -77,4 +90,16 @@ func (s *Server) Start() {
 	if err := s.emb.Restart(ctx); err != nil {
 		s.tb.Fatalf("pgtest: %v", err)
 	}
+}
+
+// socketBase is the directory to make the socket directory in: the
+// temporary directory, unless its path is too long for a socket or holds
+// characters the server's settings would not keep, when /tmp.
+func socketBase() string {
+	base := os.TempDir()
+	// "/cpg" + MkdirTemp's up to 20 digits + "/.s.PGSQL.5432" within 107 bytes.
+	if len(base) > 60 || strings.Trim(base, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") != "" {
+		return "/tmp"
+	}
+	return base
 }
