@@ -74,10 +74,11 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 // *PermanentError instead fails the run, and Handle returns nil. From the
 // isolateAfter-th attempt that fails for a reason retrying does not cure,
 // the records the store refuses are rejected and the rest applied
-// (import_chunk_isolate.go).
+// (import_chunk_isolate.go), over as many attempts, each bounded, as
+// finding them takes.
 func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 	var entity importing.Entity
-	var isolated []isolatedRecord
+	var isolated []ingest.IsolatedRecord
 	err := pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
 		c, ok, err := h.store.LockChunk(ctx, tx, cmd.RunID, cmd.Seq)
 		if err != nil || !ok || c.Done {
@@ -111,10 +112,10 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 		}
 		var accepted int
 		var rejections []importing.Rejection
-		if c.Failures+1 < isolateAfter {
+		if c.Failures+1 < isolateAfter && len(c.Isolation.Records) == 0 {
 			accepted, rejections, err = runImporter(ctx, tx, imp, chunk)
 		} else {
-			accepted, rejections, isolated, err = isolate(ctx, tx, imp, chunk)
+			accepted, rejections, isolated, err = isolate(ctx, tx, imp, chunk, c.Isolation)
 		}
 		if err != nil {
 			return fmt.Errorf("commands: import chunk %d of run %s: %w", c.Seq, c.RunID, err)
@@ -136,13 +137,15 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 	for _, r := range isolated {
 		h.metrics.isolated.WithLabelValues(string(entity)).Inc()
 		h.log.Warn("an import record the store refuses is rejected; the rest of its chunk is applied",
-			"run_id", cmd.RunID, "seq", cmd.Seq, "index", r.index, "sqlstate", r.code, "reason", r.reason)
+			"run_id", cmd.RunID, "seq", cmd.Seq, "index", r.Index, "sqlstate", r.Code, "reason", r.Reason)
 	}
 	return nil
 }
 
 // failed counts a failed attempt at a chunk, and records it on the chunk
-// when retrying cannot cure it (the count that decides isolateAfter).
+// when retrying cannot cure it (the count that decides isolateAfter),
+// with the progress of the search for the records that fail it when the
+// attempt ran out of its budget (isolationPaused).
 func (h ImportChunkHandler) failed(ctx context.Context, cmd ImportChunk, entity importing.Entity, err error) {
 	if ctx.Err() != nil || entity == "" {
 		return // stopping, or the chunk was not reached: not the chunk's failure
@@ -156,7 +159,13 @@ func (h ImportChunkHandler) failed(ctx context.Context, cmd ImportChunk, entity 
 	if errors.As(err, &p) {
 		h.log.Error("an importer panicked", "run_id", cmd.RunID, "seq", cmd.Seq, "panic", fmt.Sprint(p.value), "stack", string(p.stack))
 	}
-	if _, rerr := h.store.RecordFailure(ctx, cmd.RunID, cmd.Seq, failureReason(err)); rerr != nil {
+	var rerr error
+	if paused := (*isolationPaused)(nil); errors.As(err, &paused) {
+		_, rerr = h.store.RecordIsolation(ctx, cmd.RunID, cmd.Seq, failureReason(err), paused.progress)
+	} else {
+		_, rerr = h.store.RecordFailure(ctx, cmd.RunID, cmd.Seq, failureReason(err))
+	}
+	if rerr != nil {
 		h.log.Error("record an import chunk's failure", "run_id", cmd.RunID, "seq", cmd.Seq, "err", rerr)
 	}
 }

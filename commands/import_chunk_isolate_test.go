@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -120,6 +121,155 @@ func TestImportChunkIsolatesRecordsTheStoreRefuses(t *testing.T) {
 	}
 	if commits != 1 || e.pendingPayloads() != 0 {
 		t.Errorf("%d commits and %d payloads left, want the chunk's one commit and none", commits, e.pendingPayloads())
+	}
+}
+
+// isolationOf returns the progress of the search for the records that fail
+// a chunk, as stored on it.
+func (e *importEnv) isolationOf(run string, seq int) *ingest.Isolation {
+	e.t.Helper()
+	var iso *ingest.Isolation
+	if err := e.pool.QueryRow(context.Background(), `SELECT isolation FROM import_chunks WHERE run_id = $1 AND seq = $2`,
+		run, seq).Scan(&iso); err != nil {
+		e.t.Fatal(err)
+	}
+	return iso
+}
+
+// liveXids returns the most XIDs (of the transaction and its live
+// subtransactions) that a backend of the database other than the caller's
+// holds: each holds a lock on its XID until it ends, and a subtransaction
+// released hands its XID to its parent's (it stays in the backend's cache
+// of 64 subtransactions, but not in pg_locks) while one rolled back drops
+// it.
+func (e *importEnv) liveXids(ctx context.Context) (int, error) {
+	var n int
+	err := e.pool.QueryRow(ctx, `SELECT coalesce(max(n), 0) FROM (
+			SELECT l.pid, count(*) AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+			WHERE l.locktype = 'transactionid' AND a.datname = current_database() AND l.pid <> pg_backend_pid()
+			GROUP BY l.pid) s`).Scan(&n)
+	return n, err
+}
+
+// isolateProbes is commands.isolateProbes, the probes an attempt at a chunk
+// of 1,000 records makes at most.
+const isolateProbes = 32
+
+// TestImportChunkIsolatesManyRecordsInBoundedAttempts: the records the
+// store refuses among a chunk's 1,000 (100, one in ten) are found over
+// several attempts, each of a fresh handler (as after a restart), each
+// making at most isolateProbes probes and going on from what the attempts
+// before it stored on the chunk; the chunk then applies once, in one
+// commit, with exactly those records rejected. The probes' savepoints
+// leave no subtransaction behind.
+func TestImportChunkIsolatesManyRecordsInBoundedAttempts(t *testing.T) {
+	ctx := context.Background()
+	e := newImportEnv(t, pgtest.NewPool(t))
+	bad := map[int]string{}
+	var want []importing.Rejection
+	for i := 7; i < 1000; i += 10 {
+		bad[i] = `"n": 1e-16384`
+		want = append(want, importing.Rejection{Index: i, Reason: refused})
+	}
+	run := e.stage(upload(1000, bad), 1000)
+	var probes, xids int
+	var whole []int // what the attempt's second probe, the whole chunk, rejects
+	e.imp.Before = func(ctx context.Context, c commands.Chunk) error {
+		probes++
+		if probes == 2 {
+			whole = slices.Sorted(maps.Keys(c.Reject))
+		}
+		n, err := e.liveXids(ctx)
+		xids = max(xids, n)
+		return err
+	}
+	var took, longest time.Duration
+	total, attempts := 0, 0
+	for attempt := 1; ; attempt++ {
+		if attempt > 100 {
+			t.Fatal("the chunk is not applied after 100 attempts")
+		}
+		var stored []int
+		if iso := e.isolationOf(run, 0); iso != nil {
+			for _, r := range iso.Records {
+				stored = append(stored, r.Index)
+			}
+			slices.Sort(stored)
+		}
+		probes, whole = 0, nil
+		h := commands.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+		start := time.Now()
+		err := h.Handle(ctx, commands.ImportChunk{RunID: run, Seq: 0})
+		d := time.Since(start)
+		if attempt < 3 {
+			if err == nil || probes != 1 {
+				t.Fatalf("attempt %d: %v after %d probes, want a failure of the chunk as it is", attempt, err, probes)
+			}
+			continue
+		}
+		attempts, total, took, longest = attempts+1, total+probes, took+d, max(longest, d)
+		if probes > isolateProbes {
+			t.Fatalf("attempt %d made %d probes, want at most %d", attempt, probes, isolateProbes)
+		}
+		if !slices.Equal(whole, stored) {
+			t.Fatalf("attempt %d: the whole chunk rejects %v, want the %d records stored %v", attempt, whole, len(stored), stored)
+		}
+		if err == nil {
+			break
+		}
+		if pg.Transient(err) {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+		iso := e.isolationOf(run, 0)
+		if iso == nil || len(iso.Records) <= len(stored) {
+			t.Fatalf("attempt %d found no record: %v; stored %+v", attempt, err, iso)
+		}
+	}
+	t.Logf("%d searching attempts, %d probes, %v in all, the longest %v", attempts, total, took, longest)
+	if attempts < 3 {
+		t.Errorf("isolated in %d attempts, want several bounded ones", attempts)
+	}
+	if xids > 1 {
+		t.Errorf("the chunk's transaction held %d XIDs at the start of a probe, want its own alone", xids)
+	}
+	if r := e.wait(run); r.State != importing.Completed || r.Accepted != 900 || r.Rejected != 100 {
+		t.Errorf("run: %+v, want completed, 900 accepted and 100 rejected", r)
+	}
+	rs, _, err := e.runs.Rejections(ctx, run, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, rs); diff != "" {
+		t.Errorf("rejections (-want +got):\n%s", diff)
+	}
+	var commits int
+	if err := e.pool.QueryRow(ctx, `SELECT count(DISTINCT transaction_id) FROM events WHERE event_type = $1`, testimporter.RecordedType).Scan(&commits); err != nil {
+		t.Fatal(err)
+	}
+	if commits != 1 || len(e.eventsPerRecord()) != 900 || e.pendingPayloads() != 0 || e.isolationOf(run, 0) != nil {
+		t.Errorf("%d commits, %d streams, %d payloads left, want the chunk's one commit of 900 streams and no payload nor isolation left",
+			commits, len(e.eventsPerRecord()), e.pendingPayloads())
+	}
+}
+
+// TestImportChunkIsolationChecksWhatWasStored: the search goes on from
+// the prefix an earlier attempt found to apply, but does not blame the
+// record after it on that word alone: when that prefix fails now (the
+// state changed between attempts), the search starts over.
+func TestImportChunkIsolationChecksWhatWasStored(t *testing.T) {
+	ctx := context.Background()
+	e := newImportEnv(t, pgtest.NewPool(t))
+	run := e.stage(upload(40, map[int]string{29: `"n": 1e-16384`}), 100)
+	if _, err := e.pool.Exec(ctx, `UPDATE import_chunks SET failures = 2, isolation = '{"applies": 35, "records": []}'
+		WHERE run_id = $1 AND seq = 0`, run); err != nil {
+		t.Fatal(err)
+	}
+	h := commands.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+	if err := h.Handle(ctx, commands.ImportChunk{RunID: run, Seq: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]importing.Rejection{{Index: 29, Reason: refused}}, e.rejections(run)); diff != "" {
+		t.Errorf("rejections (-want +got):\n%s", diff)
 	}
 }
 
@@ -302,4 +452,26 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// TestImportWorkerGoesOnWhileIsolating: a chunk whose search for the
+// records the store refuses takes many bounded attempts (100 of its
+// 1,000 records) is taken up again at once after each, not after the
+// backoff of failures that may pass (here an hour: StallAfter), so the
+// chunk and the company's next upload apply.
+func TestImportWorkerGoesOnWhileIsolating(t *testing.T) {
+	e := newImportEnv(t, pgtest.NewPool(t))
+	bad := map[int]string{}
+	for i := 7; i < 1000; i += 10 {
+		bad[i] = `"n": 1e-16384`
+	}
+	a := e.stage(upload(1000, bad), 1000)
+	b := e.stage(upload(3, nil), 10)
+	e.startWorker(func(c *commands.ImportWorkerConfig) { c.StallAfter = time.Hour })
+	if r := e.wait(a); r.State != importing.Completed || r.Accepted != 900 || r.Rejected != 100 {
+		t.Fatalf("poisoned run: %+v", r)
+	}
+	if r := e.wait(b); r.State != importing.Completed || r.Accepted != 3 {
+		t.Fatalf("the next upload: %+v", r)
+	}
 }

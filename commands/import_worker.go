@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -245,6 +246,14 @@ func (w *ImportWorker) resumeLoop(ctx context.Context) {
 				}
 				if err == nil {
 					err = w.chunks.Handle(ctx, ImportChunk{RunID: next.RunID, Seq: next.Seq})
+				}
+				if paused := (*isolationPaused)(nil); errors.As(err, &paused) {
+					// The chunk's search for the records the store refuses
+					// moved on and stopped at its budget: go on at once (in
+					// turn with the other companies), not after a backoff
+					// meant for failures that may pass.
+					progressed = true
+					continue
 				}
 				if err != nil {
 					if ctx.Err() == nil {

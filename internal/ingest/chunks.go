@@ -33,6 +33,32 @@ type Chunk struct {
 	// Failures counts the earlier attempts that failed for a reason
 	// retrying does not cure (RecordFailure).
 	Failures int
+	// Isolation is what earlier attempts found of the records that fail
+	// the chunk (RecordIsolation); zero when none looked.
+	Isolation Isolation
+}
+
+// Isolation is the progress of the search for the records that fail a
+// chunk (commands/import_chunk_isolate.go), kept on the chunk between
+// attempts: an attempt searches for a bounded time, in the chunk's
+// transaction, and the next one goes on where it stopped.
+type Isolation struct {
+	// Applies is the number of the chunk's first records found to apply,
+	// with Records rejected.
+	Applies int `json:"applies"`
+	// Records are the records found to fail the chunk, in the order found.
+	Records []IsolatedRecord `json:"records"`
+}
+
+// IsolatedRecord is a record found to fail its chunk, rejected when the
+// chunk applies.
+type IsolatedRecord struct {
+	// Index is the record's index in the upload.
+	Index int `json:"index"`
+	// Reason is the rejection's reason, without values.
+	Reason string `json:"reason"`
+	// Code is the SQLSTATE, when PostgreSQL refused the record.
+	Code string `json:"code,omitempty"`
 }
 
 // LockChunk reads the chunk and locks it until tx ends, so that a chunk
@@ -42,11 +68,12 @@ func (s *Store) LockChunk(ctx context.Context, tx pgx.Tx, runID string, seq int)
 	var payload []byte
 	var processed *time.Time
 	var state importing.State
-	err = tx.QueryRow(ctx, `SELECT c.first_index, c.payload, c.processed_at, c.failures,
+	var isolation *Isolation
+	err = tx.QueryRow(ctx, `SELECT c.first_index, c.payload, c.processed_at, c.failures, c.isolation,
 			r.company_id, r.entity, r.state, r.actor, r.source, r.correlation_id, r.may_destroy
 		FROM import_chunks c JOIN import_runs r ON r.id = c.run_id
 		WHERE c.run_id = $1 AND c.seq = $2
-		FOR UPDATE OF c`, runID, seq).Scan(&c.FirstIndex, &payload, &processed, &c.Failures,
+		FOR UPDATE OF c`, runID, seq).Scan(&c.FirstIndex, &payload, &processed, &c.Failures, &isolation,
 		&c.CompanyID, &c.Entity, &state, &c.Actor, &c.Source, &c.CorrelationID, &c.MayDestroy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Chunk{}, false, nil
@@ -55,6 +82,9 @@ func (s *Store) LockChunk(ctx context.Context, tx pgx.Tx, runID string, seq int)
 		return Chunk{}, false, fmt.Errorf("ingest: lock chunk %d of run %s: %w", seq, runID, err)
 	}
 	c.RunID, c.Seq = runID, seq
+	if isolation != nil {
+		c.Isolation = *isolation
+	}
 	c.Done = processed != nil || payload == nil || state == importing.Failed
 	if !c.Done {
 		c.Records = splitRecords(payload)
@@ -100,11 +130,30 @@ func splitRecords(payload []byte) []json.RawMessage {
 // quote record values. It runs in a transaction of its own, since the
 // attempt's was rolled back.
 func (s *Store) RecordFailure(ctx context.Context, runID string, seq int, reason string) (int, error) {
+	return s.recordFailure(ctx, runID, seq, reason, nil)
+}
+
+// RecordIsolation is RecordFailure for an attempt that ran out of its
+// budget while looking for the records that fail the chunk: it keeps, in
+// the same short transaction, what the search found, for the next attempt
+// to go on from (Chunk.Isolation).
+func (s *Store) RecordIsolation(ctx context.Context, runID string, seq int, reason string, found Isolation) (int, error) {
+	b, err := json.Marshal(found)
+	if err != nil {
+		return 0, fmt.Errorf("ingest: record a failure of chunk %d of run %s: %w", seq, runID, err)
+	}
+	return s.recordFailure(ctx, runID, seq, reason, b)
+}
+
+// recordFailure counts a failure of the chunk and, unless isolation is
+// nil, stores it as the chunk's Isolation.
+func (s *Store) recordFailure(ctx context.Context, runID string, seq int, reason string, isolation []byte) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `UPDATE import_chunks
-		SET failures = failures + 1, last_failure = $3, failed_at = clock_timestamp()
+		SET failures = failures + 1, last_failure = $3, failed_at = clock_timestamp(),
+			isolation = COALESCE($4::jsonb, isolation)
 		WHERE run_id = $1 AND seq = $2 AND processed_at IS NULL
-		RETURNING failures`, runID, seq, reason).Scan(&n)
+		RETURNING failures`, runID, seq, reason, isolation).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -134,7 +183,7 @@ func (s *Store) FinishChunk(ctx context.Context, tx pgx.Tx, c Chunk, accepted, r
 			SELECT $1, i, o, r, f FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[]) AS u(i, o, r, f)`,
 			c.RunID, idx, ord, reasons, fields)
 	}
-	b.Queue(`UPDATE import_chunks SET payload = NULL, processed_at = clock_timestamp(), accepted = $3, rejected = $4
+	b.Queue(`UPDATE import_chunks SET payload = NULL, processed_at = clock_timestamp(), accepted = $3, rejected = $4, isolation = NULL
 		WHERE run_id = $1 AND seq = $2`, c.RunID, c.Seq, accepted, rejected)
 	// started_at is the start of the first chunk's transaction (now()),
 	// finished_at the end of the last one's work (clock_timestamp()).
