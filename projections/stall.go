@@ -590,12 +590,6 @@ func replaceStalls(ctx context.Context, tx pgx.Tx, name string, parked map[strin
 // pgx has no xid8 type).
 func xid(p eventstore.Position) string { return strconv.FormatUint(p.TxID, 10) }
 
-// justBefore is a position right before p, for the readers that take
-// what comes after a position.
-func justBefore(p eventstore.Position) eventstore.Position {
-	return eventstore.Position{TxID: p.TxID, Global: p.Global - 1}
-}
-
 // eventTypes returns the types p uses, nil for all (TypeFilter).
 func eventTypes(p Projector) []string {
 	if f, ok := p.(TypeFilter); ok {
