@@ -163,6 +163,12 @@ func TestKilledMidDelivery(t *testing.T) {
 // keeps its lease meanwhile, so the next worker, started at once, neither
 // sends that batch again nor overlaps the request.
 func TestStopFinishesTheAttemptInFlight(t *testing.T) {
+	// The lease is renewed every third of its time to live, so it is lost
+	// only when a renewal comes two thirds of it late: 4 s leaves room for
+	// a machine loaded by two test runs at once (1 s did not: a renewal
+	// late by 0.7 s legitimately lost the lease and the batch was sent
+	// again, as a crash would).
+	const ttl = 4 * time.Second
 	h := newHarness(t)
 	rcv := newReceiver(t)
 	inFlight := make(chan struct{})
@@ -172,17 +178,20 @@ func TestStopFinishesTheAttemptInFlight(t *testing.T) {
 			close(inFlight)
 			// The stop comes meanwhile; the request outlasts the lease's
 			// time to live, so only its renewal keeps the next worker out.
-			time.Sleep(1500 * time.Millisecond) // above LeaseTTL, below RequestTimeout
+			time.Sleep(ttl + 500*time.Millisecond) // the slow receiver's pace: above LeaseTTL, below RequestTimeout
 		})
 		return false
 	})
 	o := h.outlet(rcv.url(), true)
 	h.post(100)
-	stopA := h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "A", time.Second }))
+	slowRequests := func(holder string) func(*delivery.Config) {
+		return func(c *delivery.Config) { c.Holder, c.LeaseTTL, c.RequestTimeout = holder, ttl, 2*ttl }
+	}
+	stopA := h.run(h.config(slowRequests("A")))
 	<-inFlight
 	stopped := make(chan struct{})
 	go func() { stopA(); close(stopped) }()
-	h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "B", time.Second }))
+	h.run(h.config(slowRequests("B")))
 	<-stopped
 	h.post(100)
 	waitFor(t, 20*time.Second, "every message", func() bool { return h.outletState(o.ID).Progress.LastDeliveredMessageNumber == 200 })
