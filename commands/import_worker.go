@@ -16,6 +16,7 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/ingest"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // ImportWorkerName names the worker's Watermill handler and its consumer
@@ -160,7 +161,8 @@ func (w *ImportWorker) handle(msg *message.Message) error {
 	}
 	if err := w.chunks.Handle(ctx, ImportChunk{RunID: m.RunID, Seq: m.Seq}); err != nil {
 		if ctx.Err() == nil {
-			w.cfg.Logger.Error("import chunk failed; retrying", "run_id", m.RunID, "seq", m.Seq, "err", err)
+			w.cfg.Logger.Log(ctx, pg.Level(err), "import chunk failed; retrying", "run_id", m.RunID, "seq", m.Seq,
+				"database_unavailable", pg.Transient(err), "err", err)
 		}
 		return err
 	}
@@ -190,8 +192,8 @@ func (w *ImportWorker) giveUp(h message.HandlerFunc) message.HandlerFunc {
 		if err == nil || msg.Context().Err() != nil {
 			return out, err
 		}
-		w.cfg.Logger.Error("an import chunk keeps failing; it stays pending, its company's later chunks wait for it, and it is retried",
-			"attempts", w.cfg.MessageAttempts, "err", err)
+		w.cfg.Logger.Log(msg.Context(), pg.Level(err), "an import chunk keeps failing; it stays pending, its company's later chunks wait for it, and it is retried",
+			"attempts", w.cfg.MessageAttempts, "database_unavailable", pg.Transient(err), "err", err)
 		if m, perr := ingest.ParseChunkMessage(msg.Payload); perr == nil {
 			w.resume(m.CompanyID)
 		}
@@ -259,7 +261,8 @@ func (w *ImportWorker) resumeLoop(ctx context.Context) {
 					if ctx.Err() == nil {
 						backoff[id] = min(max(2*backoff[id], time.Second), w.cfg.StallAfter)
 						retryAt[id] = time.Now().Add(backoff[id])
-						w.cfg.Logger.Error("a company's import is stopped at a chunk that keeps failing; it is retried", "company_id", id, "err", err)
+						w.cfg.Logger.Log(ctx, pg.Level(err), "a company's import is stopped at a chunk that keeps failing; it is retried",
+							"company_id", id, "database_unavailable", pg.Transient(err), "err", err)
 					}
 					continue
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // A commit that an async projector fails to apply is not retried for ever
@@ -70,8 +71,8 @@ func (r *Runtime) catchUpLoop(ctx context.Context, p Projector) {
 			continue
 		}
 		r.metrics.errors.WithLabelValues(p.Name()).Inc()
-		r.cfg.Logger.Error("projections: a projector is stopped at a commit; it is retried, and no later commit is applied before it",
-			"projector", p.Name(), "err", err)
+		r.cfg.Logger.Log(ctx, pg.Level(err), "projections: a projector is stopped at a commit; it is retried, and no later commit is applied before it",
+			"projector", p.Name(), "database_unavailable", pg.Transient(err), "err", err)
 		wait = min(max(2*wait, time.Second), r.cfg.StallAfter)
 		select {
 		case <-ctx.Done():

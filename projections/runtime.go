@@ -15,6 +15,7 @@ import (
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // Runtime runs the projectors: inline ones through InlineHook, async ones
@@ -176,8 +177,8 @@ func (r *Runtime) giveUp(name string) message.HandlerMiddleware {
 			if err == nil || msg.Context().Err() != nil {
 				return out, err
 			}
-			r.cfg.Logger.Error("projections: a projector failed to apply a commit; it stays before it, and its catch-up loop retries it",
-				"projector", name, "attempts", r.cfg.MessageAttempts, "err", err)
+			r.cfg.Logger.Log(msg.Context(), pg.Level(err), "projections: a projector failed to apply a commit; it stays before it, and its catch-up loop retries it",
+				"projector", name, "attempts", r.cfg.MessageAttempts, "database_unavailable", pg.Transient(err), "err", err)
 			r.nudge(name)
 			return nil, nil
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -63,6 +64,17 @@ func Transient(err error) bool {
 func SchemaMismatch(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "42")
+}
+
+// Level is the level at which a loop that retries logs a failed attempt:
+// a warning while the database is unavailable (Transient: the work goes
+// on by itself once it is back, and readiness and the 503 answers say so
+// meanwhile), an error otherwise, which someone has to look at.
+func Level(err error) slog.Level {
+	if Transient(err) {
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }
 
 // transientState reports whether an SQLSTATE names a condition of the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -45,6 +46,24 @@ func TestTransient(t *testing.T) {
 	} {
 		if got := pg.Transient(tc.err); got != tc.want {
 			t.Errorf("%s: Transient(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestLevel: a retried failure is a warning while the database is away
+// (it passes by itself) and an error otherwise (someone must look).
+func TestLevel(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want slog.Level
+	}{
+		{&pgconn.PgError{Code: "57P01"}, slog.LevelWarn}, // admin shutdown
+		{fmt.Errorf("apply: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), slog.LevelWarn},
+		{&pgconn.PgError{Code: "22003"}, slog.LevelError}, // numeric value out of range
+		{errors.New("a bug"), slog.LevelError},
+	} {
+		if got := pg.Level(tc.err); got != tc.want {
+			t.Errorf("Level(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }
