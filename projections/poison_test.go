@@ -199,71 +199,54 @@ func TestPanicParksItsCompany(t *testing.T) {
 	checkCounts(t, pool, "poisoned")
 }
 
-// TestOutageParksNothing: a commit that fails for a transient reason (a
-// serialization failure, a lost connection) stops the whole projector
-// there, as before, and parks no company: the same commit would apply a
-// moment later, and parking would only reorder the companies' commits
-// for nothing.
-func TestOutageParksNothing(t *testing.T) {
-	pool := pgtest.NewPool(t)
-	createCounterTable(t, pool, "poisoned")
-	store := postgres.New(pool, bus.CommitPublisher{})
-	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
-	poisoned.broken.Store(true)
-	poisoned.flaky.Store(true)
-	reg := prometheus.NewRegistry()
-	rt := poisonRuntime(t, pool, store, reg, 100*time.Millisecond, poisoned)
-	mustAppend(t, store, ticks("acme", "a", 1))
-	mustAppend(t, store, boom("acme", "boom"))
-	mustAppend(t, store, ticks("globex", "g", 2))
-	// Many more failed attempts than it takes to park a company.
-	waitFor(t, 30*time.Second, "the projector's attempts", func() bool {
-		return metricValue(t, reg, "clientele_projection_handler_errors_total", "poisoned") >= 10
-	})
-	if s := stalls(t, rt); len(s) != 0 {
-		t.Fatalf("stalls %+v after transient failures, want none", s)
-	}
-	if got := gotCounts(t, pool, "poisoned"); len(got) != 1 {
-		t.Errorf("poisoned: %v, want only acme's stream a, applied before the failed commit", got)
-	}
-	poisoned.broken.Store(false)
-	waitCaughtUp(t, pool, poisoned)
-	checkCounts(t, pool, "poisoned")
-}
-
-// TestSchemaMismatchParksNothing: a commit that fails because the code
-// and the schema disagree (an older binary, during a rolling deploy, after
-// a migration renamed a column it names) is not the commit's fault: every
-// commit of every company would fail so, and parking them all would only
-// set every company aside. The projector stops there as a whole, parks
-// nothing, and goes on once the statement works again.
-func TestSchemaMismatchParksNothing(t *testing.T) {
-	pool := pgtest.NewPool(t)
-	createCounterTable(t, pool, "poisoned")
-	store := postgres.New(pool, bus.CommitPublisher{})
-	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
-	poisoned.broken.Store(true)
-	poisoned.stale.Store(true)
-	reg := prometheus.NewRegistry()
-	rt := poisonRuntime(t, pool, store, reg, 100*time.Millisecond, poisoned)
-	mustAppend(t, store, ticks("acme", "a", 1))
-	mustAppend(t, store, boom("acme", "boom"))
-	mustAppend(t, store, ticks("globex", "g", 2))
-	// Many more failed attempts than it takes to park a company.
-	waitFor(t, 30*time.Second, "the projector's attempts", func() bool {
-		return metricValue(t, reg, "clientele_projection_handler_errors_total", "poisoned") >= 10
-	})
-	if s := stalls(t, rt); len(s) != 0 {
-		t.Fatalf("stalls %+v after schema errors, want none", s)
-	}
-	if got := gotCounts(t, pool, "poisoned"); len(got) != 1 {
-		t.Errorf("poisoned: %v, want only acme's stream a: the projector stops as a whole at the failed commit", got)
-	}
-	poisoned.broken.Store(false)
-	waitCaughtUp(t, pool, poisoned)
-	checkCounts(t, pool, "poisoned")
-	if s := stalls(t, rt); len(s) != 0 {
-		t.Fatalf("stalls %+v after the projector went on, want none", s)
+// TestFailuresOfNoCommitParkNothing: a commit that fails for a reason
+// that is not the commit's stops the whole projector there, as before,
+// and parks no company:
+//   - a transient failure (a serialization failure, a lost connection):
+//     the same commit would apply a moment later, and parking would only
+//     reorder the companies' commits for nothing;
+//   - a schema mismatch (an older binary, during a rolling deploy, after a
+//     migration renamed a column it names): every commit of every company
+//     would fail so, and parking them all would set every company aside.
+//
+// The projector goes on once the statement works again.
+func TestFailuresOfNoCommitParkNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cause func(*breakable)
+	}{
+		{"transient", func(b *breakable) { b.flaky.Store(true) }},
+		{"schema mismatch", func(b *breakable) { b.stale.Store(true) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := pgtest.NewPool(t)
+			createCounterTable(t, pool, "poisoned")
+			store := postgres.New(pool, bus.CommitPublisher{})
+			poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
+			poisoned.broken.Store(true)
+			tc.cause(poisoned)
+			reg := prometheus.NewRegistry()
+			rt := poisonRuntime(t, pool, store, reg, 100*time.Millisecond, poisoned)
+			mustAppend(t, store, ticks("acme", "a", 1))
+			mustAppend(t, store, boom("acme", "boom"))
+			mustAppend(t, store, ticks("globex", "g", 2))
+			// Many more failed attempts than it takes to park a company.
+			waitFor(t, 30*time.Second, "the projector's attempts", func() bool {
+				return metricValue(t, reg, "clientele_projection_handler_errors_total", "poisoned") >= 10
+			})
+			if s := stalls(t, rt); len(s) != 0 {
+				t.Fatalf("stalls %+v, want none", s)
+			}
+			if got := gotCounts(t, pool, "poisoned"); len(got) != 1 {
+				t.Errorf("poisoned: %v, want only acme's stream a: the projector stops as a whole at the failed commit", got)
+			}
+			poisoned.broken.Store(false)
+			waitCaughtUp(t, pool, poisoned)
+			checkCounts(t, pool, "poisoned")
+			if s := stalls(t, rt); len(s) != 0 {
+				t.Fatalf("stalls %+v after the projector went on, want none", s)
+			}
+		})
 	}
 }
 
