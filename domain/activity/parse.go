@@ -88,7 +88,7 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 	if reason != "" {
 		return Record{}, &Problem{Field: field, Reason: reason}
 	}
-	maps.DeleteFunc(m, func(_ string, v any) bool { return v == nil })
+	maps.DeleteFunc(m, func(k string, v any) bool { return v == nil || k == fieldCustomerID && values.NoCustomerID(v) })
 	id, err := deletion(m)
 	if err != nil || id > 0 {
 		return Record{DeleteID: id}, err

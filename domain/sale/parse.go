@@ -84,6 +84,9 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 	if reason != "" {
 		return Record{}, &Problem{Field: field, Reason: reason}
 	}
+	if v, ok := m[FieldCustomerID]; ok && values.NoCustomerID(v) {
+		delete(m, FieldCustomerID) // a guest
+	}
 	r := Record{Tx: map[string]any{}}
 	if v, ok := m[FieldExternalID]; ok && v != nil {
 		s, reason := id(v)

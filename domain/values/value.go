@@ -177,3 +177,14 @@ func Any[T any](v T, reason string) (any, string) {
 	}
 	return v, ""
 }
+
+// NoCustomerID reports whether v, sent as a customer id (an event's
+// customer_id, a sale's sale_customer_id), means "no customer id": shop
+// plugins send 0, "0", "" or null for a guest, whose email or phone then
+// finds or creates the customer. Read as an id, every guest would be one
+// customer "0" (decisions, Requests: guests).
+func NoCustomerID(v any) bool {
+	s, ok := Scalar(v)
+	s = strings.TrimSpace(s)
+	return v == nil || ok && (s == "" || s == "0")
+}

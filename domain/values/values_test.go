@@ -259,3 +259,16 @@ func TestDecodeRecordNamesOnlyFieldNames(t *testing.T) {
 		}
 	}
 }
+
+func TestNoCustomerID(t *testing.T) {
+	for _, v := range []any{nil, "", " ", "0", " 0 ", json.Number("0")} {
+		if !values.NoCustomerID(v) {
+			t.Errorf("NoCustomerID(%#v) = false, want true: a guest", v)
+		}
+	}
+	for _, v := range []any{"00", "C-1", json.Number("10"), "0.0", true, []any{}} {
+		if values.NoCustomerID(v) {
+			t.Errorf("NoCustomerID(%#v) = true, want false", v)
+		}
+	}
+}
