@@ -12,7 +12,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/clientele
 
 run: build
-	./$(BIN) serve --demo --log-format text
+	./$(BIN) serve --demo --log-format text --sftp-addr 127.0.0.1:2222
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -122,27 +122,58 @@ func (s *Server) principal(c *gin.Context, passwordAllowed bool) (access.Princip
 // itself runs under s.passwords, so log-ins, however many, hold at most
 // Config.PasswordChecks hashes' memory at once.
 func (s *Server) logIn(c *gin.Context, companyID string, cr credentials) (p access.Principal, err error) {
-	okAddr, wait, giveAddr := s.loginAddrs.take(addressKey(c.ClientIP()))
-	if !okAddr {
-		return p, &rateLimitError{what: "failed log-ins from this address", wait: wait}
+	done, err := s.takeLogIn(companyID+"/"+access.EmailKey(cr.email), c.ClientIP())
+	if err != nil {
+		return p, err
 	}
-	okAccount, wait, giveAccount := s.logins.take(companyID + "/" + access.EmailKey(cr.email))
-	if !okAccount {
-		giveAddr()
-		return p, &rateLimitError{what: "failed log-ins for this account", wait: wait}
-	}
-	defer func() {
-		if domain.ErrorCode(err) != domain.Unauthorized {
-			giveAddr()
-			giveAccount()
-		}
-	}()
+	defer func() { done(err) }()
 	leave, err := s.passwords.enter(c.Request.Context())
 	if err != nil {
 		return p, err
 	}
 	defer leave()
 	return s.access.AuthenticatePassword(c.Request.Context(), companyID, cr.email, cr.password, c.GetHeader(headerTOTP))
+}
+
+// takeLogIn counts a log-in attempt for account and for the client
+// address ip, or refuses it with a rateLimitError when either has used up
+// its failed log-ins. done must be called with the attempt's outcome:
+// only an Unauthorized failure keeps its count.
+func (s *Server) takeLogIn(account, ip string) (done func(error), err error) {
+	okAddr, wait, giveAddr := s.loginAddrs.take(addressKey(ip))
+	if !okAddr {
+		return nil, &rateLimitError{what: "failed log-ins from this address", wait: wait}
+	}
+	okAccount, wait, giveAccount := s.logins.take(account)
+	if !okAccount {
+		giveAddr()
+		return nil, &rateLimitError{what: "failed log-ins for this account", wait: wait}
+	}
+	return func(err error) {
+		if domain.ErrorCode(err) != domain.Unauthorized {
+			giveAddr()
+			giveAccount()
+		}
+	}, nil
+}
+
+// LogIns returns the limits of failed log-ins for log-ins that do not
+// come through HTTP (the SFTP drop directory, internal/sftpd). They share
+// the HTTP log-ins' tables, so an address guessing over both is counted
+// once, and have the same limits (docs/access.md, "Limits").
+func (s *Server) LogIns() LogIns { return LogIns{s: s} }
+
+// LogIns limits failed log-ins (Server.LogIns).
+type LogIns struct{ s *Server }
+
+// Take counts a log-in attempt to account (a name of the caller's, which
+// must not collide with "<company id>/<email>", the HTTP accounts) from
+// the client address ip, or refuses it, saying when to retry, when the
+// account or the address has used up its failed log-ins. done must be
+// called with the attempt's error: a domain.Unauthorized one keeps its
+// count, anything else gives it back.
+func (l LogIns) Take(account, ip string) (done func(error), err error) {
+	return l.s.takeLogIn(account, ip)
 }
 
 // authorize enforces the token's scopes on every request, on the path of

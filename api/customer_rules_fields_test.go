@@ -28,8 +28,9 @@ func refused(name, field, body, filter string) ruleCase {
 func TestCustomerRuleFields(t *testing.T) {
 	s := newRuleSuite(t)
 	s.run(t, s.acmeJSON(), []ruleCase{
-		// At least one of external_id, phone_number, email.
-		{name: "identifier required: none given", rounds: oneByOne(badRecFor("", "at least one of external_id, phone_number, email is required",
+		// At least one of external_id, phone_number, email (or the
+		// customer_token Clientele issued: tracking_tokens_test.go).
+		{name: "identifier required: none given", rounds: oneByOne(badRecFor("", "at least one of external_id, phone_number, email, customer_token is required",
 			`{"first_name": "Nobody-1", "city": "Oulu", "can_email": true}`)), check: noneFound("first_name=Nobody-1")},
 		{name: "identifier required: blank and null ones are none", rounds: oneByOne(badRecFor("", "at least one of external_id",
 			`{"external_id": "", "email": "  ", "phone_number": null, "first_name": "Nobody-2"}`)), check: noneFound("first_name=Nobody-2")},
@@ -196,7 +197,7 @@ func TestCustomerRuleCSV(t *testing.T) {
 		accepted("csv phone and email normalised", `{"external_id": "csv-8", "phone_number": "+358 40 100 0008", "email": "CSV.Eight@Example.com", "country": "fi"}`,
 			"external_id=csv-8", `{"phone_number": "+358401000008", "email": "csv.eight@example.com", "country": "FI"}`),
 		refused("csv identifier required", "", `{"first_name": "csv-nobody"}`, "first_name=csv-nobody"),
-		refused("csv unknown column rejected", "favourite", `{"external_id": "csv-9", "favourite": "x"}`, "external_id=csv-9"),
+		accepted("csv unknown column ignored", `{"external_id": "csv-9", "favourite": "x", "city": "Oulu"}`, "external_id=csv-9", `{"city": "Oulu"}`),
 		refused("csv invalid value rejected", "phone_number", `{"external_id": "csv-10", "phone_number": "0401000010"}`, "external_id=csv-10"),
 	})
 }
@@ -246,12 +247,14 @@ func TestCustomerRuleTimezone(t *testing.T) {
 			`{"birth_date": "1980-02-03"}`),
 		naive("own company field", `{"external_id": "tz-8", "`+co.ShortName+`__region": "north"}`, co.ShortName+"__region=north",
 			`{"external_id": "tz-8"}`),
-		{name: "another company's prefix rejected", rounds: oneByOne(badRec(s.acme.ShortName+"__region",
-			`{"external_id": "tz-9", "`+s.acme.ShortName+`__region": "north"}`)),
+		{name: "another company's prefix ignored", rounds: oneByOne(okRec(
+			`{"external_id": "tz-9", "` + s.acme.ShortName + `__region": "north"}`)),
 			check: func(t *testing.T, s *ruleSuite) {
-				if got := s.findAt(t, nordicHost, token, "external_id=tz-9"); len(got) != 0 {
-					t.Errorf("created: %v", got)
+				got := s.findAt(t, nordicHost, token, "external_id=tz-9")
+				if len(got) != 1 {
+					t.Fatalf("external_id=tz-9: %v, want one customer", got)
 				}
+				ruleLacks(t, got[0], s.acme.ShortName+"__region", co.ShortName+"__region")
 			}},
 	})
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // TestCustomerRuleAttribution: every change is an event attributed to its
-// run, its actor (the token that uploaded) and its source ("api" for
-// JSON, "csv" for CSV), as the customer's history shows.
+// run, its actor (the token that uploaded) and its source ("api" for any
+// HTTP upload, JSON or CSV), as the customer's history shows.
 func TestCustomerRuleAttribution(t *testing.T) {
 	s := newRuleSuite(t)
 	in := s.createIntegration(s.admin, "Shop")
@@ -55,8 +55,8 @@ func TestCustomerRuleAttribution(t *testing.T) {
 		want entry
 	}{
 		{"JSON upload: its run, the admin's token, api", entry{"CustomerUpserted", runs[0], adminActor, "api",
-			[]string{"can_email", "can_post", "can_profile", "can_push", "can_sms", "email", "external_id", "first_name"}}},
-		{"CSV upload: its run, the admin's token, csv", entry{"CustomerUpserted", runs[1], adminActor, "csv", []string{"city", "external_id"}}},
+			[]string{"can_email", "can_post", "can_profile", "can_push", "can_sms", "customer_token", "email", "external_id", "first_name"}}},
+		{"CSV upload: its run, the admin's token, api", entry{"CustomerUpserted", runs[1], adminActor, "api", []string{"city", "external_id"}}},
 		{"another token: its run, that token, api", entry{"CustomerUpserted", runs[2], otherActor, "api", []string{"email", "tags"}}},
 		{"deletion: its run, the admin's token, api", entry{"CustomerDeleted", runs[3], adminActor, "api", []string{"is_deleted"}}},
 	}
@@ -94,9 +94,9 @@ func TestCustomerRuleGoodAndBad(t *testing.T) {
 		{"first record, no identifier", 0, "", `{"last_name": "Mixed"}`},
 		{"bad email", 3, "email", `{"email": "mixed-3", "last_name": "Mixed"}`},
 		{"bad value between two good records of one person", 11, "country", `{"external_id": "mix-10", "country": "XX", "last_name": "Mixed"}`},
-		{"unknown field at the end of the first chunk", 999, "nickname", `{"external_id": "mix-999", "nickname": "x", "last_name": "Mixed"}`},
+		{"bad value beside an unknown field at the end of the first chunk", 999, "can_sms", `{"external_id": "mix-999", "nickname": "x", "can_sms": "perhaps", "last_name": "Mixed"}`},
 		{"bad phone at the start of the second chunk", 1000, "phone_number", `{"external_id": "mix-1000", "phone_number": "040", "last_name": "Mixed"}`},
-		{"another company's field", 1050, s.globex.ShortName + "__x", `{"external_id": "mix-1050", "` + s.globex.ShortName + `__x": 1, "last_name": "Mixed"}`},
+		{"bad value beside another company's field", 1050, "last_login", `{"external_id": "mix-1050", "` + s.globex.ShortName + `__x": 1, "last_login": "yesterday", "last_name": "Mixed"}`},
 		{"last record, bad date", 1099, "birth_date", `{"external_id": "mix-1099", "birth_date": "1999-99-99", "last_name": "Mixed"}`},
 	}
 	const n = 1100

@@ -32,9 +32,9 @@ func (e *env) importCustomers(co company.Company, records ...string) {
 		chunk.Records = append(chunk.Records, json.RawMessage(r))
 	}
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		_, rejected, err := e.importers[importing.Customers].ImportChunk(ctx, tx, chunk)
-		if err == nil && len(rejected) > 0 {
-			err = fmt.Errorf("rejected: %+v", rejected)
+		out, err := e.importers[importing.Customers].ImportChunk(ctx, tx, chunk)
+		if err == nil && len(out.Rejections) > 0 {
+			err = fmt.Errorf("rejected: %+v", out.Rejections)
 		}
 		return err
 	})

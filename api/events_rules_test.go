@@ -56,13 +56,13 @@ func TestEventRequiredFieldsAndTypes(t *testing.T) {
 		{"type": "ORDER_SHIPPED", "date": "2025-01-02", "email": "a@x.com", "sale_id": "S1"},
 		{"type": "SENTIMENT", "date": "2025-01-02", "email": "a@x.com", "sentiment_value": "good"},
 		{"type": "SENTIMENT", "date": "2025-01-02", "email": "a@x.com", "sentiment_value": 8},
-		{"type": "MAIL_SUBSCRIBE", "date": "2025-01-02", "email": "a@x.com"},
+		{"type": "MAIL_SUBSCRIBE", "date": "2025-01-02", "email": "a@x.com", "mailing_lists": []},
 		{"type": "BROWSE", "date": "2025-01-02", "email": "nobody@x.com", "label": "home"},
-		{"type": "BROWSE", "date": "2025-01-02", "email": "a@x.com", "label": "home", "colour": "red"},
+		{"type": "BROWSE", "date": "2025-01-02", "email": "a@x.com", "label": "home", "colour": "red", "tags": {"a": 1}},
 		{"type": "BROWSE", "date": "2025-01-02", "customer_token": "tok-1", "label": "home"}
 	]`)
 	want := []rejection{{1, "type"}, {2, "type"}, {3, "type"}, {5, "date"}, {6, ""}, {7, ""}, {8, "tracking_number"},
-		{9, "sentiment_value"}, {11, "mailing_lists"}, {12, "email"}, {13, "colour"}, {14, "customer_token"}}
+		{9, "sentiment_value"}, {11, "mailing_lists"}, {12, "email"}, {13, "tags"}, {14, "customer_token"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rejections (-want +got):\n%s", diff)
 	}
@@ -307,9 +307,10 @@ func TestDataQueryUpdatesCustomersAndProducts(t *testing.T) {
 // num writes an id read from JSON as the integer it is.
 func num(f float64) string { return strconv.FormatInt(int64(f), 10) }
 
-// The customer fields an event carries update its customer; "" removes
-// one, as in a customer import; an event that names its customer and
-// changes nothing leaves the customer as it was.
+// The customer fields an event carries update its customer; "" is not
+// given and removes nothing (the customer part of an event, as of a
+// sale); an event that names its customer and changes nothing leaves the
+// customer as it was.
 func TestEventCustomerFields(t *testing.T) {
 	e, token := eventsEnv(t)
 	e.importAll(token, "/api/customers/upload/", `[{"external_id": "C1", "email": "a@x.com", "company": "Old Oy", "zip_code": "00100"}]`)
@@ -321,7 +322,7 @@ func TestEventCustomerFields(t *testing.T) {
 		t.Fatalf("rejections %v", got)
 	}
 	c := byKey(e.retrieveAll(token, "customers").Items, "external_id")["C1"]
-	if c["last_name"] != "Lind" || c["country"] != "FI" || c["zip_code"] != "00100" || c["company"] != nil {
+	if c["last_name"] != "Lind" || c["country"] != "FI" || c["zip_code"] != "00100" || c["company"] != "Old Oy" {
 		t.Errorf("customer after the events: %v", c)
 	}
 	res := e.do(http.MethodGet, "/api/customers/"+c["id"].(string)+"/history/", bearer(token))
@@ -334,5 +335,38 @@ func TestEventCustomerFields(t *testing.T) {
 	res.decode(t, &h)
 	if len(h.Events) != 2 {
 		t.Errorf("history: %s; want the import and the one event that changed something", res.body)
+	}
+}
+
+// TestEventsSubscriptionsWithoutLists: Magento's newsletter sends
+// MAIL_SUBSCRIBE and MAIL_UNSUBSCRIBE without mailing_lists. Without
+// lists, a subscription grants can_email and leaves the lists as they
+// are (and creates its customer); an unsubscription leaves every list and
+// email marketing, as "_" does. A mailing_lists naming no list is still
+// refused.
+func TestEventsSubscriptionsWithoutLists(t *testing.T) {
+	e, token := eventsEnv(t)
+	e.importAll(token, "/api/customers/upload/", `[{"external_id": "42", "email": "aino@x.com", "mailing_lists": ["news", "offers"]}]`)
+	got := e.importAll(token, "/api/events/upload/", `{"events": [
+		{"email": "aino@x.com", "customer_id": "42", "type": "MAIL_SUBSCRIBE", "date": "2026-01-07 10:00:00", "store_id": "1"},
+		{"email": "fan@x.com", "customer_id": "0", "type": "MAIL_SUBSCRIBE", "date": "2026-01-07 10:05:00", "store_id": "1"},
+		{"email": "fan@x.com", "type": "MAIL_SUBSCRIBE", "date": "2026-01-07 10:06:00", "mailing_lists": ""}
+	]}`)
+	if diff := cmp.Diff([]rejection{{2, "mailing_lists"}}, got); diff != "" {
+		t.Errorf("rejections (-want +got):\n%s", diff)
+	}
+	customers := byKey(e.retrieveAll(token, "customers").Items, "email")
+	if a := customers["aino@x.com"]; a["can_email"] != true || !cmp.Equal(a["mailing_lists"], []any{"news", "offers"}) {
+		t.Errorf("subscribed without lists: %v, want can_email and the lists kept", a)
+	}
+	if f := customers["fan@x.com"]; f == nil || f["can_email"] != true || f["external_id"] != nil {
+		t.Errorf("a guest subscribing without lists: %v, want created with can_email", f)
+	}
+	if got := e.importAll(token, "/api/events/upload/", `[{"email": "aino@x.com", "customer_id": "42", "type": "MAIL_UNSUBSCRIBE", "date": "2026-01-07 10:10:00"}]`); len(got) != 0 {
+		t.Fatalf("rejections %v", got)
+	}
+	a := byKey(e.retrieveAll(token, "customers").Items, "email")["aino@x.com"]
+	if a["can_email"] != false || !cmp.Equal(a["mailing_lists"], []any{}) {
+		t.Errorf("unsubscribed without lists: %v, want can_email false and every list left", a)
 	}
 }

@@ -128,6 +128,7 @@ func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
 
 		Datatargets: readmodels.NewDatatargets(pool),
+		Campaigns:   readmodels.NewCampaigns(pool),
 		Shops:       readmodels.NewShops(pool),
 		Products:    readmodels.NewProducts(pool),
 		Events:      readmodels.NewEvents(pool),
@@ -144,6 +145,7 @@ func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		Imports: readmodels.NewImports(pool),
 		DataQueries: commands.NewRunDataQueryHandler(readmodels.NewMatcher(pool),
 			commands.NewStageUploadHandler(pool, ingest.Limits{})),
+		SFTPKeys: readmodels.NewSFTPKeys(pool),
 	}
 	for _, f := range configure {
 		f(&cfg, &deps)

@@ -55,13 +55,11 @@ func (s *Server) handleUpload(entity importing.Entity) handlerFunc {
 		if err != nil {
 			return err
 		}
-		source := "api"
-		if format == ingest.CSV {
-			source = "csv"
-		}
 		p, _ := principalOf(c)
+		// The source is "api" for any HTTP upload, JSON or CSV (decisions.md,
+		// Answers): it says which door the records came in by.
 		up, err := s.uploads.Handle(commandContext(c), commands.StageUpload{
-			Principal: p, Entity: entity, Format: format, Charset: charset, Body: c.Request.Body, Source: source,
+			Principal: p, Entity: entity, Format: format, Charset: charset, Body: c.Request.Body, Source: "api",
 		})
 		if err != nil {
 			return err
@@ -76,6 +74,7 @@ type importJSON struct {
 	RunID      string           `json:"run_id"`
 	Entity     importing.Entity `json:"entity"`
 	State      importing.State  `json:"state"`
+	Source     string           `json:"source"`
 	Received   int64            `json:"received"`
 	Accepted   int64            `json:"accepted"`
 	Rejected   int64            `json:"rejected"`
@@ -83,8 +82,17 @@ type importJSON struct {
 	CreatedAt  string           `json:"created_at"`
 	StartedAt  *string          `json:"started_at"`
 	FinishedAt *string          `json:"finished_at"`
+	Warnings   []warningJSON    `json:"warnings"`
 	Rejections []rejectionJSON  `json:"rejections"`
 	NextURL    string           `json:"next_url,omitempty"`
+}
+
+// warningJSON is a field the run's imported records carried that is no
+// field of the entity, and was ignored.
+type warningJSON struct {
+	Field      string `json:"field"`
+	Count      int    `json:"count"`
+	FirstIndex int    `json:"first_index"`
 }
 
 type rejectionJSON struct {
@@ -94,8 +102,9 @@ type rejectionJSON struct {
 }
 
 // handleGetImport serves GET /api/imports/<run_id>/ (our addition): the
-// run's state, counts and timestamps, and its rejections in upload order,
-// paged with limit and cursor (next_url).
+// run's state, source, counts and timestamps, its warnings (the fields
+// ignored, each once), and its rejections in upload order, paged with
+// limit and cursor (next_url).
 func (s *Server) handleGetImport(c *gin.Context) error {
 	limit, after, err := rejectionsQuery(c.Request.URL)
 	if err != nil {
@@ -112,9 +121,13 @@ func (s *Server) handleGetImport(c *gin.Context) error {
 		return err
 	}
 	out := importJSON{
-		RunID: run.ID, Entity: run.Entity, State: run.State,
+		RunID: run.ID, Entity: run.Entity, State: run.State, Source: run.Source,
 		Received: run.Received, Accepted: run.Accepted, Rejected: run.Rejected, Failure: run.Failure,
-		CreatedAt: timestamp(run.CreatedAt), Rejections: make([]rejectionJSON, 0, len(rejections)),
+		CreatedAt: timestamp(run.CreatedAt), Warnings: make([]warningJSON, 0, len(run.Warnings)),
+		Rejections: make([]rejectionJSON, 0, len(rejections)),
+	}
+	for _, w := range run.Warnings {
+		out.Warnings = append(out.Warnings, warningJSON(w))
 	}
 	if run.StartedAt != nil {
 		t := timestamp(*run.StartedAt)

@@ -83,6 +83,7 @@ type importAnswer struct {
 		RunID      string  `json:"run_id"`
 		Entity     string  `json:"entity"`
 		State      string  `json:"state"`
+		Source     string  `json:"source"`
 		Received   int     `json:"received"`
 		Accepted   int     `json:"accepted"`
 		Rejected   int     `json:"rejected"`
@@ -90,6 +91,9 @@ type importAnswer struct {
 		CreatedAt  string  `json:"created_at"`
 		StartedAt  *string `json:"started_at"`
 		FinishedAt *string `json:"finished_at"`
+		// Warnings is nil only when the answer has null or no warnings;
+		// a run without any answers [].
+		Warnings   []importing.Warning `json:"warnings"`
 		Rejections []struct {
 			Index  int     `json:"index"`
 			Reason string  `json:"reason"`

@@ -36,13 +36,16 @@ func TestUploadSpellings(t *testing.T) {
 	}
 }
 
-// TestUploadAndReport checks the run's answer, rejections and timestamps
-// included, and the attribution of the events.
+// TestUploadAndReport checks the run's answer, rejections, warnings and
+// timestamps included, and the attribution of the events. The fields the
+// test Importer ignores (unknown_*) are warnings of the records it
+// accepts only.
 func TestUploadAndReport(t *testing.T) {
 	e, _ := newImportEnv(t)
 	token := e.userToken(e.admin, acmeHost)
 	run := e.mustUpload(token, "/api/customers/upload/", withHeader("X-Request-Id", "req-42"),
-		rawBody(`{"customers": [{"id": "a"}, {"id": "b", "bad": true}, {"name": "no id"}, {"id": "c"}]}`))
+		rawBody(`{"customers": [{"id": "a", "unknown_store_id": 1}, {"id": "b", "bad": true, "unknown_store_id": 1, "unknown_rejected": 1},
+			{"name": "no id"}, {"id": "c", "unknown_store_id": 2, "unknown_mage_type": "simple"}]}`))
 	a, res := e.waitRun(token, run)
 	if a.Import.StartedAt == nil || a.Import.FinishedAt == nil {
 		t.Fatalf("timestamps missing: %s", res.body)
@@ -63,13 +66,14 @@ func TestUploadAndReport(t *testing.T) {
 var timestamps = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"`)
 
 // TestUploadCSV uploads CSV in Latin-1 with ";" and checks the records
-// the Importer got, and that the events are attributed to "csv".
+// the Importer got, and that the run and its events are attributed to
+// "api", as any HTTP upload.
 func TestUploadCSV(t *testing.T) {
 	e, _ := newImportEnv(t)
 	token := e.userToken(e.admin, acmeHost)
 	body := "id;first_name;tags.0;tags.1;mailing_lists.add\r\nx1;J\xfcrgen;a;;news\r\nx2;;;b;\r\n"
 	run := e.mustUpload(token, "/api/customer/upload", withHeader("Content-Type", "text/csv; charset=iso-8859-1"), rawBody(body))
-	if a, res := e.waitRun(token, run); a.Import.Accepted != 2 {
+	if a, res := e.waitRun(token, run); a.Import.Accepted != 2 || a.Import.Source != "api" {
 		t.Fatalf("run: %s", res.body)
 	}
 	for id, want := range map[string]string{
@@ -83,8 +87,8 @@ func TestUploadCSV(t *testing.T) {
 		if got := string(evs[0].Data); got != want {
 			t.Errorf("record %s: %s, want %s", id, got, want)
 		}
-		if evs[0].Metadata.Source != "csv" {
-			t.Errorf("record %s: source %q, want csv", id, evs[0].Metadata.Source)
+		if evs[0].Metadata.Source != "api" {
+			t.Errorf("record %s: source %q, want api", id, evs[0].Metadata.Source)
 		}
 	}
 }

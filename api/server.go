@@ -67,6 +67,8 @@ type Deps struct {
 	CustomerHistory CustomerHistory
 	// Datatargets reads datatargets, their queues and outlet logs.
 	Datatargets Datatargets
+	// Campaigns reads campaigns (/api/campaigns/, served when set).
+	Campaigns Campaigns
 	// Shops reads shops (GET /api/data/shops/, served when set).
 	Shops Retriever
 	// Products reads products (GET /api/data/products/, served when set).
@@ -85,6 +87,9 @@ type Deps struct {
 	Imports ImportRuns
 	// DataQueries runs POST /api/data/query/ (served when set).
 	DataQueries DataQueries
+	// SFTPKeys lists the SFTP drop directory's keys (GET, POST and DELETE
+	// /api/sftp-keys/, served when set).
+	SFTPKeys SFTPKeys
 	// Ready reports whether the service can serve traffic (database
 	// reachable, projections running); GET /readyz answers 503 while it
 	// returns an error. Nil means always ready.
@@ -136,12 +141,14 @@ type Server struct {
 	stalled   func(ctx context.Context) (map[string]int, error)
 
 	datatargets Datatargets
+	campaigns   Campaigns
 
 	importers    map[importing.Entity]commands.Importer
 	uploads      Uploads
 	imports      ImportRuns
 	dataQueries  DataQueries
 	uploadRoutes map[string]bool // paths (gin syntax) limited by MaxUploadBytes
+	sftpKeys     SFTPKeys
 
 	customers       Customers
 	customerHistory CustomerHistory
@@ -190,12 +197,14 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		stalled:    deps.Stalled,
 
 		datatargets: deps.Datatargets,
+		campaigns:   deps.Campaigns,
 
 		importers:    deps.Importers,
 		uploads:      deps.Uploads,
 		dataQueries:  deps.DataQueries,
 		imports:      deps.Imports,
 		uploadRoutes: map[string]bool{},
+		sftpKeys:     deps.SFTPKeys,
 
 		customers:       deps.Customers,
 		customerHistory: deps.CustomerHistory,
@@ -329,6 +338,11 @@ func (s *Server) routes() {
 	s.tenant(http.MethodGet, "/api/integrations/", s.handleListIntegrations)
 	s.tenant(http.MethodPost, "/api/integrations/", s.handleCreateIntegration)
 	s.tenant(http.MethodGet, "/api/integrations/:id/", s.handleGetIntegration)
+	if s.sftpKeys != nil {
+		s.tenant(http.MethodGet, "/api/sftp-keys/", s.handleListSFTPKeys)
+		s.tenant(http.MethodPost, "/api/sftp-keys/", s.handleAddSFTPKey)
+		s.tenant(http.MethodDelete, "/api/sftp-keys/:id/", s.handleRemoveSFTPKey)
+	}
 	s.tenant(http.MethodGet, "/api/exchange-rates/", s.handleGetExchangeRates)
 	s.tenant(http.MethodPut, "/api/exchange-rates/", s.handlePutExchangeRates)
 
@@ -370,6 +384,15 @@ func (s *Server) routes() {
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/", s.handleGetOutlet)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/", s.handleOutletLog)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/:entry/", s.handleOutletLogEntry)
+
+	if s.campaigns != nil {
+		s.tenant(http.MethodGet, "/api/campaigns/", s.handleListCampaigns)
+		s.tenant(http.MethodPost, "/api/campaigns/", s.handleCreateCampaign)
+		s.tenant(http.MethodGet, "/api/campaigns/:key/", s.handleGetCampaign)
+		s.tenant(http.MethodPatch, "/api/campaigns/:key/", s.handlePatchCampaign)
+		s.tenant(http.MethodGet, "/api/campaign/actions/", s.handleCampaignStats)
+		s.tenant(http.MethodGet, "/api/beta/campaigns/", s.handleBetaCampaignStats)
+	}
 }
 
 // routedPath is the path of the route the request matched, its

@@ -21,6 +21,7 @@ import (
 	"github.com/clientele/clientele/domain/product"
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/domain/shop"
+	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -82,6 +83,8 @@ type hostileRejection struct {
 // no projector may stall or fail; every refused record must be its own
 // rejection naming the field. The bytes are uploaded as the files hold
 // them: re-encoding would turn a lone surrogate escape into U+FFFD.
+// Unknown keys of any name and value are ignored, and the run's warnings
+// name them only by names that look like field names.
 func TestHostileCorpusThroughEveryProjector(t *testing.T) {
 	e, token := storableEnv(t)
 	feeds := map[string]string{}
@@ -109,6 +112,13 @@ func TestHostileCorpusThroughEveryProjector(t *testing.T) {
 		if a.Import.State != "completed" || a.Import.Accepted != len(good) || a.Import.Rejected != len(bad) {
 			t.Errorf("%s: run %s, %d accepted, %d rejected, want %d and %d: %+v", ent.name, a.Import.State,
 				a.Import.Accepted, a.Import.Rejected, len(good), len(bad), a.Import.Rejections)
+		}
+		// Unknown keys are ignored, whatever they hold, and listed by a
+		// name that looks like a field name, never by one that may be data.
+		for _, w := range a.Import.Warnings {
+			if w.Field != values.UnnamedField && values.SafeName(w.Field) != w.Field || w.Count < 1 {
+				t.Errorf("%s: warning %+v", ent.name, w)
+			}
 		}
 		got := map[int]string{}
 		for _, rj := range a.Import.Rejections {

@@ -46,6 +46,14 @@ type Commands struct {
 	PostDatatargetMessages PostDatatargetMessagesHandler
 	CreateOutlet           CreateOutletHandler
 	DisableOutlet          DisableOutletHandler
+
+	// Campaigns (docs/campaigns.md).
+	CreateCampaign CreateCampaignHandler
+	UpdateCampaign UpdateCampaignHandler
+
+	// SFTP keys of the drop directory (docs/sftp.md).
+	AddSFTPKey    AddSFTPKeyHandler
+	RemoveSFTPKey RemoveSFTPKeyHandler
 }
 
 // New returns every handler on store, with now as the clock.
@@ -62,6 +70,12 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		PostDatatargetMessages: NewPostDatatargetMessagesHandler(store),
 		CreateOutlet:           NewCreateOutletHandler(store, now),
 		DisableOutlet:          NewDisableOutletHandler(store, now),
+
+		CreateCampaign: NewCreateCampaignHandler(store, now),
+		UpdateCampaign: NewUpdateCampaignHandler(store, now),
+
+		AddSFTPKey:    NewAddSFTPKeyHandler(store, now),
+		RemoveSFTPKey: NewRemoveSFTPKeyHandler(store, now),
 	}
 }
 

@@ -68,14 +68,14 @@ func (e *customerEnv) chunk(tb testing.TB, records ...string) (int, []importing.
 		tb.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	accepted, rejections, err := e.importer.ImportChunk(ctx, tx, c)
+	out, err := e.importer.ImportChunk(ctx, tx, c)
 	if err != nil {
 		tb.Fatalf("ImportChunk: %v", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	return accepted, rejections
+	return out.Accepted, out.Rejections
 }
 
 // customerEvent is a recorded customer event, opened when the customer's
@@ -149,7 +149,7 @@ type customerState struct {
 	Version                 int64
 	Deleted, Forgotten      bool
 	HasExternalID, HasEmail bool
-	HasPhone                bool
+	HasPhone, HasToken      bool
 	IdentitiesInRegistry    int
 }
 
@@ -157,10 +157,10 @@ func (e *customerEnv) state(tb testing.TB, id string) customerState {
 	tb.Helper()
 	var s customerState
 	err := e.pool.QueryRow(context.Background(), `SELECT version, deleted, forgotten,
-			external_id_hash IS NOT NULL, email_hash IS NOT NULL, phone_hash IS NOT NULL,
+			external_id_hash IS NOT NULL, email_hash IS NOT NULL, phone_hash IS NOT NULL, token_hash IS NOT NULL,
 			(SELECT count(*) FROM customer_identities i WHERE i.company_id = s.company_id AND i.customer_id = s.customer_id)
 		FROM customer_states s WHERE company_id = $1 AND customer_id = $2`, e.company.ID, id).
-		Scan(&s.Version, &s.Deleted, &s.Forgotten, &s.HasExternalID, &s.HasEmail, &s.HasPhone, &s.IdentitiesInRegistry)
+		Scan(&s.Version, &s.Deleted, &s.Forgotten, &s.HasExternalID, &s.HasEmail, &s.HasPhone, &s.HasToken, &s.IdentitiesInRegistry)
 	if err != nil {
 		tb.Fatalf("state of %s: %v", id, err)
 	}

@@ -37,14 +37,24 @@ type customerLinks struct {
 // loadCustomerLinks loads the registry rows and states that records (nil
 // ones skipped) can reach.
 func loadCustomerLinks(ctx context.Context, tx pgx.Tx, keys crypto.KeyStore, companyID string, records []*customer.Record) (*customerLinks, error) {
-	book := customer.NewBook(func(k customer.Kind, v string) customer.Key {
-		return customer.Key(keys.Keyring.IdentifierHash(companyID, string(k), v))
-	}, NewID)
-	versions, err := loadCustomerBook(ctx, tx, companyID, book, records)
+	l := newCustomerLinks(keys, companyID)
+	versions, err := loadCustomerBook(ctx, tx, companyID, l.book, records)
 	if err != nil {
 		return nil, err
 	}
-	return &customerLinks{companyID: companyID, keys: keys, book: book, versions: versions, sealingSeen: map[string]bool{}}, nil
+	l.versions = versions
+	return l, nil
+}
+
+// newCustomerLinks returns links with an empty book, for the caller to
+// load, and its versions. Identities are keyed by the company's keyed
+// hashes; new customers get ids from NewID and tokens from
+// NewCustomerToken.
+func newCustomerLinks(keys crypto.KeyStore, companyID string) *customerLinks {
+	book := customer.NewBook(func(k customer.Kind, v string) customer.Key {
+		return customer.Key(keys.Keyring.IdentifierHash(companyID, string(k), v))
+	}, NewID, NewCustomerToken)
+	return &customerLinks{companyID: companyID, keys: keys, book: book, versions: map[string]int64{}, sealingSeen: map[string]bool{}}
 }
 
 // decide decides one record; a *customer.Problem rejects it.

@@ -10,22 +10,29 @@ import (
 )
 
 // loadCustomerBook loads into book the registry rows of every identity of
-// the records, then the state of every customer holding one: one query per
-// table for the whole chunk. It returns the customers' stream versions.
+// the records (and of the tokens of those found by token), then the state
+// of every customer holding one: one query per table for the whole chunk.
+// It returns the customers' stream versions.
 func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *customer.Book, records []*customer.Record) (map[string]int64, error) {
 	seen := map[customer.Key]bool{}
 	var hashes [][]byte
+	add := func(k customer.Kind, v string) {
+		if key := book.Key(k, v); !seen[key] {
+			seen[key] = true
+			hashes = append(hashes, []byte(key))
+		}
+	}
 	for _, r := range records {
 		if r == nil {
 			continue
 		}
 		for _, k := range customer.Kinds {
 			if v := r.Identity(k); v != "" {
-				if key := book.Key(k, v); !seen[key] {
-					seen[key] = true
-					hashes = append(hashes, []byte(key))
-				}
+				add(k, v)
 			}
+		}
+		if r.ByToken() {
+			add(customer.Token, r.Token)
 		}
 	}
 	versions := map[string]int64{}
@@ -62,24 +69,37 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	if len(ids) == 0 {
 		return versions, nil
 	}
-	rows, err = tx.Query(ctx, `SELECT customer_id, version, deleted, forgotten, external_id_hash, email_hash, phone_hash
+	rows, err = tx.Query(ctx, `SELECT `+customerStateColumns+`
 		FROM customer_states WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[])`, companyID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("commands: load customer states: %w", err)
 	}
-	var s customer.State
-	var ext, email, phone []byte
-	if _, err := pgx.ForEachRow(rows, []any{&s.ID, &s.Version, &s.Deleted, &s.Forgotten, &ext, &email, &phone}, func() error {
-		s.Keys = customer.Keys{ExternalID: customer.Key(ext), Email: customer.Key(email), Phone: customer.Key(phone)}
-		book.LoadState(s)
-		versions[s.ID] = s.Version
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("commands: load customer states: %w", err)
+	if err := loadCustomerStates(rows, book, versions); err != nil {
+		return nil, err
 	}
 	// A registry row without its state is a broken invariant; Decide
 	// reports it rather than taking the customer for a new one.
 	return versions, nil
+}
+
+// customerStateColumns are the columns of customer_states that
+// loadCustomerStates reads, in its order.
+const customerStateColumns = `customer_id, version, deleted, forgotten, external_id_hash, email_hash, phone_hash, token_hash`
+
+// loadCustomerStates loads rows of customerStateColumns into book, and
+// their stream versions into versions.
+func loadCustomerStates(rows pgx.Rows, book *customer.Book, versions map[string]int64) error {
+	var s customer.State
+	var ext, email, phone, token []byte
+	if _, err := pgx.ForEachRow(rows, []any{&s.ID, &s.Version, &s.Deleted, &s.Forgotten, &ext, &email, &phone, &token}, func() error {
+		s.Keys = customer.Keys{ExternalID: customer.Key(ext), Email: customer.Key(email), Phone: customer.Key(phone), Token: customer.Key(token)}
+		book.LoadState(s)
+		versions[s.ID] = s.Version
+		return nil
+	}); err != nil {
+		return fmt.Errorf("commands: load customer states: %w", err)
+	}
+	return nil
 }
 
 // refusingCustomers returns, of the given customers, those that refuse

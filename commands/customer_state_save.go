@@ -36,7 +36,7 @@ func saveCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 			continue
 		}
 		newStates = append(newStates, []any{companyID, s.ID, s.Version, s.Deleted, s.Forgotten,
-			keyBytes(s.Keys.ExternalID), keyBytes(s.Keys.Email), keyBytes(s.Keys.Phone), now, now})
+			keyBytes(s.Keys.ExternalID), keyBytes(s.Keys.Email), keyBytes(s.Keys.Phone), keyBytes(s.Keys.Token), now, now})
 	}
 	if len(newKeys) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"customer_identities"},
@@ -46,7 +46,7 @@ func saveCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	}
 	if len(newStates) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"customer_states"},
-			[]string{"company_id", "customer_id", "version", "deleted", "forgotten", "external_id_hash", "email_hash", "phone_hash", "created_at", "updated_at"},
+			[]string{"company_id", "customer_id", "version", "deleted", "forgotten", "external_id_hash", "email_hash", "phone_hash", "token_hash", "created_at", "updated_at"},
 			pgx.CopyFromRows(newStates)); err != nil {
 			return fmt.Errorf("commands: save customer states: %w", err)
 		}
@@ -73,21 +73,32 @@ func saveCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	return nil
 }
 
+// queueStateUpdates writes back the states of stored customers.
+//
+// Chunks of a company are applied one at a time, but the token backfill
+// (IssueCustomerTokensHandler) is not one of them: it may give a customer
+// its token, and a version more, between a chunk's read of the state and
+// its write. A customer the chunk appends to then fails the chunk's
+// append (the stream moved), but one that only lost an identity to
+// another customer gets no event, and its stale state is written back.
+// So the write never lowers a version, and a token only ever goes away
+// with forgetting: those are the only two things the backfill changes.
 func queueStateUpdates(b *pgx.Batch, companyID string, states []customer.State, now time.Time) {
 	n := len(states)
 	ids, versions := make([]string, n), make([]int64, n)
 	deleted, forgotten := make([]bool, n), make([]bool, n)
-	ext, email, phone := make([][]byte, n), make([][]byte, n), make([][]byte, n)
+	ext, email, phone, token := make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	for i, s := range states {
 		ids[i], versions[i], deleted[i], forgotten[i] = s.ID, s.Version, s.Deleted, s.Forgotten
-		ext[i], email[i], phone[i] = keyBytes(s.Keys.ExternalID), keyBytes(s.Keys.Email), keyBytes(s.Keys.Phone)
+		ext[i], email[i], phone[i], token[i] = keyBytes(s.Keys.ExternalID), keyBytes(s.Keys.Email), keyBytes(s.Keys.Phone), keyBytes(s.Keys.Token)
 	}
-	b.Queue(`UPDATE customer_states s SET version = u.version, deleted = u.deleted, forgotten = u.forgotten,
-			external_id_hash = u.ext, email_hash = u.email, phone_hash = u.phone, updated_at = $9
-		FROM unnest($2::text[], $3::bigint[], $4::bool[], $5::bool[], $6::bytea[], $7::bytea[], $8::bytea[])
-			AS u(customer_id, version, deleted, forgotten, ext, email, phone)
+	b.Queue(`UPDATE customer_states s SET version = greatest(s.version, u.version), deleted = u.deleted, forgotten = u.forgotten,
+			external_id_hash = u.ext, email_hash = u.email, phone_hash = u.phone,
+			token_hash = CASE WHEN u.forgotten THEN NULL ELSE coalesce(u.token, s.token_hash) END, updated_at = $10
+		FROM unnest($2::text[], $3::bigint[], $4::bool[], $5::bool[], $6::bytea[], $7::bytea[], $8::bytea[], $9::bytea[])
+			AS u(customer_id, version, deleted, forgotten, ext, email, phone, token)
 		WHERE s.company_id = $1 AND s.customer_id = u.customer_id`,
-		companyID, ids, versions, deleted, forgotten, ext, email, phone, now.UTC())
+		companyID, ids, versions, deleted, forgotten, ext, email, phone, token, now.UTC())
 }
 
 // keyBytes returns a key as a column value, NULL for no key.

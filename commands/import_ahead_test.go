@@ -27,7 +27,7 @@ type preparedSpy struct {
 	prepared map[int]bool
 }
 
-func (s *preparedSpy) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk) (int, []importing.Rejection, error) {
+func (s *preparedSpy) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk) (importing.Outcome, error) {
 	s.mu.Lock()
 	s.prepared[c.Seq] = c.Prepared != nil
 	s.mu.Unlock()

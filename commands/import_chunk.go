@@ -110,21 +110,19 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 				CompanyID: c.CompanyID, RunID: c.RunID, Actor: c.Actor, Source: c.Source, CorrelationID: c.CorrelationID,
 			},
 		}
-		var accepted int
-		var rejections []importing.Rejection
+		var out importing.Outcome
 		if c.Failures+1 < isolateAfter && len(c.Isolation.Records) == 0 {
-			accepted, rejections, err = runImporter(ctx, tx, imp, chunk)
+			out, err = runImporter(ctx, tx, imp, chunk)
 		} else {
-			accepted, rejections, isolated, err = isolate(ctx, tx, imp, chunk, c.Isolation)
+			out, isolated, err = isolate(ctx, tx, imp, chunk, c.Isolation)
 		}
 		if err != nil {
 			return fmt.Errorf("commands: import chunk %d of run %s: %w", c.Seq, c.RunID, err)
 		}
-		rejected, err := checkOutcome(c, accepted, rejections)
-		if err != nil {
+		if err := checkOutcome(c, out); err != nil {
 			return err
 		}
-		return h.store.FinishChunk(ctx, tx, c, accepted, rejected, rejections)
+		return h.store.FinishChunk(ctx, tx, c, out)
 	})
 	var perm *PermanentError
 	if errors.As(err, &perm) {
@@ -150,7 +148,7 @@ func (h ImportChunkHandler) failed(ctx context.Context, cmd ImportChunk, entity 
 	if ctx.Err() != nil || entity == "" {
 		return // stopping, or the chunk was not reached: not the chunk's failure
 	}
-	if pg.Transient(err) {
+	if lostRace(err) {
 		h.metrics.failures.WithLabelValues(string(entity), failureTransient).Inc()
 		return
 	}
@@ -171,21 +169,42 @@ func (h ImportChunkHandler) failed(ctx context.Context, cmd ImportChunk, entity 
 }
 
 // checkOutcome makes sure the Importer accounted for every record once,
-// and returns the number of records rejected. A mismatch is a bug of the
-// importer that retrying cannot cure.
-func checkOutcome(c ingest.Chunk, accepted int, rejections []importing.Rejection) (int, error) {
+// and reported warnings only of the chunk's records, at most
+// importing.MaxWarnings. A mismatch is a bug of the importer that
+// retrying cannot cure.
+func checkOutcome(c ingest.Chunk, out importing.Outcome) error {
 	end := c.FirstIndex + len(c.Records)
 	rejected := map[int]bool{}
-	for _, r := range rejections {
+	for _, r := range out.Rejections {
 		if r.Index < c.FirstIndex || r.Index >= end {
-			return 0, Permanent(fmt.Errorf("internal error: the %s importer rejected record %d, outside chunk %d (records %d to %d)",
+			return Permanent(fmt.Errorf("internal error: the %s importer rejected record %d, outside chunk %d (records %d to %d)",
 				c.Entity, r.Index, c.Seq, c.FirstIndex, end-1))
 		}
 		rejected[r.Index] = true
 	}
-	if accepted < 0 || accepted+len(rejected) != len(c.Records) {
-		return 0, Permanent(fmt.Errorf("internal error: the %s importer accepted %d and rejected %d of the %d records of chunk %d",
-			c.Entity, accepted, len(rejected), len(c.Records), c.Seq))
+	if out.Accepted < 0 || out.Accepted+len(rejected) != len(c.Records) {
+		return Permanent(fmt.Errorf("internal error: the %s importer accepted %d and rejected %d of the %d records of chunk %d",
+			c.Entity, out.Accepted, len(rejected), len(c.Records), c.Seq))
 	}
-	return len(rejected), nil
+	if len(out.Warnings) > importing.MaxWarnings {
+		return Permanent(fmt.Errorf("internal error: the %s importer reported %d warnings of chunk %d, more than %d",
+			c.Entity, len(out.Warnings), c.Seq, importing.MaxWarnings))
+	}
+	for _, w := range out.Warnings {
+		if w.FirstIndex < c.FirstIndex || w.FirstIndex >= end || w.Count < 1 || w.Count > out.Accepted {
+			return Permanent(fmt.Errorf("internal error: the %s importer reported a warning of %d records from record %d, not of the %d accepted of chunk %d",
+				c.Entity, w.Count, w.FirstIndex, out.Accepted, c.Seq))
+		}
+	}
+	return nil
+}
+
+// lostRace reports whether err is one the same chunk may not meet again:
+// an outage or a lost race in the database (pg.Transient), or a stream
+// that another writer appended to meanwhile (*eventstore.ConflictError:
+// the token backfill, a datatarget command). Such a failure is retried
+// as it is, never counted towards isolating the chunk's records.
+func lostRace(err error) bool {
+	var conflict *eventstore.ConflictError
+	return pg.Transient(err) || errors.As(err, &conflict)
 }

@@ -127,10 +127,10 @@ func (p *parsed[R]) prefix(n int) Prepared {
 // Importer succeeded, and rolls back (then releases) otherwise. failed is
 // the Importer's error; err is an error of the savepoint itself, which
 // leaves tx unusable.
-func (p *prober) try(n int, reject map[int]string, keep bool) (accepted int, rejections []importing.Rejection, failed, err error) {
+func (p *prober) try(n int, reject map[int]string, keep bool) (out importing.Outcome, failed, err error) {
 	p.probes++
 	if _, err := p.tx.Exec(p.ctx, "SAVEPOINT isolate_probe"); err != nil {
-		return 0, nil, nil, err
+		return importing.Outcome{}, nil, err
 	}
 	c := p.chunk
 	c.Records, c.Reject = c.Records[:n], reject
@@ -140,13 +140,13 @@ func (p *prober) try(n int, reject map[int]string, keep bool) (accepted int, rej
 			c.Prepared = pp.prefix(n)
 		}
 	}
-	accepted, rejections, failed = runImporter(p.ctx, p.tx, p.imp, c)
+	out, failed = runImporter(p.ctx, p.tx, p.imp, c)
 	if failed == nil && keep {
 		_, err = p.tx.Exec(p.ctx, "RELEASE SAVEPOINT isolate_probe")
-		return accepted, rejections, nil, err
+		return out, nil, err
 	}
 	_, err = p.tx.Exec(p.ctx, "ROLLBACK TO SAVEPOINT isolate_probe; RELEASE SAVEPOINT isolate_probe")
-	return accepted, rejections, failed, err
+	return out, failed, err
 }
 
 // prepare returns the chunk's Prepared or, when it has none and imp is a
@@ -175,14 +175,16 @@ func prepare(imp Importer, chunk Chunk, reject map[int]string) (prepared Prepare
 }
 
 // isolate applies the chunk, rejecting the records the store refuses, and
-// returns what the Importer made of it and every record it rejected so,
+// returns what the Importer made of it (the records rejected so count in
+// no warning: the Importer never parsed them) and every record it
+// rejected so,
 // from earlier attempts (from) and this one. It returns an error, and
 // rejects nothing, when the failure is not a record's: when applying none
 // of the records fails too, or when a probe fails for a reason
 // recordsMayCause denies (an outage during the search must never reject
 // good records: the chunk is retried later as ever). When the attempt's
 // budget runs out first, the error is an *isolationPaused.
-func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ingest.Isolation) (int, []importing.Rejection, []ingest.IsolatedRecord, error) {
+func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ingest.Isolation) (importing.Outcome, []ingest.IsolatedRecord, error) {
 	start := time.Now()
 	n := len(chunk.Records)
 	// bad holds the records found, by position, found them in the order
@@ -214,8 +216,8 @@ func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ing
 	for i := range n {
 		none[i] = "not applied"
 	}
-	if _, _, failed, err := p.try(n, none, false); err != nil || failed != nil {
-		return 0, nil, nil, errors.Join(failed, err)
+	if _, failed, err := p.try(n, none, false); err != nil || failed != nil {
+		return importing.Outcome{}, nil, errors.Join(failed, err)
 	}
 	whole := true
 	for {
@@ -243,15 +245,15 @@ func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ing
 		if whole {
 			// The whole chunk first: the records known may be all there are.
 			whole = false
-			accepted, rejections, failed, err := p.try(n, bad, true)
+			out, failed, err := p.try(n, bad, true)
 			if err != nil {
-				return 0, nil, nil, errors.Join(failed, err)
+				return importing.Outcome{}, nil, errors.Join(failed, err)
 			}
 			if failed == nil {
-				return accepted, rejections, found, nil
+				return out, found, nil
 			}
 			if err := fail(n, failed); err != nil {
-				return 0, nil, nil, err
+				return importing.Outcome{}, nil, err
 			}
 		}
 		// The first failing prefix, by steps doubling from lo (records that
@@ -260,21 +262,21 @@ func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ing
 		for step := 1; hi == 0 || lo+step < hi; step *= 2 {
 			end := min(lo+step, n)
 			if spent() {
-				return 0, nil, nil, paused()
+				return importing.Outcome{}, nil, paused()
 			}
-			accepted, rejections, failed, err := p.try(end, bad, end == n)
+			out, failed, err := p.try(end, bad, end == n)
 			if err != nil {
-				return 0, nil, nil, errors.Join(failed, err)
+				return importing.Outcome{}, nil, errors.Join(failed, err)
 			}
 			if failed == nil && end == n {
-				return accepted, rejections, found, nil
+				return out, found, nil
 			}
 			if failed == nil {
 				lo, sure = end, true
 				continue
 			}
 			if err := fail(end, failed); err != nil {
-				return 0, nil, nil, err
+				return importing.Outcome{}, nil, err
 			}
 			break
 		}
@@ -282,16 +284,16 @@ func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ing
 			for hi-lo > 1 {
 				mid := lo + (hi-lo)/2
 				if spent() {
-					return 0, nil, nil, paused()
+					return importing.Outcome{}, nil, paused()
 				}
-				_, _, failed, err := p.try(mid, bad, false)
+				_, failed, err := p.try(mid, bad, false)
 				if err != nil {
-					return 0, nil, nil, errors.Join(failed, err)
+					return importing.Outcome{}, nil, errors.Join(failed, err)
 				}
 				if failed == nil {
 					lo, sure = mid, true
 				} else if err := fail(mid, failed); err != nil {
-					return 0, nil, nil, err
+					return importing.Outcome{}, nil, err
 				}
 			}
 			if sure {
@@ -300,16 +302,16 @@ func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ing
 			// Record lo would be blamed on an earlier attempt's word that the
 			// first lo records apply: check it.
 			if spent() {
-				return 0, nil, nil, paused()
+				return importing.Outcome{}, nil, paused()
 			}
-			_, _, failed, err := p.try(lo, bad, false)
+			_, failed, err := p.try(lo, bad, false)
 			if err != nil {
-				return 0, nil, nil, errors.Join(failed, err)
+				return importing.Outcome{}, nil, errors.Join(failed, err)
 			}
 			if failed == nil {
 				sure = true
 			} else if err := fail(lo, failed); err != nil {
-				return 0, nil, nil, err
+				return importing.Outcome{}, nil, err
 			}
 		}
 		// The first hi-1 records apply and the first hi do not: record
@@ -326,8 +328,8 @@ func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ing
 }
 
 // recordsMayCause reports whether a failure may be a record's doing, so
-// that looking for the record is worth it: not transient (pg.Transient:
-// the database unreachable, a lost race, a cancelled context), not an
+// that looking for the record is worth it: not transient (lostRace: the
+// database unreachable, a lost race, a cancelled context), not an
 // Importer's *PermanentError (the run fails), and not PostgreSQL's
 // complaint about the statement or the schema (pg.SchemaMismatch, class
 // 42: an undefined column, a missing privilege), which no value causes.
@@ -337,7 +339,7 @@ func isolate(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk, from ing
 func recordsMayCause(err error) bool {
 	var perm *PermanentError
 	switch {
-	case pg.Transient(err), errors.As(err, &perm), pg.SchemaMismatch(err):
+	case lostRace(err), errors.As(err, &perm), pg.SchemaMismatch(err):
 		return false
 	}
 	return true
@@ -346,7 +348,7 @@ func recordsMayCause(err error) bool {
 // runImporter runs imp on chunk, making a panic the chunk's error: a
 // record that makes the Importer panic must fail its chunk, and then be
 // found and rejected, like one the store refuses, not end the process.
-func runImporter(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk) (accepted int, rejections []importing.Rejection, err error) {
+func runImporter(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk) (out importing.Outcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &panicError{value: v, stack: debug.Stack()}

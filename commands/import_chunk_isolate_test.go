@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/ingest/testimporter"
 	"github.com/clientele/clientele/internal/pg"
@@ -368,6 +370,40 @@ func TestImportChunkFailureNotARecordsIsNotIsolated(t *testing.T) {
 				t.Fatalf("imports that stood still: %+v", still)
 			}
 		})
+	}
+}
+
+// TestImportChunkLostRaceIsRetried: a chunk that loses a race for a
+// stream (another writer, such as the token backfill, appended to one of
+// its customers meanwhile) is retried as it is: however often that
+// happens, nothing is counted against the chunk and nothing rejected.
+func TestImportChunkLostRaceIsRetried(t *testing.T) {
+	ctx := context.Background()
+	e := newImportEnv(t, pgtest.NewPool(t))
+	run := e.stage(upload(10, nil), 100)
+	races := 5
+	e.imp.Before = func(context.Context, commands.Chunk) error {
+		if races > 0 {
+			races--
+			return fmt.Errorf("append: %w", &eventstore.ConflictError{StreamID: "customer-acme-1", Expected: 1, Actual: 2})
+		}
+		return nil
+	}
+	h := commands.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+	for range 5 {
+		var conflict *eventstore.ConflictError
+		if err := h.Handle(ctx, commands.ImportChunk{RunID: run, Seq: 0}); !errors.As(err, &conflict) {
+			t.Fatalf("Handle: %v, want the conflict", err)
+		}
+		if n, _ := e.failuresOf(run, 0); n != 0 {
+			t.Fatalf("%d failures recorded for a lost race", n)
+		}
+	}
+	if err := h.Handle(ctx, commands.ImportChunk{RunID: run, Seq: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.wait(run); r.Accepted != 10 || r.Rejected != 0 {
+		t.Errorf("run %+v, want 10 accepted", r)
 	}
 }
 

@@ -55,21 +55,21 @@ func (*CustomerImporter) Entity() importing.Entity { return importing.Customers 
 // with one query each, the data keys with one statement per operation,
 // the events with one commit, and the state written back with a COPY per
 // table for new rows and one batch for the rest.
-func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (accepted int, _ []importing.Rejection, err error) {
+func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
 	co := chunk.Company
 	meta, err := chunkMetadata(chunk, "customers")
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	rej := rejecter{chunk: chunk, entity: "customers"}
 	records, problems := chunkRecords(chunk, parseCustomers)
 	if err := rej.rejectAll(problems); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 
 	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, records)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	for i, r := range records {
 		if r == nil {
@@ -77,31 +77,31 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 		}
 		if (r.Delete || r.Forget) && !chunk.MayDestroy {
 			if err := rej.reject(i, destroyProblem(*r)); err != nil {
-				return 0, nil, err
+				return importing.Outcome{}, err
 			}
 			continue
 		}
 		if _, err := links.decide(*r); err != nil {
 			if err := rej.reject(i, err); err != nil {
-				return 0, nil, err
+				return importing.Outcome{}, err
 			}
 			continue
 		}
-		accepted++
+		rej.accept(i, r.Ignored)
 	}
 	streams, _, err := links.commit(ctx, tx)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	if len(streams) > 0 {
 		if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams}); err != nil {
-			return 0, nil, fmt.Errorf("commands: import customers: %w", err)
+			return importing.Outcome{}, fmt.Errorf("commands: import customers: %w", err)
 		}
 	}
 	if err := links.save(ctx, tx, h.now()); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
-	return accepted, rej.list, nil
+	return rej.outcome(), nil
 }
 
 // destroyProblem rejects a customer record that deletes or forgets, sent

@@ -39,7 +39,7 @@ func TestImportCustomersDeleted(t *testing.T) {
 	if diff := cmp.Diff([]string{customer.TypeUpserted, customer.TypeDeleted}, types); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(customerState{Version: 2, Deleted: true, HasExternalID: true, IdentitiesInRegistry: 1}, e.state(t, evs[0].ID)); diff != "" {
+	if diff := cmp.Diff(customerState{Version: 2, Deleted: true, HasExternalID: true, HasToken: true, IdentitiesInRegistry: 2}, e.state(t, evs[0].ID)); diff != "" {
 		t.Errorf("state (-want +got):\n%s", diff)
 	}
 	e.chunk(t, `{"external_id": "A", "is_forgotten": true}`)
@@ -88,6 +88,8 @@ func TestImportCustomersForgotten(t *testing.T) {
 	if diff := cmp.Diff([]string{customer.TypeUpserted, customer.TypeUpserted, customer.TypeForgotten}, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
+	// The identities' keys stay, to refuse the person's return; the
+	// token's is freed, so that the token matches nobody.
 	if diff := cmp.Diff(customerState{Version: 3, Forgotten: true, HasExternalID: true, HasEmail: true, HasPhone: true, IdentitiesInRegistry: 3}, e.state(t, id)); diff != "" {
 		t.Errorf("state (-want +got):\n%s", diff)
 	}

@@ -66,16 +66,16 @@ type pendingEvent struct {
 }
 
 // ImportChunk implements Importer.
-func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
+func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
 	co := chunk.Company
 	meta, err := chunkMetadata(chunk, "events")
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	rej := rejecter{chunk: chunk, entity: "events"}
 	records, problems := chunkRecords(chunk, parseEvents)
 	if err := rej.rejectAll(problems); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	customers := make([]*customer.Record, len(records))
 	var refs []product.Ref
@@ -87,25 +87,24 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 	}
 	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, customers)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	products, err := loadProductLinks(ctx, tx, co.ID, co.Currency, refs)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	var lastID int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT last_id FROM activity_counters WHERE company_id = $1 FOR UPDATE), 0)`,
 		co.ID).Scan(&lastID); err != nil {
-		return 0, nil, fmt.Errorf("commands: import events: read the id counter: %w", err)
+		return importing.Outcome{}, fmt.Errorf("commands: import events: read the id counter: %w", err)
 	}
 	firstID := lastID
 	deleted, err := loadDeletedEvents(ctx, tx, co.ID, records)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 
 	// Decide in record order; the activity events keep that order.
-	accepted := 0
 	var pending []pendingEvent
 	var order []int // per activity event: index in pending, or -id for a deletion
 	var deletions []int64
@@ -116,17 +115,17 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 		if r.DeleteID > 0 {
 			if !chunk.MayDestroy {
 				if err := rej.reject(i, &activity.Problem{Field: "is_deleted", Reason: reasonNeedsAdmin}); err != nil {
-					return 0, nil, err
+					return importing.Outcome{}, err
 				}
 				continue
 			}
 			if r.DeleteID > lastID {
 				if err := rej.reject(i, &activity.Problem{Field: "id", Reason: reasonNoEvent}); err != nil {
-					return 0, nil, err
+					return importing.Outcome{}, err
 				}
 				continue
 			}
-			accepted++
+			rej.accept(i, r.Ignored)
 			if !deleted[r.DeleteID] { // deleted already: nothing changes
 				deleted[r.DeleteID] = true
 				deletions = append(deletions, r.DeleteID)
@@ -137,11 +136,11 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 		o, err := links.decide(r.Customer)
 		if err != nil {
 			if err := rej.reject(i, eventCustomerProblem(err)); err != nil {
-				return 0, nil, err
+				return importing.Outcome{}, err
 			}
 			continue
 		}
-		accepted++
+		rej.accept(i, r.Ignored)
 		lastID++
 		pe := pendingEvent{rec: r, id: lastID, customer: o.CustomerID}
 		if !r.Product.Empty() {
@@ -158,14 +157,14 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 
 	customerStreams, keys, err := links.commit(ctx, tx)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	recorded, errs := make([]eventstore.Event, len(pending)), make([]error, len(pending))
 	inParallel(len(pending), func(i int) {
 		recorded[i], errs[i] = recordedEvent(pending[i], keys)
 	})
 	if err := errors.Join(errs...); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	c := eventstore.Commit{Metadata: meta, Streams: append(customerStreams, products.created...)}
 	if len(order) > 0 {
@@ -181,27 +180,27 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 	}
 	if len(c.Streams) > 0 {
 		if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
-			return 0, nil, fmt.Errorf("commands: import events: %w", err)
+			return importing.Outcome{}, fmt.Errorf("commands: import events: %w", err)
 		}
 	}
 	if len(deletions) > 0 {
 		if _, err := tx.Exec(ctx, `INSERT INTO activity_deleted (company_id, id) SELECT $1, unnest($2::bigint[])`, co.ID, deletions); err != nil {
-			return 0, nil, fmt.Errorf("commands: import events: save the deletions: %w", err)
+			return importing.Outcome{}, fmt.Errorf("commands: import events: save the deletions: %w", err)
 		}
 	}
 	if lastID != firstID {
 		if _, err := tx.Exec(ctx, `INSERT INTO activity_counters (company_id, last_id) VALUES ($1, $2)
 			ON CONFLICT (company_id) DO UPDATE SET last_id = EXCLUDED.last_id`, co.ID, lastID); err != nil {
-			return 0, nil, fmt.Errorf("commands: import events: save the id counter: %w", err)
+			return importing.Outcome{}, fmt.Errorf("commands: import events: save the id counter: %w", err)
 		}
 	}
 	if err := links.save(ctx, tx, h.now()); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	if err := products.save(ctx, tx); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
-	return accepted, rej.list, nil
+	return rej.outcome(), nil
 }
 
 // recordedEvent is the EventRecorded of an accepted event, its personal

@@ -45,15 +45,15 @@ func (*ProductImporter) Entity() importing.Entity { return importing.Products }
 
 // ImportChunk implements Importer. Records are decided in order against
 // the state the earlier records of the chunk left.
-func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
+func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
 	meta, err := chunkMetadata(chunk, "products")
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	rej := rejecter{chunk: chunk, entity: "products"}
 	records, problems := chunkRecords(chunk, parseProducts)
 	if err := rej.rejectAll(problems); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	var ids []string
 	for _, r := range records {
@@ -64,10 +64,9 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 	book := product.NewBook(NewID, chunk.Company.Currency)
 	loaded, err := loadProducts(ctx, tx, chunk.Company.ID, ids, book)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	var streams streamEvents
-	accepted := 0
 	for i, r := range records {
 		if r == nil {
 			continue
@@ -75,29 +74,29 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		o, err := book.Decide(*r)
 		if err != nil {
 			if err := rej.reject(i, err); err != nil {
-				return 0, nil, err
+				return importing.Outcome{}, err
 			}
 			continue
 		}
-		accepted++
+		rej.accept(i, r.Ignored)
 		if o.Event == nil {
 			continue
 		}
 		streams.add(ProductStream(chunk.Company.ID, o.ProductID), loaded[o.ProductID], event(product.TypeUpserted, o.Event))
 	}
 	if len(streams.streams) == 0 {
-		return accepted, rej.list, nil
+		return rej.outcome(), nil
 	}
 	if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams.streams}); err != nil {
-		return 0, nil, fmt.Errorf("commands: import products: %w", err)
+		return importing.Outcome{}, fmt.Errorf("commands: import products: %w", err)
 	}
 	if err := saveProducts(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	if err := saveProductKeys(ctx, tx, chunk.Company.ID, book.KeyChanges()); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
-	return accepted, rej.list, nil
+	return rej.outcome(), nil
 }
 
 // parseProducts returns the company's products parser.

@@ -60,16 +60,16 @@ type pendingSale struct {
 }
 
 // ImportChunk implements Importer.
-func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
+func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
 	co := chunk.Company
 	meta, err := chunkMetadata(chunk, "sales")
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	rej := rejecter{chunk: chunk, entity: "sales"}
 	records, problems := chunkRecords(chunk, parseSales)
 	if err := rej.rejectAll(problems); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	// The records of one sale, in upload order; the sales in the order
 	// first named.
@@ -87,7 +87,7 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	book := sale.NewBook(NewID, co)
 	versions, err := loadSales(ctx, tx, co.ID, order, book)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 
 	// Decide each transaction; its customer part and the rows' products
@@ -123,11 +123,11 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	}
 	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, customers)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	products, err := loadProductLinks(ctx, tx, co.ID, co.Currency, refs)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	// The stored customers of the sales whose records name none: a deleted
 	// or forgotten one refuses them too (and a forgotten one has no key to
@@ -140,15 +140,14 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	}
 	refused, err := refusingCustomers(ctx, tx, co.ID, stored)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 
-	accepted := 0
 	var pending []pendingSale
 	for _, d := range ds {
 		for _, r := range d.rej {
 			if err := rej.reject(d.idx[r.Record], r.Err); err != nil {
-				return 0, nil, err
+				return importing.Outcome{}, err
 			}
 		}
 		out := d.out
@@ -172,13 +171,15 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 			book.Restore(d.ext, d.before, d.existed)
 			for _, a := range out.Accepted {
 				if err := rej.reject(d.idx[a], refusal); err != nil {
-					return 0, nil, err
+					return importing.Outcome{}, err
 				}
 			}
 			continue
 		}
 		book.SetCustomer(out.SaleID, customerID)
-		accepted += len(out.Accepted)
+		for _, a := range out.Accepted {
+			rej.accept(d.idx[a], records[d.idx[a]].Ignored)
+		}
 		if !out.Changed() {
 			continue
 		}
@@ -195,31 +196,31 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 
 	customerStreams, keys, err := links.commit(ctx, tx)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	upserts, errs := make([]eventstore.StreamAppend, len(pending)), make([]error, len(pending))
 	inParallel(len(pending), func(i int) {
 		upserts[i], errs[i] = saleAppend(co.ID, pending[i], versions, keys)
 	})
 	if err := errors.Join(errs...); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	c := eventstore.Commit{Metadata: meta, Streams: append(append(customerStreams, products.created...), upserts...)}
 	if len(c.Streams) > 0 {
 		if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
-			return 0, nil, fmt.Errorf("commands: import sales: %w", err)
+			return importing.Outcome{}, fmt.Errorf("commands: import sales: %w", err)
 		}
 	}
 	if err := links.save(ctx, tx, h.now()); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	if err := products.save(ctx, tx); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	if err := saveSales(ctx, tx, co.ID, book.Touched()); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
-	return accepted, rej.list, nil
+	return rej.outcome(), nil
 }
 
 // saleAppend is the SaleUpserted of a decided transaction, its personal

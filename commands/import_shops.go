@@ -42,15 +42,15 @@ func (*ShopImporter) Entity() importing.Entity { return importing.Shops }
 
 // ImportChunk implements Importer. Records are decided in order, so two
 // records of one new shop create one shop and the second updates it.
-func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (int, []importing.Rejection, error) {
+func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
 	meta, err := chunkMetadata(chunk, "shops")
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	rej := rejecter{chunk: chunk, entity: "shops"}
 	records, problems := chunkRecords(chunk, parseShops)
 	if err := rej.rejectAll(problems); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	var ids []string
 	for _, r := range records {
@@ -61,15 +61,14 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 	book := shop.NewBook(NewID)
 	loaded, err := loadShops(ctx, tx, chunk.Company.ID, ids, book)
 	if err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
 	var streams streamEvents
-	accepted := 0
-	for _, r := range records {
+	for i, r := range records {
 		if r == nil {
 			continue
 		}
-		accepted++
+		rej.accept(i, r.Ignored)
 		o := book.Decide(*r)
 		if o.Event == nil {
 			continue
@@ -77,15 +76,15 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		streams.add(ShopStream(chunk.Company.ID, o.ShopID), loaded[o.ShopID], event(shop.TypeUpserted, o.Event))
 	}
 	if len(streams.streams) == 0 {
-		return accepted, rej.list, nil
+		return rej.outcome(), nil
 	}
 	if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams.streams}); err != nil {
-		return 0, nil, fmt.Errorf("commands: import shops: %w", err)
+		return importing.Outcome{}, fmt.Errorf("commands: import shops: %w", err)
 	}
 	if err := saveShops(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
-		return 0, nil, err
+		return importing.Outcome{}, err
 	}
-	return accepted, rej.list, nil
+	return rej.outcome(), nil
 }
 
 // parseShops returns the company's shops parser.

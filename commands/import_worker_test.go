@@ -177,7 +177,8 @@ func TestImportWorkerImporterBug(t *testing.T) {
 // liarImporter claims one record more than it accepted.
 type liarImporter struct{ *testimporter.Importer }
 
-func (l liarImporter) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk) (int, []importing.Rejection, error) {
-	n, rej, err := l.Importer.ImportChunk(ctx, tx, c)
-	return n + 1, rej, err
+func (l liarImporter) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk) (importing.Outcome, error) {
+	out, err := l.Importer.ImportChunk(ctx, tx, c)
+	out.Accepted++
+	return out, err
 }

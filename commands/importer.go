@@ -26,9 +26,10 @@ type Importer interface {
 	// domain rules, using and updating the write-side state in tx, and
 	// appends the resulting events as one commit with TxAppender.AppendTx
 	// in the same tx (no commit when nothing changed). A record that breaks
-	// a rule becomes a Rejection and never blocks the others. An error
-	// aborts the whole chunk, which is then retried.
-	ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (accepted int, rejections []importing.Rejection, err error)
+	// a rule becomes a Rejection and never blocks the others; the fields
+	// the accepted records carried that are no fields of the entity are
+	// the Warnings. An error aborts the whole chunk, which is then retried.
+	ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error)
 }
 
 // Chunk is a slice of one upload's records, in upload order.
@@ -44,7 +45,7 @@ type Chunk struct {
 	// property-path columns.
 	Records []json.RawMessage
 	// Metadata is stamped on every event of the chunk: company, run,
-	// actor, source ("api", "csv", "cli", "sftp"), correlation id.
+	// actor, source ("api", "cli", "sftp"), correlation id.
 	Metadata eventstore.Metadata
 	// Prepared is what the Importer's Prepare made of Records for Company
 	// ahead of the chunk's transaction, or nil: the importer then parses
@@ -97,11 +98,30 @@ func chunkMetadata(chunk Chunk, entity string) (eventstore.Metadata, error) {
 	return meta, nil
 }
 
-// rejecter collects the rejections of a chunk.
+// rejecter collects what an Importer makes of each record of a chunk:
+// the rejections, and the records accepted with the fields they ignored
+// (warnings counts only these, so a record rejected after parsing, or by
+// the chunk's Reject, never counts in a warning).
 type rejecter struct {
-	chunk  Chunk
-	entity string
-	list   []importing.Rejection
+	chunk    Chunk
+	entity   string
+	list     []importing.Rejection
+	accepted int
+	ignored  []ignoredAt
+}
+
+// accept records that the chunk's record i is imported, ignoring the
+// fields ig names.
+func (r *rejecter) accept(i int, ig values.Ignored) {
+	r.accepted++
+	if len(ig) > 0 {
+		r.ignored = append(r.ignored, ignoredAt{index: r.chunk.FirstIndex + i, fields: ig})
+	}
+}
+
+// outcome is what the chunk's records came to.
+func (r *rejecter) outcome() importing.Outcome {
+	return importing.Outcome{Accepted: r.accepted, Rejections: r.list, Warnings: warnings(r.ignored)}
 }
 
 // reject records that the chunk's record i is rejected when err is a

@@ -27,9 +27,17 @@ type StageUpload struct {
 	Charset string
 	// Body is read to its end, record by record.
 	Body io.Reader
-	// Source is recorded on the run's events: "api", "csv", "cli", "sftp".
+	// Source is recorded on the run and its events: "api" (any HTTP
+	// upload, JSON or CSV), "cli", "sftp".
 	// Empty takes the source of the context (WithRequest), else "api".
 	Source string
+	// RunID, when set, is the run's id, chosen and recorded by the caller
+	// before staging (the SFTP drop directory, so that a file staged again
+	// after a crash is the same run, never a second one). A run of that id
+	// still receiving, left by a process killed while staging, is
+	// discarded first; the caller must not stage again a run that was
+	// scheduled. Empty is a fresh id.
+	RunID string
 }
 
 // StagedUpload is a scheduled run.
@@ -76,8 +84,14 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	if cmd.Source != "" {
 		md.Source = cmd.Source
 	}
+	id := cmd.RunID
+	if id == "" {
+		id = NewID()
+	} else if err := h.store.DiscardUnscheduled(ctx, id); err != nil {
+		return StagedUpload{}, err
+	}
 	run := ingest.Run{
-		ID: NewID(), CompanyID: p.CompanyID, Entity: cmd.Entity,
+		ID: id, CompanyID: p.CompanyID, Entity: cmd.Entity,
 		Actor: md.Actor, Source: md.Source, CorrelationID: md.CorrelationID,
 		MayDestroy: mayDestroy(p),
 	}

@@ -29,6 +29,7 @@ type companyRow struct {
 	ShortName        string            `json:"short_name"`
 	CustomEventTypes []string          `json:"custom_event_types"`
 	ExchangeRates    map[string]string `json:"exchange_rates"`
+	PhoneRegion      string            `json:"phone_region"`
 	CreatedAt        time.Time         `json:"created_at"`
 	UpdatedAt        time.Time         `json:"updated_at"`
 	domains          []string
@@ -92,21 +93,24 @@ func (Companies) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Recor
 		}
 	}
 	const record = `jsonb_to_recordset($1::jsonb) AS r(id text, slug text, name text, timezone text, currency text,
-		short_name text, custom_event_types text[], exchange_rates jsonb, created_at timestamptz, updated_at timestamptz)`
+		short_name text, custom_event_types text[], exchange_rates jsonb, phone_region text, created_at timestamptz,
+		updated_at timestamptz)`
 	var b pgx.Batch
 	if err := queueRows(&b, "companies", `
-		INSERT INTO companies (id, slug, name, timezone, currency, short_name, custom_event_types, exchange_rates, created_at, updated_at)
-		SELECT id, slug, name, timezone, currency, short_name, custom_event_types, exchange_rates, created_at, updated_at FROM `+record+`
+		INSERT INTO companies (id, slug, name, timezone, currency, short_name, custom_event_types, exchange_rates, phone_region,
+			created_at, updated_at)
+		SELECT id, slug, name, timezone, currency, short_name, custom_event_types, exchange_rates, phone_region,
+			created_at, updated_at FROM `+record+`
 		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, timezone = EXCLUDED.timezone,
 			currency = EXCLUDED.currency, short_name = EXCLUDED.short_name,
 			custom_event_types = EXCLUDED.custom_event_types, exchange_rates = EXCLUDED.exchange_rates,
-			updated_at = EXCLUDED.updated_at`, created); err != nil {
+			phone_region = EXCLUDED.phone_region, updated_at = EXCLUDED.updated_at`, created); err != nil {
 		return err
 	}
 	if err := queueRows(&b, "companies", `
 		UPDATE companies c SET name = r.name, timezone = r.timezone, currency = r.currency,
 			short_name = r.short_name, custom_event_types = r.custom_event_types,
-			exchange_rates = r.exchange_rates, updated_at = r.updated_at
+			exchange_rates = r.exchange_rates, phone_region = r.phone_region, updated_at = r.updated_at
 		FROM `+record+` WHERE c.id = r.id`, changed); err != nil {
 		return err
 	}
@@ -131,5 +135,6 @@ func (r *companyRow) set(s company.SettingsData) {
 	if r.ExchangeRates == nil {
 		r.ExchangeRates = map[string]string{}
 	}
+	r.PhoneRegion = s.PhoneRegion // "" in events from before it existed
 	r.domains = s.Domains
 }

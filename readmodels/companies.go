@@ -32,7 +32,7 @@ func NewCompanies(pool *pgxpool.Pool, baseDomain string) *Companies {
 	return &Companies{pool: pool, baseDomain: normalizeHost(baseDomain)}
 }
 
-const selectCompany = `SELECT c.id, c.slug, c.name, c.timezone, c.currency, c.short_name, c.custom_event_types, c.exchange_rates, c.created_at,
+const selectCompany = `SELECT c.id, c.slug, c.name, c.timezone, c.currency, c.short_name, c.custom_event_types, c.exchange_rates, c.phone_region, c.created_at,
 	ARRAY(SELECT d.domain FROM company_domains d WHERE d.company_id = c.id ORDER BY d.domain)
 	FROM companies c `
 
@@ -121,7 +121,7 @@ func (q *Companies) one(ctx context.Context, where string, args ...any) (company
 
 func scanCompany(row pgx.CollectableRow) (company.Company, error) {
 	var c company.Company
-	err := row.Scan(&c.ID, &c.Slug, &c.Name, &c.Timezone, &c.Currency, &c.ShortName, &c.CustomEventTypes, &c.ExchangeRates, &c.CreatedAt, &c.Domains)
+	err := row.Scan(&c.ID, &c.Slug, &c.Name, &c.Timezone, &c.Currency, &c.ShortName, &c.CustomEventTypes, &c.ExchangeRates, &c.PhoneRegion, &c.CreatedAt, &c.Domains)
 	c.CreatedAt = c.CreatedAt.UTC()
 	if len(c.ExchangeRates) == 0 {
 		c.ExchangeRates = nil // as the domain has it: no table is nil

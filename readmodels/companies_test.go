@@ -2,6 +2,7 @@ package readmodels_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,6 +122,39 @@ func TestCompaniesExchangeRates(t *testing.T) {
 		}
 		if diff := cmp.Diff(changed, got, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
 			t.Errorf("%s: company (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// TestCompaniesPhoneRegion: the company's phone_region is none until set,
+// then answered by every lookup, as the import worker's chunks read it.
+func TestCompaniesPhoneRegion(t *testing.T) {
+	pool, cmds := setup(t)
+	ctx := context.Background()
+	q := readmodels.NewCompanies(pool, "")
+	a := mustCompany(t, cmds, "acme")
+	if got, err := q.ByID(ctx, a.ID); err != nil || got.PhoneRegion != "" {
+		t.Errorf("new company: phone_region %q, %v; want none", got.PhoneRegion, err)
+	}
+	fi := "fi"
+	if _, err := cmds.UpdateCompanySettings.Handle(ctx, commands.UpdateCompanySettings{
+		Principal: access.System(a.ID), CompanyID: a.ID, Change: company.SettingsChange{PhoneRegion: &fi},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for name, get := range map[string]func() (company.Company, error){
+		"ByID":   func() (company.Company, error) { return q.ByID(ctx, a.ID) },
+		"BySlug": func() (company.Company, error) { return q.BySlug(ctx, "acme") },
+		"List": func() (company.Company, error) {
+			cs, err := q.List(ctx)
+			if err != nil || len(cs) != 1 {
+				return company.Company{}, fmt.Errorf("List: %v %v", cs, err)
+			}
+			return cs[0], nil
+		},
+	} {
+		if got, err := get(); err != nil || got.PhoneRegion != "FI" {
+			t.Errorf("%s: phone_region %q, %v; want FI", name, got.PhoneRegion, err)
 		}
 	}
 }

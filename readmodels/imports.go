@@ -21,6 +21,9 @@ type ImportRun struct {
 	CompanyID string
 	Entity    importing.Entity
 	State     importing.State
+	// Source is where the upload came from: "api" (any HTTP upload, JSON
+	// or CSV), "sftp" or "cli".
+	Source string
 	// Received is the number of records uploaded; Accepted and Rejected
 	// grow as chunks are processed.
 	Received, Accepted, Rejected int64
@@ -30,10 +33,15 @@ type ImportRun struct {
 	// was taken up; FinishedAt when it completed or failed.
 	CreatedAt             time.Time
 	StartedAt, FinishedAt *time.Time
+	// Warnings are the fields the run's imported records carried that
+	// are no fields of the entity, ignored, ordered by FirstIndex then
+	// Field; at most importing.MaxWarnings.
+	Warnings []importing.Warning
 }
 
-// Imports reads import runs and their rejections (kept by the import
-// worker in import_runs and import_rejections).
+// Imports reads import runs, their rejections and their warnings (kept
+// by the import worker in import_runs, import_rejections and
+// import_warnings).
 type Imports struct {
 	pool *pgxpool.Pool
 }
@@ -51,10 +59,10 @@ func NewImports(pool *pgxpool.Pool) *Imports {
 // NotFound.
 func (q *Imports) Run(ctx context.Context, companyID, runID string) (ImportRun, error) {
 	var r ImportRun
-	err := q.pool.QueryRow(ctx, `SELECT id, company_id, entity, state, received, accepted, rejected,
+	err := q.pool.QueryRow(ctx, `SELECT id, company_id, entity, state, source, received, accepted, rejected,
 			COALESCE(failure, ''), created_at, started_at, finished_at
 		FROM import_runs WHERE id = $1 AND company_id = $2 AND state <> 'receiving'`, runID, companyID).Scan(
-		&r.ID, &r.CompanyID, &r.Entity, &r.State, &r.Received, &r.Accepted, &r.Rejected,
+		&r.ID, &r.CompanyID, &r.Entity, &r.State, &r.Source, &r.Received, &r.Accepted, &r.Rejected,
 		&r.Failure, &r.CreatedAt, &r.StartedAt, &r.FinishedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ImportRun{}, domain.Errorf(domain.NotFound, "no such import run")
@@ -67,6 +75,19 @@ func (q *Imports) Run(ctx context.Context, companyID, runID string) (ImportRun, 
 		if t != nil {
 			*t = t.UTC()
 		}
+	}
+	// A run lists at most importing.MaxWarnings: no paging needed.
+	rows, err := q.pool.Query(ctx, `SELECT field, count, first_index FROM import_warnings
+		WHERE run_id = $1 ORDER BY first_index, field`, r.ID)
+	if err != nil {
+		return ImportRun{}, fmt.Errorf("readmodels: import run warnings: %w", err)
+	}
+	r.Warnings, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (importing.Warning, error) {
+		var w importing.Warning
+		return w, row.Scan(&w.Field, &w.Count, &w.FirstIndex)
+	})
+	if err != nil {
+		return ImportRun{}, fmt.Errorf("readmodels: import run warnings: %w", err)
 	}
 	return r, nil
 }

@@ -21,7 +21,10 @@ func TestImports(t *testing.T) {
 		       ('run2', 'acme', 'customers', 'receiving', 'system', 'api', 'c', 0, 0, 0, NULL);
 		INSERT INTO import_rejections (run_id, record_index, ord, reason, field) VALUES
 			('run1', 1, 0, 'r1', 'email'), ('run1', 1, 1, 'r1b', ''), ('run1', 5, 0, 'r5', 'phone_number'),
-			('run1', 12, 0, 'r12', ''), ('run2', 0, 0, 'other run', '')`)
+			('run1', 12, 0, 'r12', ''), ('run2', 0, 0, 'other run', '');
+		INSERT INTO import_warnings (run_id, field, count, first_index) VALUES
+			('run1', 'store_id', 4, 3), ('run1', 'mage_type', 1, 3), ('run1', '(unnamed)', 2, 7), ('run1', 'state', 9, 0),
+			('run2', 'other_run', 1, 0)`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +37,12 @@ func TestImports(t *testing.T) {
 	if run.State != importing.Running || run.Received != 10 || run.Accepted != 4 || run.Rejected != 3 ||
 		run.StartedAt == nil || run.FinishedAt != nil || run.CreatedAt.Location().String() != "UTC" {
 		t.Errorf("run: %+v", run)
+	}
+	// Warnings by first index, then field; the run's own only.
+	wantWarnings := []importing.Warning{{Field: "state", Count: 9, FirstIndex: 0}, {Field: "mage_type", Count: 1, FirstIndex: 3},
+		{Field: "store_id", Count: 4, FirstIndex: 3}, {Field: "(unnamed)", Count: 2, FirstIndex: 7}}
+	if diff := cmp.Diff(wantWarnings, run.Warnings); diff != "" || run.Source != "api" {
+		t.Errorf("run source %q, warnings (-want +got):\n%s", run.Source, diff)
 	}
 	for name, tc := range map[string]struct{ company, id string }{
 		"another company's": {"globex", "run1"},

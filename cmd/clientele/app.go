@@ -183,7 +183,8 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 // customers' sealed data.
 func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
 	return []projections.Projector{projections.NewCustomers(keys), projections.NewShops(), projections.NewProducts(),
-		projections.NewEvents(keys), projections.NewSales(keys), projections.NewDatasync(keys)}
+		projections.NewEvents(keys), projections.NewSales(keys), projections.NewDatasync(keys),
+		projections.NewCampaignStats()}
 }
 
 // close releases everything in reverse order of acquisition.

@@ -58,6 +58,7 @@ func newCompanyCommand(g *globals) *cobra.Command {
 	f.StringVar(&s.Timezone, "timezone", "", "IANA time zone for naive datetimes, e.g. Europe/Helsinki (default UTC)")
 	f.StringVar(&s.Currency, "currency", "", "default ISO 4217 currency, e.g. EUR (default EUR)")
 	f.StringVar(&s.ShortName, "short-name", "", "prefix of company-specific fields, <SHORT>__<field> (default: from the slug)")
+	f.StringVar(&s.PhoneRegion, "phone-region", "", phoneRegionUsage+" (default: none)")
 	f.StringArrayVar(&rates, "exchange-rate", nil, exchangeRateUsage)
 
 	var ch settingsFlags
@@ -87,16 +88,20 @@ func newCompanyCommand(g *globals) *cobra.Command {
 		},
 	}
 	ch.bind(update)
-	cmd.AddCommand(create, update)
+	cmd.AddCommand(create, update, newSFTPKeyCommand(g))
 	return cmd
 }
 
 // settingsFlags are the flags of `company update`; only the flags given
 // change.
 type settingsFlags struct {
-	name, timezone, currency, shortName string
-	domains, eventTypes, rates          []string
+	name, timezone, currency, shortName, phoneRegion string
+	domains, eventTypes, rates                       []string
 }
+
+// phoneRegionUsage documents --phone-region.
+const phoneRegionUsage = "ISO 3166-1 alpha-2 country in which a phone number without + is read when its record names " +
+	"no country, e.g. FI; empty: international numbers only"
 
 // exchangeRateUsage documents --exchange-rate.
 const exchangeRateUsage = "exchange rate CODE=RATE from the ISO 4217 currency CODE to the default currency: " +
@@ -108,6 +113,7 @@ func (s *settingsFlags) bind(cmd *cobra.Command) {
 	f.StringVar(&s.timezone, "timezone", "", "IANA time zone")
 	f.StringVar(&s.currency, "currency", "", "default ISO 4217 currency")
 	f.StringVar(&s.shortName, "short-name", "", "prefix of company-specific fields")
+	f.StringVar(&s.phoneRegion, "phone-region", "", phoneRegionUsage+" (--phone-region '' removes it)")
 	f.StringArrayVar(&s.domains, "domain", nil, "custom host names (repeatable; replaces the list; --domain '' clears it)")
 	f.StringArrayVar(&s.eventTypes, "event-type", nil, "custom event types (repeatable; replaces the list; --event-type '' clears it)")
 	f.StringArrayVar(&s.rates, "exchange-rate", nil, exchangeRateUsage+"; sets the rates given and keeps the others; CODE= removes CODE's rate")
@@ -127,6 +133,9 @@ func (s *settingsFlags) change(cmd *cobra.Command) (company.SettingsChange, erro
 	}
 	if set("short-name") {
 		ch.ShortName = &s.shortName
+	}
+	if set("phone-region") {
+		ch.PhoneRegion = &s.phoneRegion
 	}
 	if set("domain") {
 		d := nonEmpty(s.domains)
@@ -180,8 +189,8 @@ func nonEmpty(list []string) []string {
 }
 
 func printCompany(g *globals, c company.Company) {
-	fmt.Fprintf(g.stdout, "company %s\n  id:             %s\n  name:           %s\n  timezone:       %s\n  currency:       %s\n  short name:     %s\n  domains:        %s\n  event types:    %s\n  exchange rates: %s\n",
-		c.Slug, c.ID, c.Name, c.Timezone, c.Currency, c.ShortName, strings.Join(c.Domains, ", "), strings.Join(c.CustomEventTypes, ", "),
+	fmt.Fprintf(g.stdout, "company %s\n  id:             %s\n  name:           %s\n  timezone:       %s\n  currency:       %s\n  phone region:   %s\n  short name:     %s\n  domains:        %s\n  event types:    %s\n  exchange rates: %s\n",
+		c.Slug, c.ID, c.Name, c.Timezone, c.Currency, c.PhoneRegion, c.ShortName, strings.Join(c.Domains, ", "), strings.Join(c.CustomEventTypes, ", "),
 		formatRates(c))
 }
 

@@ -60,3 +60,35 @@ func TestCompanyExchangeRates(t *testing.T) {
 		})
 	}
 }
+
+// TestCompanyPhoneRegion sets and removes phone_region with `company
+// create/update --phone-region` and checks what `company` prints; an
+// invalid region is refused with the settings' validation error.
+func TestCompanyPhoneRegion(t *testing.T) {
+	getenv := env(map[string]string{"DATABASE_URL": pgtest.URL(t), "CLIENTELE_LOG_LEVEL": "warn"})
+	out := mustRun(t, getenv, "company", "create", "acme")
+	if !strings.Contains(out, "  phone region:   \n") {
+		t.Fatalf("company create printed %q, want no phone region", out)
+	}
+	out = mustRun(t, getenv, "company", "update", "acme", "--phone-region", "fi")
+	if !strings.Contains(out, "  phone region:   FI\n") {
+		t.Fatalf("--phone-region fi printed %q", out)
+	}
+	out = mustRun(t, getenv, "company", "update", "acme", "--name", "Acme Oy")
+	if !strings.Contains(out, "  phone region:   FI\n") {
+		t.Fatalf("another setting printed %q, want FI kept", out)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"company", "update", "acme", "--phone-region", "FIN"}, &stdout, &stderr, getenv)
+	if err == nil || !strings.Contains(err.Error(), "invalid company settings") {
+		t.Errorf("--phone-region FIN: %v, want invalid company settings", err)
+	}
+	out = mustRun(t, getenv, "company", "update", "acme", "--phone-region", "")
+	if !strings.Contains(out, "  phone region:   \n") {
+		t.Fatalf("--phone-region '' printed %q, want it removed", out)
+	}
+	out = mustRun(t, getenv, "company", "create", "globex", "--phone-region", "se")
+	if !strings.Contains(out, "  phone region:   SE\n") {
+		t.Fatalf("company create --phone-region se printed %q", out)
+	}
+}

@@ -41,6 +41,8 @@ type serveFlags struct {
 	trustedProxies string
 	// passwordChecks bounds the password checks (64 MiB each) at once.
 	passwordChecks int
+	// sftp configures the SFTP drop directory (sftp.go).
+	sftp sftpFlags
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -64,6 +66,9 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.debugAddr, "debug-addr", g.getenv("CLIENTELE_DEBUG_ADDR"), "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; off when empty; never expose it (env CLIENTELE_DEBUG_ADDR)")
 	fl.StringVar(&f.trustedProxies, "trusted-proxies", g.getenv("CLIENTELE_TRUSTED_PROXIES"), "comma-separated addresses or networks of reverse proxies whose X-Forwarded-For header gives the client address (access log, failed log-ins per address); none when empty (env CLIENTELE_TRUSTED_PROXIES)")
 	fl.IntVar(&f.passwordChecks, "password-checks", int(envFloat(g.getenv, "CLIENTELE_PASSWORD_CHECKS", 0)), "password checks (argon2id, 64 MiB each) that may run at once; 0 is half the processors, at least 1 (env CLIENTELE_PASSWORD_CHECKS)")
+	fl.StringVar(&f.sftp.addr, "sftp-addr", g.getenv("CLIENTELE_SFTP_ADDR"), "serve the SFTP drop directory (docs/sftp.md) on this address, e.g. 127.0.0.1:2222; off when empty (env CLIENTELE_SFTP_ADDR)")
+	fl.StringVar(&f.sftp.hostKey, "sftp-host-key", g.getenv("CLIENTELE_SFTP_HOST_KEY"), "SFTP host key file (OpenSSH format); default <data-dir>/sftp_host_ed25519_key, created on first start (env CLIENTELE_SFTP_HOST_KEY)")
+	fl.StringVar(&f.sftp.dir, "sftp-dir", g.getenv("CLIENTELE_SFTP_DIR"), "directory of the SFTP drop directory's files and import queue; default <data-dir>/sftp (env CLIENTELE_SFTP_DIR)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
 	return cmd
 }
@@ -101,11 +106,13 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		Commands:  a.commands,
 
 		Datatargets: readmodels.NewDatatargets(a.pool),
+		Campaigns:   readmodels.NewCampaigns(a.pool),
 
 		Importers:   a.importers,
 		Uploads:     a.stageUpload,
 		Imports:     readmodels.NewImports(a.pool),
 		DataQueries: commands.NewRunDataQueryHandler(readmodels.NewMatcher(a.pool), a.stageUpload),
+		SFTPKeys:    readmodels.NewSFTPKeys(a.pool),
 
 		Customers:       readmodels.NewCustomers(a.pool),
 		CustomerHistory: readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
@@ -149,11 +156,16 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		return err
 	}
 	srv := handler.HTTPServer()
+	sftpSrv, err := startSFTP(g, a, f.sftp, f.maxUploadBytes, handler.LogIns())
+	if err != nil {
+		ln.Close()
+		return err
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
+	errs := make(chan error, 5)
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
@@ -176,12 +188,29 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			}
 		}()
 	}
+	// Every customer has a tracking token: those from before tokens get
+	// theirs in the background (a no-op once done).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		issueCustomerTokens(runCtx, a)
+	}()
 	go func() {
 		defer wg.Done()
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs <- fmt.Errorf("http: %w", err)
 		}
 	}()
+	if sftpSrv != nil {
+		defer sftpSrv.srv.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := sftpSrv.run(runCtx); err != nil {
+				errs <- fmt.Errorf("sftp: %w", err)
+			}
+		}()
+	}
 	if f.debugAddr != "" {
 		dbg, err := debugServer(f.debugAddr)
 		if err != nil {
@@ -190,8 +219,11 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		defer dbg.Close()
 		a.log.Info("profiler listening", "addr", f.debugAddr)
 	}
-	printWelcome(g, ln.Addr().String(), f.baseDomain, demo)
+	printWelcome(g, ln.Addr().String(), f.baseDomain, demo, sftpSrv)
 	a.log.Info("serving", "addr", ln.Addr().String(), "base_domain", f.baseDomain)
+	if sftpSrv != nil {
+		a.log.Info("serving sftp", "addr", sftpSrv.ln.Addr().String(), "host_key", sftpSrv.srv.Fingerprint())
+	}
 
 	var runErr error
 	select {
@@ -211,7 +243,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 
 // printWelcome prints where to reach the server, in one write: whoever
 // watches the output for the address then has the login too.
-func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin) {
+func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv *sftpServer) {
 	_, port, _ := net.SplitHostPort(addr)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Clientele is listening on http://%s\n", addr)
@@ -224,6 +256,11 @@ func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin) {
 		fmt.Fprintf(&b, "Get an access token:\n  curl -u '%s:%s' -X POST %s/api/access-tokens/\n", demo.email, demo.password, base)
 		fmt.Fprintf(&b, "API reference: %s/api/openapi.yaml\n", base)
 	}
+	slug := ""
+	if demo != nil {
+		slug = demo.slug
+	}
+	b.WriteString(sftpSrv.welcome(slug))
 	io.WriteString(g.stdout, b.String())
 }
 

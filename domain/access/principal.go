@@ -31,6 +31,9 @@ type Principal struct {
 	UserID string
 	// TokenID is set when the request carried an access token.
 	TokenID string
+	// SFTPKeyID is set when an SFTP client logged in with a registered
+	// key (SFTPKey): it acts for the company, with no roles or scopes.
+	SFTPKeyID string
 	// OwnerID is "users/<id>" or "integrations/<id>".
 	OwnerID string
 	Roles   []Role
@@ -49,14 +52,17 @@ func System(companyID string) Principal {
 	return Principal{CompanyID: companyID, System: true}
 }
 
-// Actor names the principal in event metadata: "tokens/<id>", "users/<id>"
-// or "system".
+// Actor names the principal in event metadata: "tokens/<id>", "users/<id>",
+// "sftp-keys/<id>" or "system".
 func (p Principal) Actor() string {
 	if p.TokenID != "" {
 		return "tokens/" + p.TokenID
 	}
 	if p.UserID != "" {
 		return "users/" + p.UserID
+	}
+	if p.SFTPKeyID != "" {
+		return "sftp-keys/" + p.SFTPKeyID
 	}
 	return "system"
 }

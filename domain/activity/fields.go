@@ -7,6 +7,7 @@ const (
 	fieldID           = "id"
 	fieldIsDeleted    = "is_deleted"
 	fieldCustomerID   = "customer_id"
+	fieldEmail        = "email"
 	fieldToken        = "customer_token"
 	fieldMailingLists = "mailing_lists"
 )
@@ -21,7 +22,7 @@ const (
 	kindSet                  // list of strings, sorted, without duplicates
 	kindInteger              // whole number, int64
 	kindCustomer             // a customer field (to), validated by customer.Parser; personal
-	kindToken                // customer_token: personal, and no identity (none is issued)
+	kindToken                // customer_token: personal; finds the customer when no other identifier does (customer.Token)
 	kindRef                  // names the product (to: external_id, sku or ean)
 	kindDetail               // describes the product (to: its product field), for product.Parser.Details
 )
@@ -38,8 +39,8 @@ type field struct {
 
 // fields is the Event table of the interface with the additions the
 // write side needs (the product details an event carries to create its
-// product). A key that is none of these and no company field rejects the
-// record: dropping it would lose data the client believes stored.
+// product). A key that is none of these and no company field is ignored
+// (values.Ignored).
 var fields = map[string]field{
 	fieldType:      {kindOwn, ""},
 	fieldDate:      {kindOwn, ""},
@@ -63,7 +64,7 @@ var fields = map[string]field{
 
 	// The customer the event is about: all of them are Personal.
 	fieldCustomerID:  {kindCustomer, "external_id"},
-	"email":          {kindCustomer, "email"},
+	fieldEmail:       {kindCustomer, "email"},
 	"phone_number":   {kindCustomer, "phone_number"},
 	"first_name":     {kindCustomer, "first_name"},
 	"last_name":      {kindCustomer, "last_name"},
@@ -95,9 +96,7 @@ var fields = map[string]field{
 	"product_currency": {kindDetail, "currency"},
 }
 
-// identities are the customer fields that find the customer. An event
-// that gives one as "" does not give it: an event never takes an identity
-// away from its customer.
+// identities are the customer fields that find the customer.
 var identities = map[string]bool{"external_id": true, "email": true, "phone_number": true}
 
 // Event types of the interface's table.
@@ -124,10 +123,11 @@ var createsCustomer = map[string]bool{"MAIL_SUBSCRIBE": true, "SMS_SUBSCRIBE": t
 // other spellings name a product as well.
 var browseAny = []string{"label", "path", "utm_campaign", "product_id", "product_ean", "ean", "sku", "product_sku"}
 
-// requiredByType is the one field the types below need.
+// requiredByType is the one field the types below need. The interface
+// names mailing_lists for MAIL_SUBSCRIBE and MAIL_UNSUBSCRIBE too, but
+// Magento's newsletter sends none: without it they are about email
+// marketing as a whole (customerPart).
 var requiredByType = map[string]string{
-	"MAIL_SUBSCRIBE":   fieldMailingLists,
-	"MAIL_UNSUBSCRIBE": fieldMailingLists,
-	"ORDER_SHIPPED":    "tracking_number",
-	"SENTIMENT":        "sentiment_value",
+	"ORDER_SHIPPED": "tracking_number",
+	"SENTIMENT":     "sentiment_value",
 }

@@ -43,8 +43,11 @@ type Record struct {
 	// Personal are the fields of Personal the record gives, in the forms
 	// retrieval shows them (the customer's normal forms: an email
 	// lower-cased, a phone number in E.164, customer_id trimmed). A field
-	// sent as "" is not in it (the customer part removes it).
+	// sent as "" is not in it (the customer part does not take it).
 	Personal map[string]any
+	// Ignored are the record's keys that are no field of an event
+	// (values.Ignored): the import run lists them as warnings.
+	Ignored values.Ignored
 }
 
 // Parser validates and normalises the event records of one company. It
@@ -74,21 +77,25 @@ func NewParser(c company.Company) *Parser {
 // A record breaking any rule is refused whole with a *Problem; the rules
 // are written for people in docs/events.md. In short:
 //
-//   - null is absent, and so is "" but for the customer fields (where it
-//     removes the customer's field, as a customer import does);
+//   - null is absent, and so is "" (in the customer fields too: a blank
+//     never removes anything from the customer, customer.ParseEmbedded);
+//   - a customer_id of 0, "0" or "" is a guest's (values.NoCustomerID),
+//     and so is an email address (customer.GuestByEmail);
 //   - {id, is_deleted: true} deletes a stored event, and an id in any
 //     other record is refused: ids are the service's;
 //   - type (known, upper case) and date are required, and so is a
-//     customer identifier other than customer_token, which Clientele
-//     never issues; some types need more fields (requiredByType);
+//     customer identifier (customer_token finds the customer only when
+//     the event gives no other); some types need more fields
+//     (requiredByType);
 //   - an unknown key, or a company field with another company's prefix,
-//     rejects the record, as in every import.
+//     is ignored and listed in Record.Ignored, as in every import.
 func (p *Parser) Parse(raw []byte) (Record, error) {
 	m, field, reason := values.DecodeRecord(raw)
 	if reason != "" {
 		return Record{}, &Problem{Field: field, Reason: reason}
 	}
 	maps.DeleteFunc(m, func(k string, v any) bool { return v == nil || k == fieldCustomerID && values.NoCustomerID(v) })
+	m = customer.GuestByEmail(m, fieldCustomerID, fieldEmail)
 	id, err := deletion(m)
 	if err != nil || id > 0 {
 		return Record{DeleteID: id}, err
@@ -159,7 +166,7 @@ func (p *Parser) event(m map[string]any) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	return Record{Type: typ, Date: date, Customer: c, Product: ref, Fields: d.fields, Personal: d.personal(c)}, nil
+	return Record{Type: typ, Date: date, Customer: c, Product: ref, Fields: d.fields, Personal: d.personal(c), Ignored: d.ignored}, nil
 }
 
 // eventType reads type. A type in the wrong case is refused rather than

@@ -14,55 +14,71 @@ const allLists = "_"
 
 func isAllLists(s string) bool { return strings.TrimSpace(s) == allLists }
 
-// identified checks that the record names its customer. customer_token
-// alone does not: the interface's token is the customer's stored tracking
-// token, and Clientele issues none, so no customer could ever match it.
+// identified checks that the record names its customer: by customer_id,
+// email or phone_number, or by the customer_token Clientele issued to the
+// customer (which finds it only when the event gives no other identifier,
+// customer.Token).
 func (d *draft) identified() error {
 	for id := range identities {
-		if d.customer[id] != nil {
+		if customer.Given(d.customer[id]) {
 			return nil
 		}
 	}
 	if d.token != "" {
-		return &Problem{Field: fieldToken, Reason: "Clientele issues no tracking tokens, so a token finds no customer: identify the customer by customer_id, email or phone_number"}
+		return nil
 	}
-	return &Problem{Reason: "a customer identifier is required: customer_id, email or phone_number"}
+	return &Problem{Reason: "a customer identifier is required: customer_id, email, phone_number or customer_token"}
 }
 
-// customerPart validates the customer part with the customer's own rules,
-// adding the effects of the type: a subscription changes the customer's
-// permissions and mailing lists. Its problems are renamed to the fields
-// of the event.
+// customerPart validates the customer part with the customer's own rules
+// (customer.ParseEmbedded), with the effects of the type: a subscription
+// changes the customer's permissions and mailing lists. Its problems are
+// renamed to the fields of the event.
+//
+// The interface requires mailing_lists of MAIL_SUBSCRIBE and
+// MAIL_UNSUBSCRIBE, but Magento's newsletter sends none (a shop with one
+// newsletter has no list to name). Without it the event is about email
+// marketing as a whole: MAIL_SUBSCRIBE grants can_email and leaves the
+// lists as they are; MAIL_UNSUBSCRIBE is the "_" of every list, leaving
+// them all and email marketing. A mailing_lists sent without a list name
+// ("", [], [""]) is still refused: it names lists, and none is meant.
 func (p *Parser) customerPart(typ string, d *draft) (customer.Record, error) {
-	m := d.customer
 	lists, _ := d.fields[fieldMailingLists].([]string)
+	if (typ == "MAIL_SUBSCRIBE" || typ == "MAIL_UNSUBSCRIBE") && d.listsGiven && len(lists) == 0 {
+		return customer.Record{}, &Problem{Field: fieldMailingLists,
+			Reason: "must name at least one list, or be left out for email marketing as a whole"}
+	}
+	effects := map[string]any{}
 	switch typ {
 	case "MAIL_SUBSCRIBE":
-		m["can_email"], m["mailing_lists.add"] = true, anyList(lists)
+		effects["can_email"] = true
+		if len(lists) > 0 {
+			effects["mailing_lists.add"] = anyList(lists)
+		}
 	case "MAIL_UNSUBSCRIBE":
-		all := slices.ContainsFunc(lists, isAllLists)
+		all := len(lists) == 0 || slices.ContainsFunc(lists, isAllLists)
 		switch {
 		case all && slices.ContainsFunc(lists, func(s string) bool { return !isAllLists(s) }):
 			return customer.Record{}, &Problem{Field: fieldMailingLists, Reason: "_ (every list) cannot be given with list names"}
 		case all:
 			// Leaving every list is leaving email marketing.
-			m[customer.FieldMailingLists], m["can_email"] = "", false
+			effects[customer.FieldMailingLists], effects["can_email"] = "", false
 		default:
-			m["mailing_lists.remove"] = anyList(lists)
+			effects["mailing_lists.remove"] = anyList(lists)
 		}
 	case "SMS_SUBSCRIBE":
-		m["can_sms"] = true
+		effects["can_sms"] = true
 	case "SMS_UNSUBSCRIBE":
-		m["can_sms"] = false
+		effects["can_sms"] = false
 	}
-	r, err := p.customers.ParseMap(m)
+	r, err := p.customers.ParseEmbedded(d.customer, effects)
 	if cp := (*customer.Problem)(nil); errors.As(err, &cp) {
 		return customer.Record{}, &Problem{Field: d.customerField(cp.Field), Reason: cp.Reason}
 	}
 	if err != nil {
 		return customer.Record{}, err
 	}
-	r.MustExist, r.Embedded = !createsCustomer[typ], true
+	r.MustExist = !createsCustomer[typ]
 	return r, nil
 }
 

@@ -23,6 +23,10 @@ type draft struct {
 	details     map[string]any
 	productFrom map[string][]string
 	token       string
+	// listsGiven: the record has mailing_lists, even blank.
+	listsGiven bool
+	// ignored are the keys that are no field of an event.
+	ignored values.Ignored
 }
 
 func newDraft() *draft {
@@ -36,19 +40,23 @@ func (p *Parser) field(d *draft, key string, v any) error {
 	if !ok {
 		return p.companyField(d, key, v)
 	}
-	if values.Blank(v) {
-		// "" removes a customer field, as in a customer import; an event
-		// itself is never updated, so anywhere else it is no value.
-		if f.kind == kindCustomer && !identities[f.to] {
-			d.customer[f.to], d.customerFrom[f.to] = "", key
-		}
+	d.listsGiven = d.listsGiven || key == fieldMailingLists
+	if values.Blank(v) && f.kind != kindCustomer {
+		// An event itself is never updated: "" is no value of it. The
+		// customer part says what "" is there (customer.ParseEmbedded).
 		return nil
 	}
 	var reason string
 	switch f.kind {
 	case kindOwn:
 	case kindText:
-		d.fields[key], reason = values.Text(v)
+		var s string
+		if s, reason = values.Text(v); key == "campaign_key" {
+			// Matched against a campaign's key, which is trimmed: " CA-1"
+			// is CA-1's activity, not a key no campaign can have.
+			s = strings.TrimSpace(s)
+		}
+		d.fields[key] = s
 	case kindList, kindSet:
 		var l []string
 		if l, reason = values.StringList(v); len(l) > 0 {
@@ -67,11 +75,15 @@ func (p *Parser) field(d *draft, key string, v any) error {
 		}
 	case kindCustomer:
 		// customer.Parser validates it, with the effects of the type.
+		// A blank is kept for ParseEmbedded, which reads it as not given.
 		d.customer[f.to], d.customerFrom[f.to] = v, key
 	case kindToken:
 		var s string
 		s, reason = values.Text(v)
 		d.token = strings.TrimSpace(s)
+		// The customer part's field of the same name: it finds the
+		// customer when the event gives no other identifier.
+		d.customer[fieldToken] = d.token
 	case kindRef:
 		return d.putRef(key, f.to, v)
 	case kindDetail:
@@ -85,11 +97,13 @@ func (p *Parser) field(d *draft, key string, v any) error {
 
 // companyField keeps "<ShortName>__<name>" as sent. The prefix is matched
 // without regard to case and stored as the company's short name, so that
-// acme__size and ACME__size are one field (as for customers).
+// acme__size and ACME__size are one field (as for customers). Any other
+// key is no field of an event: it is ignored (values.Ignored).
 func (p *Parser) companyField(d *draft, key string, v any) error {
-	field, err := values.CompanyField(p.shortName, key, key)
-	if err != nil {
-		return err
+	field, ok := values.CompanyField(p.shortName, key)
+	if !ok {
+		d.ignored.Ignore(key)
+		return nil
 	}
 	if !values.Blank(v) {
 		d.fields[field] = v

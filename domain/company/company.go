@@ -12,7 +12,10 @@ import (
 	_ "time/tzdata" // validate time zones the same way on every machine
 	"unicode/utf8"
 
+	"github.com/nyaruka/phonenumbers"
+
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/values"
 )
 
 // Company is a tenant. Every row, event and stream belongs to one.
@@ -29,6 +32,12 @@ type Company struct {
 	Timezone string
 	// Currency is the default ISO 4217 currency.
 	Currency string
+	// PhoneRegion is the ISO 3166-1 alpha-2 country whose national phone
+	// numbers the company's records carry ("040 987 6543"): a number
+	// without + is read in it when its record names no country. "" (the
+	// default) accepts international numbers only, since the country of
+	// a national number would be a guess.
+	PhoneRegion string
 	// ShortName prefixes company-specific fields: <ShortName>__<field>.
 	ShortName string
 	// CustomEventTypes are event types the company defined in addition to
@@ -52,6 +61,8 @@ type Settings struct {
 	CustomEventTypes []string
 	// ExchangeRates: see Company.ExchangeRates.
 	ExchangeRates map[string]string
+	// PhoneRegion: see Company.PhoneRegion.
+	PhoneRegion string
 }
 
 // Settings returns the company's current settings.
@@ -59,7 +70,7 @@ func (c Company) Settings() Settings {
 	return Settings{
 		Name: c.Name, Timezone: c.Timezone, Currency: c.Currency, ShortName: c.ShortName,
 		Domains: slices.Clone(c.Domains), CustomEventTypes: slices.Clone(c.CustomEventTypes),
-		ExchangeRates: maps.Clone(c.ExchangeRates),
+		ExchangeRates: maps.Clone(c.ExchangeRates), PhoneRegion: c.PhoneRegion,
 	}
 }
 
@@ -134,6 +145,7 @@ func (c *Company) apply(s Settings) {
 	c.Name, c.Timezone, c.Currency, c.ShortName = s.Name, s.Timezone, s.Currency, s.ShortName
 	c.Domains, c.CustomEventTypes = s.Domains, s.CustomEventTypes
 	c.ExchangeRates = maps.Clone(s.ExchangeRates)
+	c.PhoneRegion = s.PhoneRegion
 }
 
 // SettingsChange is a partial change of settings: nil fields stay as they
@@ -150,6 +162,8 @@ type SettingsChange struct {
 	// code, a rate as a decimal string sets that currency's rate, nil
 	// removes it; currencies not named stay as they are.
 	ExchangeRates map[string]*string
+	// PhoneRegion: "" removes it.
+	PhoneRegion *string
 }
 
 // ChangeSettings applies ch and returns the changed company and the names
@@ -173,6 +187,9 @@ func (c Company) ChangeSettings(ch SettingsChange) (Company, []string, error) {
 	}
 	if ch.CustomEventTypes != nil {
 		s.CustomEventTypes = *ch.CustomEventTypes
+	}
+	if ch.PhoneRegion != nil {
+		s.PhoneRegion = *ch.PhoneRegion
 	}
 	if ch.ExchangeRates != nil {
 		rates, err := mergeRates(s.ExchangeRates, ch.ExchangeRates)
@@ -207,6 +224,9 @@ func (c Company) ChangeSettings(ch SettingsChange) (Company, []string, error) {
 	}
 	if !maps.Equal(s.ExchangeRates, old.ExchangeRates) {
 		changed = append(changed, "exchange_rates")
+	}
+	if s.PhoneRegion != old.PhoneRegion {
+		changed = append(changed, "phone_region")
 	}
 	c.apply(s)
 	return c, changed, nil
@@ -263,6 +283,11 @@ func (s Settings) validate() (Settings, error) {
 	slices.Sort(types)
 	s.CustomEventTypes = slices.Compact(types)
 	s.ExchangeRates = validateRates(s.ExchangeRates, s.Currency, bad)
+	if region, reason := phoneRegion(s.PhoneRegion); reason != "" {
+		bad("phone_region", reason)
+	} else {
+		s.PhoneRegion = region
+	}
 	if len(problems) > 0 {
 		return s, &domain.Error{Code: domain.Validation, Message: "invalid company settings", Details: problems}
 	}
@@ -287,4 +312,21 @@ func NormalizeDomain(d string) (string, error) {
 		}
 	}
 	return h, nil
+}
+
+// phoneRegion checks a phone_region: "" (none), or an ISO 3166-1 alpha-2
+// country in any case (aliases canonicalised, UK is GB) that has a
+// telephone numbering plan, since its national numbers are read by one.
+func phoneRegion(s string) (string, string) {
+	if strings.TrimSpace(s) == "" {
+		return "", ""
+	}
+	c, reason := values.Country(s)
+	if reason != "" {
+		return "", reason + ", or empty for international numbers only"
+	}
+	if phonenumbers.GetCountryCodeForRegion(c) == 0 {
+		return "", "no telephone numbering plan is known for this country"
+	}
+	return c, ""
 }

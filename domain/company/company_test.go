@@ -2,6 +2,7 @@ package company_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,45 @@ func TestEventsRoundTrip(t *testing.T) {
 	c2, changed, _ := c.ChangeSettings(company.SettingsChange{Name: &name})
 	if diff := cmp.Diff(c2, company.NewSettingsChanged(c2, changed, time.Now()).Apply(c), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("SettingsChanged round trip (-want +got):\n%s", diff)
+	}
+}
+
+// TestPhoneRegion: phone_region is empty by default (international
+// numbers only), set as an ISO 3166-1 alpha-2 country in any case
+// (canonicalised), removed with "", refused with a detail naming it when
+// it is no country with a numbering plan, and carried by the settings
+// events.
+func TestPhoneRegion(t *testing.T) {
+	c, err := company.New("c1", "acme", company.Settings{Name: "Acme"}, time.Now())
+	if err != nil || c.PhoneRegion != "" {
+		t.Fatalf("new company: phone_region %q, %v; want none", c.PhoneRegion, err)
+	}
+	fi, uk, none := " fi ", "uk", ""
+	c2, changed, err := c.ChangeSettings(company.SettingsChange{PhoneRegion: &fi})
+	if err != nil || c2.PhoneRegion != "FI" || !slices.Equal(changed, []string{"phone_region"}) {
+		t.Errorf("set fi: %q %v %v; want FI, changed phone_region", c2.PhoneRegion, changed, err)
+	}
+	if diff := cmp.Diff(c2, company.NewSettingsChanged(c2, changed, time.Now()).Apply(c), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("SettingsChanged round trip (-want +got):\n%s", diff)
+	}
+	if c3, _, err := c2.ChangeSettings(company.SettingsChange{PhoneRegion: &uk}); err != nil || c3.PhoneRegion != "GB" {
+		t.Errorf("set uk: %q %v; want GB", c3.PhoneRegion, err)
+	}
+	if c4, changed, err := c2.ChangeSettings(company.SettingsChange{PhoneRegion: &none}); err != nil || c4.PhoneRegion != "" || len(changed) != 1 {
+		t.Errorf("remove: %q %v %v", c4.PhoneRegion, changed, err)
+	}
+	if _, changed, _ := c2.ChangeSettings(company.SettingsChange{Name: &fi}); slices.Contains(changed, "phone_region") {
+		t.Errorf("another setting changed phone_region: %v", changed)
+	}
+	for _, bad := range []string{"FIN", "EU", "ZZ", "F1", "358"} {
+		_, _, err := c.ChangeSettings(company.SettingsChange{PhoneRegion: &bad})
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Code != domain.Validation || len(de.Details) != 1 || de.Details[0].Field != "phone_region" {
+			t.Errorf("phone_region %q: %v; want a validation error of phone_region", bad, err)
+		}
+	}
+	created, err := company.New("c2", "globex", company.Settings{Name: "Globex", PhoneRegion: "se"}, time.Now())
+	if err != nil || created.PhoneRegion != "SE" || company.NewCreated(created).Company().PhoneRegion != "SE" {
+		t.Errorf("created with se: %q %v", created.PhoneRegion, err)
 	}
 }

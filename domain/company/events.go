@@ -22,6 +22,9 @@ type SettingsData struct {
 	CustomEventTypes []string `json:"custom_event_types"`
 	// ExchangeRates is absent from events written before it existed.
 	ExchangeRates map[string]string `json:"exchange_rates,omitempty"`
+	// PhoneRegion is absent when "", as in events written before it
+	// existed.
+	PhoneRegion string `json:"phone_region,omitempty"`
 }
 
 func settingsData(c Company) SettingsData {

@@ -49,6 +49,14 @@ func (o Outcome) Events() int {
 // B's, A wins and B's phone key moves to A. An identity sent as "" is
 // freed too. canonical_id is a plain field: it groups, it never merges.
 //
+// Tracking tokens. A created customer is issued one (newToken, in
+// Changes.Set as customer_token); no record sets, moves or removes one. A
+// record that gives no identity but a customer_token (ByToken) is the
+// customer holding the token; when nobody does (a token never issued, of
+// another company, or of a forgotten customer), it is rejected with
+// ReasonNoMatch, whatever it asks: a token cannot create a customer. A
+// token beside another identity is ignored.
+//
 // States. A record that gives any identity of a forgotten customer is
 // rejected (ReasonForgotten), so forgetting can never be undone by
 // importing the person again; only a repeated is_forgotten for that very
@@ -57,9 +65,11 @@ func (o Outcome) Events() int {
 // rejected (ReasonDeleted). is_deleted or is_forgotten true deletes or
 // forgets the customer found and applies none of the record's other
 // fields (they would only add data about someone being removed); with no
-// customer found it is rejected (ReasonNoMatch). Otherwise the record
-// creates or updates the customer with its Changes; a created customer
-// gets false for every permission the record omits.
+// customer found it is rejected (ReasonNoMatch). Forgetting frees the
+// customer's token, so that it matches nobody; a deleted customer keeps
+// it (and a record naming it is rejected as for the deleted). Otherwise
+// the record creates or updates the customer with its Changes; a created
+// customer gets false for every permission the record omits.
 func (b *Book) Decide(r Record) (Outcome, error) {
 	var keys [len(Kinds)]Key
 	var owners [len(Kinds)]string
@@ -73,6 +83,15 @@ func (b *Book) Decide(r Record) (Outcome, error) {
 		}
 	}
 	target := b.resolve(r, owners)
+	if r.ByToken() {
+		var err error
+		if target, err = b.tokenOwner(r.Token); err != nil {
+			return Outcome{}, err
+		}
+		if target == "" {
+			return Outcome{}, &Problem{Field: FieldToken, Reason: ReasonNoMatch}
+		}
+	}
 	if s := b.customers[target]; s != nil && s.Forgotten && r.Forget {
 		return Outcome{CustomerID: target}, nil
 	}
@@ -98,6 +117,12 @@ func (b *Book) Decide(r Record) (Outcome, error) {
 	case r.Forget:
 		out.Deleted, out.Forgotten = r.Delete && !s.Deleted, true
 		s.Deleted, s.Forgotten = s.Deleted || r.Delete, true
+		if s.Keys.Token != "" {
+			// Unlike the other identities, whose keys stay to refuse
+			// the person's return, the token then matches nobody.
+			b.setOwner(Token, s.Keys.Token, "")
+			s.Keys.Token = ""
+		}
 	case r.Delete:
 		out.Deleted = !s.Deleted
 		s.Deleted = true
@@ -158,6 +183,25 @@ func (b *Book) resolve(r Record, owners [len(Kinds)]string) string {
 	return ""
 }
 
+// tokenOwner returns the customer holding the token, "" for nobody. A
+// forgotten holder is nobody too: forgetting frees the token, and a
+// registry row that outlived it (written by a process from before tokens
+// were freed) must not make the token find the forgotten person.
+func (b *Book) tokenOwner(token string) (string, error) {
+	id := b.owner[b.Key(Token, token)]
+	if id == "" {
+		return "", nil
+	}
+	s := b.customers[id]
+	if s == nil {
+		return "", fmt.Errorf("customer: state of %s not loaded", id)
+	}
+	if s.Forgotten {
+		return "", nil
+	}
+	return id, nil
+}
+
 func (b *Book) create(r Record, keys [len(Kinds)]Key) Outcome {
 	s := &State{ID: b.newID(), Version: 1}
 	b.customers[s.ID] = s
@@ -169,7 +213,36 @@ func (b *Book) create(r Record, keys [len(Kinds)]Key) Outcome {
 			c.set(p, false)
 		}
 	}
+	b.giveToken(s, &c)
 	return Outcome{CustomerID: s.ID, Created: true, Changes: &c}
+}
+
+// giveToken issues s a tracking token: its key goes to the registry and
+// the token itself into c, sealed with the customer's other data (so
+// retrieval shows it, and forgetting shreds it with the rest).
+func (b *Book) giveToken(s *State, c *Changes) {
+	token := b.newToken()
+	s.Keys.Token = b.key(Token, token)
+	b.setOwner(Token, s.Keys.Token, s.ID)
+	c.set(FieldToken, token)
+}
+
+// IssueToken gives a tracking token to a customer from before tokens
+// were issued: one loaded with LoadState that has none and is neither
+// deleted nor forgotten (a deleted customer is never shown again, and a
+// forgotten one must match nobody). The outcome is a CustomerUpserted
+// setting customer_token alone; ok is false, and the book unchanged,
+// for any other customer.
+func (b *Book) IssueToken(id string) (_ Outcome, ok bool) {
+	s := b.customers[id]
+	if s == nil || s.Keys.Token != "" || s.Deleted || s.Forgotten {
+		return Outcome{}, false
+	}
+	var c Changes
+	b.giveToken(s, &c)
+	s.Version++
+	b.touch(id)
+	return Outcome{CustomerID: id, Changes: &c}, true
 }
 
 // claim gives s every identity of r and frees those r removes.

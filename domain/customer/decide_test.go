@@ -125,7 +125,9 @@ func TestDecide(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, kc := range b.KeyChanges() {
-				got[string(kc.Key)] = kc.CustomerID
+				if kc.Kind != customer.Token { // issued, not given: TestDecideTokens
+					got[string(kc.Key)] = kc.CustomerID
+				}
 			}
 			if diff := cmp.Diff(tt.owners, got); diff != "" {
 				t.Errorf("registry (-want +got):\n%s", diff)
@@ -153,7 +155,7 @@ func TestDecideDefaultsAndState(t *testing.T) {
 	}
 	created := decide(`{"email": "a@x.com", "can_email": true}`)
 	want := map[string]any{"email": "a@x.com", "can_email": true, "can_post": false,
-		"can_profile": false, "can_push": false, "can_sms": false}
+		"can_profile": false, "can_push": false, "can_sms": false, "customer_token": "tok-1"}
 	if diff := cmp.Diff(want, created.Changes.Set); diff != "" {
 		t.Errorf("created Set (-want +got):\n%s", diff)
 	}
@@ -166,9 +168,9 @@ func TestDecideDefaultsAndState(t *testing.T) {
 	decide(`{"email": "b@x.com"}`)
 	decide(`{"email": "b@x.com", "phone_number": "+358401234567"}`) // c3 takes c2's phone
 	wantStates := []customer.State{
-		{ID: "c1", Version: 3, Deleted: true, Keys: customer.Keys{Email: "email:a@x.com"}},
-		{ID: "c2", Version: 1},
-		{ID: "c3", Version: 2, Keys: customer.Keys{Email: "email:b@x.com", Phone: "phone:+358401234567"}},
+		{ID: "c1", Version: 3, Deleted: true, Keys: customer.Keys{Email: "email:a@x.com", Token: "customer_token:tok-1"}},
+		{ID: "c2", Version: 1, Keys: customer.Keys{Token: "customer_token:tok-2"}},
+		{ID: "c3", Version: 2, Keys: customer.Keys{Email: "email:b@x.com", Phone: "phone:+358401234567", Token: "customer_token:tok-3"}},
 	}
 	if diff := cmp.Diff(wantStates, b.Touched()); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
@@ -196,11 +198,14 @@ func TestDecideAfterLoad(t *testing.T) {
 	}
 }
 
+// newBook returns a book whose keys are "kind:value", whose customers
+// are c1, c2, ... and their tokens tok-1, tok-2, ...
 func newBook() *customer.Book {
-	n := 0
+	n, t := 0, 0
 	return customer.NewBook(
 		func(k customer.Kind, v string) customer.Key { return customer.Key(string(k) + ":" + v) },
 		func() string { n++; return fmt.Sprintf("c%d", n) },
+		func() string { t++; return fmt.Sprintf("tok-%d", t) },
 	)
 }
 

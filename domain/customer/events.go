@@ -51,6 +51,11 @@ type Upserted struct {
 //	                            created the customer (false when not sent)
 //	mailing_lists, tags         list of strings, sorted, without duplicates
 //	                            (possibly empty); replaces the whole list
+//	customer_token              string: the tracking token Clientele issued; set
+//	                            once, by the event that created the customer
+//	                            (or by the backfill that issued tokens to older
+//	                            customers, an upsert of it alone); never by a
+//	                            record
 //	<ShortName>__<name>         any JSON value, as sent (decode with UseNumber
 //	                            to keep every digit); the prefix is the company's
 //	                            short name as configured

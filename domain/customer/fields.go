@@ -12,6 +12,10 @@ const (
 	FieldIsForgotten  = "is_forgotten"
 )
 
+// FieldToken is the customer's tracking token, issued by Clientele
+// (Token): a record may name it to find its customer, never set it.
+const FieldToken = "customer_token"
+
 // Permissions are the boolean permissions. Each is false on a customer
 // that was never given it: a created customer gets false for every one its
 // record omits, in Changes.Set.
@@ -32,6 +36,7 @@ const (
 	kindPermission             // boolean, "" sets false
 	kindFlag                   // is_deleted, is_forgotten: not stored
 	kindList                   // set of strings
+	kindToken                  // customer_token: finds the customer, never stored from a record
 )
 
 // fields is the catalogue of the Customer table. A record key that is not
@@ -40,6 +45,7 @@ var fields = map[string]kind{
 	FieldExternalID:         kindExternalID,
 	FieldPhoneNumber:        kindPhone,
 	FieldEmail:              kindEmail,
+	FieldToken:              kindToken,
 	"canonical_id":          kindText,
 	"first_name":            kindText,
 	"last_name":             kindText,

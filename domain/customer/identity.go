@@ -8,10 +8,19 @@ const (
 	ExternalID Kind = "external_id"
 	Email      Kind = "email"
 	Phone      Kind = "phone"
+	// Token is the customer's tracking token (customer_token), a kind
+	// apart from Kinds: Clientele issues it (Book.create, Book.IssueToken)
+	// and no record ever gives, moves or removes one. It finds its
+	// customer only for a record that gives no identity of Kinds
+	// (Record.ByToken): it travels in links and cookies, so it is weaker
+	// evidence than the identifiers a client asserts, and it must never
+	// take an identity from one customer to another. Forgetting frees it.
+	Token Kind = "customer_token"
 )
 
-// Kinds lists the identity kinds in their order of priority: a record is
-// matched by external_id, else by email, else by phone number.
+// Kinds lists the identity kinds a record gives, in their order of
+// priority: a record is matched by external_id, else by email, else by
+// phone number. The customer found takes them (see Book.Decide).
 var Kinds = [3]Kind{ExternalID, Email, Phone}
 
 // Field returns the record field that carries identities of kind k.
@@ -32,8 +41,13 @@ type Key string
 // none). A customer holds the key of the value it was last given for the
 // kind, unless another customer took the key since (see Book.Decide): its
 // stored field may then outlive its key.
+//
+// Token is the key of the customer's tracking token: set when the
+// customer is created (or, for a customer from before tokens, by
+// IssueToken), never changed, and "" again once the customer is
+// forgotten.
 type Keys struct {
-	ExternalID, Email, Phone Key
+	ExternalID, Email, Phone, Token Key
 }
 
 // Get returns the key of kind k.
@@ -43,6 +57,8 @@ func (ks Keys) Get(k Kind) Key {
 		return ks.ExternalID
 	case Email:
 		return ks.Email
+	case Token:
+		return ks.Token
 	}
 	return ks.Phone
 }
@@ -53,6 +69,8 @@ func (ks *Keys) put(k Kind, key Key) {
 		ks.ExternalID = key
 	case Email:
 		ks.Email = key
+	case Token:
+		ks.Token = key
 	default:
 		ks.Phone = key
 	}
@@ -76,6 +94,7 @@ type State struct {
 type Book struct {
 	key       func(Kind, string) Key
 	newID     func() string
+	newToken  func() string
 	owner     map[Key]string // "" or absent: no customer has the key
 	kind      map[Key]Kind
 	loaded    map[Key]string // owner at load, of the keys whose owner was set
@@ -92,9 +111,11 @@ type identity struct {
 }
 
 // NewBook returns an empty book. key makes the key of an identity; newID
-// makes the id of a new customer.
-func NewBook(key func(Kind, string) Key, newID func() string) *Book {
-	return &Book{key: key, newID: newID, owner: map[Key]string{}, kind: map[Key]Kind{},
+// makes the id of a new customer, and newToken its tracking token, which
+// must be random (never derived from anything about the person) and
+// unique: it is the whole of what finds the customer by token.
+func NewBook(key func(Kind, string) Key, newID, newToken func() string) *Book {
+	return &Book{key: key, newID: newID, newToken: newToken, owner: map[Key]string{}, kind: map[Key]Kind{},
 		loaded: map[Key]string{}, customers: map[string]*State{}, isTouched: map[string]bool{},
 		keys: map[identity]Key{}}
 }
@@ -125,6 +146,9 @@ func (b *Book) LoadState(s State) {
 		if key := s.Keys.Get(k); key != "" {
 			b.LoadKey(k, key, s.ID)
 		}
+	}
+	if s.Keys.Token != "" {
+		b.LoadKey(Token, s.Keys.Token, s.ID)
 	}
 }
 

@@ -1,7 +1,9 @@
 package customer
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/clientele/clientele/domain/company"
@@ -12,12 +14,17 @@ import (
 type Parser struct {
 	shortName string
 	loc       *time.Location
+	// phoneRegion is the company's phone_region: the country of a phone
+	// number without + in a record that names none ("" for no country).
+	phoneRegion string
 }
 
 // NewParser returns a parser for c's records: naive datetimes are read in
-// c's timezone and company-specific fields carry c's short name.
+// c's timezone, company-specific fields carry c's short name, and a phone
+// number without + is read in the record's country, else in c's
+// phone_region.
 func NewParser(c company.Company) *Parser {
-	return &Parser{shortName: c.ShortName, loc: c.Location()}
+	return &Parser{shortName: c.ShortName, loc: c.Location(), phoneRegion: c.PhoneRegion}
 }
 
 // Parse validates one record, a JSON object, and returns it normalised.
@@ -28,10 +35,14 @@ func NewParser(c company.Company) *Parser {
 //     except that it sets a permission to false and is no flag at all;
 //   - every value is checked and normalised to the form the doc of
 //     Changes lists, and values from CSV (all strings) are coerced;
+//   - an external_id that is an email address is a guest's (GuestByEmail);
+//   - a phone number without + is read in the record's country, else in
+//     the company's phone_region, else refused (phone);
 //   - an unknown key, or a company field with another company's prefix,
-//     rejects the record: dropping it would lose data the client believes
-//     stored, and a typo in a column name would go unnoticed;
-//   - the record needs one of external_id, phone_number, email.
+//     is ignored and listed in Record.Ignored (values.Ignored): shop
+//     plugins send fields of their own, and the import run reports them;
+//   - the record needs one of external_id, phone_number, email, or the
+//     customer_token Clientele issued (which only finds a customer).
 func (p *Parser) Parse(raw []byte) (Record, error) {
 	m, field, reason := values.DecodeRecord(raw)
 	if reason != "" {
@@ -41,11 +52,12 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 }
 
 // ParseMap validates a decoded record (values.DecodeRecord) by the rules
-// of Parse. Events and sales use it for the customer part they carry,
-// written with the customer's field names.
+// of Parse. The customer part of an event or a sale is ParseEmbedded's.
 func (p *Parser) ParseMap(m map[string]any) (Record, error) {
+	m = GuestByEmail(m, FieldExternalID, FieldEmail)
 	// Room for the permissions a created customer gets by default.
 	r := Record{Changes: Changes{Set: make(map[string]any, len(m)+len(Permissions))}}
+	region := p.region(m)
 	keys := make([]string, 0, len(m))
 	for key := range m {
 		keys = append(keys, key)
@@ -53,28 +65,80 @@ func (p *Parser) ParseMap(m map[string]any) (Record, error) {
 	slices.Sort(keys)
 	for _, key := range keys {
 		if v := m[key]; v != nil {
-			if err := p.field(&r, key, v); err != nil {
+			if err := p.field(&r, key, v, region); err != nil {
 				return Record{}, err
 			}
 		}
 	}
-	if r.ExternalID == "" && r.Email == "" && r.Phone == "" {
+	if r.ExternalID == "" && r.Email == "" && r.Phone == "" && r.Token == "" {
 		return Record{}, &Problem{Reason: ReasonNoID}
 	}
 	slices.Sort(r.Changes.Unset)
 	return r, nil
 }
 
-func (p *Parser) field(r *Record, key string, v any) error {
+// ParseEmbedded validates the customer part of an event or a sale by the
+// rules of Parse: given are the fields the client sent, in the customer's
+// names; effects what the event's type does to the customer (a
+// subscription's permission and lists; nil for none), applied over them.
+//
+// In a customer part a value that is not Given means "not given": it
+// never removes anything from the customer, neither a field nor an
+// identity nor a permission. Shop plugins send every field of their map,
+// "" for what the order lacks: an order placed without a phone number
+// must not take the customer's number, and with it what finds them.
+func (p *Parser) ParseEmbedded(given, effects map[string]any) (Record, error) {
+	m := make(map[string]any, len(given)+len(effects))
+	for k, v := range given {
+		if Given(v) {
+			m[k] = v
+		}
+	}
+	maps.Copy(m, effects)
+	r, err := p.ParseMap(m)
+	if err != nil {
+		return Record{}, err
+	}
+	r.Embedded = true
+	return r, nil
+}
+
+// Given reports whether v, a value of a customer part (ParseEmbedded), is
+// given: null and a string of spaces only are not.
+func Given(v any) bool { return v != nil && !values.Blank(v) }
+
+// region returns the country a phone number without + of the record m is
+// read in: the record's own country when it is a valid one (an invalid
+// one rejects the record by itself), else the company's phone_region.
+func (p *Parser) region(m map[string]any) string {
+	if c, reason := values.Country(m["country"]); reason == "" {
+		return c
+	}
+	return p.phoneRegion
+}
+
+func (p *Parser) field(r *Record, key string, v any, region string) error {
 	if op, ok := listOps[key]; ok {
 		return listOp(&r.Changes, key, op.list, op.add, v)
 	}
 	k, ok := fields[key]
 	if !ok {
-		return p.companyField(&r.Changes, key, v)
+		return p.companyField(r, key, v)
 	}
 	c := &r.Changes
 	switch k {
+	case kindToken:
+		// It only finds the customer: "" removes nothing (a record
+		// never takes a token away), and no value is ever a change.
+		if values.Blank(v) {
+			return nil
+		}
+		s, reason := values.Text(v)
+		if reason != "" {
+			return &Problem{Field: key, Reason: reason}
+		}
+		r.Token = strings.TrimSpace(s)
+		return nil
 	case kindFlag:
 		if values.Blank(v) {
 			return nil
@@ -122,7 +186,7 @@ func (p *Parser) field(r *Record, key string, v any) error {
 		c.unset(key)
 		return nil
 	}
-	s, reason := p.value(k, v)
+	s, reason := p.value(k, v, region)
 	if reason != "" {
 		return &Problem{Field: key, Reason: reason}
 	}
@@ -138,13 +202,14 @@ func (p *Parser) field(r *Record, key string, v any) error {
 	return nil
 }
 
-// value normalises a scalar field of kind k.
-func (p *Parser) value(k kind, v any) (string, string) {
+// value normalises a scalar field of kind k; region is the country of a
+// phone number without + (Parser.region).
+func (p *Parser) value(k kind, v any, region string) (string, string) {
 	switch k {
 	case kindExternalID:
 		return externalID(v)
 	case kindPhone:
-		return phone(v)
+		return phone(v, region)
 	case kindEmail:
 		return values.Email(v)
 	case kindCountry:

@@ -26,7 +26,8 @@ func FuzzParse(f *testing.F) {
 		`{"external_id": "A", "first_name": "", "tags": "", "ACME__x": "", "acme__prefs": {"n": [1, 2.50]}, "is_deleted": "1"}`,
 		`{"email": "a@example.com", "is_forgotten": true, "last_login": "2025-03-01T08:30:00.1234567+05:45"}`,
 		`{"external_id": "12", "can_email": "true", "tags": "vip", "date_joined": "2024-01-01 10:00:00", "is_deleted": "false"}`,
-		`{"first_name": "Ann"}`, `[{"email": "a@example.com"}]`, `{"email": "a@example.com", "colour": "red"}`,
+		`{"customer_token": " t ", "first_name": "Ann"}`, `{"customer_token": "t", "email": ""}`,
+		`{"first_name": "Ann"}`, `[{"email": "a@example.com"}]`, `{"email": "a@example.com", "colour": "red", "OTHER__x": 1, "Ann Smith": 2}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -41,8 +42,12 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		fuzzcheck.JSON(t, "changes", r.Changes)
-		if r.ExternalID == "" && r.Email == "" && r.Phone == "" {
+		fuzzcheck.Ignored(t, r.Ignored)
+		if r.ExternalID == "" && r.Email == "" && r.Phone == "" && r.Token == "" {
 			t.Fatalf("accepted without an identity: %+v", r)
+		}
+		if _, ok := r.Changes.Set[customer.FieldToken]; ok {
+			t.Fatalf("a record sets the token: %+v", r)
 		}
 		for k, id := range map[string]string{customer.FieldExternalID: r.ExternalID, customer.FieldEmail: r.Email, customer.FieldPhoneNumber: r.Phone} {
 			if set, _ := r.Changes.Set[k].(string); set != id {
@@ -53,6 +58,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the normal form of %s is refused: %v", raw, err)
 		}
+		r.Ignored = nil // the normal form holds fields only
 		if diff := cmp.Diff(r, again, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("the normal form of %s parses to another record (-first +again):\n%s", raw, diff)
 		}
@@ -79,6 +85,9 @@ func normalForm(r customer.Record) map[string]any {
 	}
 	if r.Forget {
 		m[customer.FieldIsForgotten] = true
+	}
+	if r.Token != "" {
+		m[customer.FieldToken] = r.Token
 	}
 	return m
 }

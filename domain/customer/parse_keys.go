@@ -9,12 +9,15 @@ import (
 
 // companyField keeps "<ShortName>__<name>" as sent. The prefix is matched
 // without regard to case and stored as the company's short name, so that
-// acme__size and ACME__size are one field.
-func (p *Parser) companyField(c *Changes, key string, v any) error {
-	field, err := values.CompanyField(p.shortName, key, key)
-	if err != nil {
-		return err
+// acme__size and ACME__size are one field. Any other key is no field of a
+// customer: it is ignored (values.Ignored).
+func (p *Parser) companyField(r *Record, key string, v any) error {
+	field, ok := values.CompanyField(p.shortName, key)
+	if !ok {
+		r.Ignored.Ignore(key)
+		return nil
 	}
+	c := &r.Changes
 	if values.Blank(v) {
 		c.unset(field)
 	} else {

@@ -110,10 +110,6 @@ func TestParseValues(t *testing.T) {
 		{"ACME__points", `12345678901234567890`, `12345678901234567890`},
 		{"ACME__vip", `true`, `true`},
 		{"ACME__prefs", `{"colour": "red", "n": [1, 2]}`, `{"colour":"red","n":[1,2]}`},
-		{"OTHER__size", `"L"`, ""},
-		{"ACME__", `"L"`, ""},
-		{"__size", `"L"`, ""},
-		{"favourite_colour", `"red"`, ""},
 		{"is_deleted", `"maybe"`, ""},
 		{"tags.add", `{"x": 1}`, ""},
 	}

@@ -12,6 +12,11 @@ type Record struct {
 	// ExternalID, Email and Phone are the record's identities in their
 	// normal forms ("" when it gives none); they find the customer.
 	ExternalID, Email, Phone string
+	// Token is the customer_token the record names (trimmed; "" for
+	// none). It finds the customer only when the record gives none of the
+	// identities above (ByToken), and it is never a change: Clientele
+	// issues tokens, no record sets one.
+	Token string
 	// Changes are what the record says about the customer. A record that
 	// deletes or forgets applies none of them (see Book.Decide).
 	Changes Changes
@@ -21,11 +26,16 @@ type Record struct {
 	// (an event that only refers to its customer); Decide rejects it with
 	// ReasonNoMatch when nobody holds its identifiers.
 	MustExist bool
-	// Embedded: the record is the customer part of an event or a sale.
-	// Identity fields that repeat what the customer already holds are then
-	// no change, and a record left with no change appends no event (a
-	// customer import records every record it accepts).
+	// Embedded: the record is the customer part of an event or a sale
+	// (Parser.ParseEmbedded, where a blank value is not given and so
+	// removes nothing). Identity fields that repeat what the customer
+	// already holds are then no change, and a record left with no change
+	// appends no event (a customer import records every record it
+	// accepts).
 	Embedded bool
+	// Ignored are the record's keys that are no field of a customer
+	// (values.Ignored): the import run lists them as warnings.
+	Ignored values.Ignored
 }
 
 // Identity returns the record's identity of kind k, "" when it has none.
@@ -37,8 +47,17 @@ func (r Record) Identity(k Kind) string {
 		return r.Email
 	case Phone:
 		return r.Phone
+	case Token:
+		return r.Token
 	}
 	return ""
+}
+
+// ByToken reports whether the record's customer is found by its
+// customer_token: the record names a token and no other identity. A token
+// beside an external_id, email or phone number is ignored (see Token).
+func (r Record) ByToken() bool {
+	return r.Token != "" && r.ExternalID == "" && r.Email == "" && r.Phone == ""
 }
 
 // Problem is why a record is rejected: the field at fault, when one is,
@@ -51,7 +70,7 @@ const (
 	ReasonForgotten = "customer was forgotten"
 	ReasonDeleted   = "customer was deleted; deletion is irreversible"
 	ReasonNoMatch   = "no customer has the record's identifiers"
-	ReasonNoID      = "at least one of external_id, phone_number, email is required"
+	ReasonNoID      = "at least one of external_id, phone_number, email, customer_token is required"
 )
 
 // FieldNames returns the names of the fields c changes, sorted: the

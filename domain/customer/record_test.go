@@ -2,6 +2,7 @@ package customer_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/values"
 )
 
 // TestParseRecord checks the rules that concern a whole record: null,
@@ -68,8 +70,12 @@ func TestParseRecord(t *testing.T) {
 		{name: "only removed identities", record: `{"email": "", "phone_number": "", "external_id": null}`, reason: customer.ReasonNoID},
 		{name: "a list", record: `[{"email": "a@example.com"}]`, reason: "record must be a JSON object"},
 		{name: "null", record: `null`, reason: "record must be a JSON object"},
-		{name: "unknown field", record: `{"email": "a@example.com", "colour": "red"}`, reason: "unknown field colour"},
-		{name: "other company's field", record: `{"email": "a@example.com", "OTHER__x": "1"}`, reason: "unknown field OTHER__x: company-specific fields are named ACME__<name>"},
+		{
+			name:   "unknown fields ignored, and listed",
+			record: `{"email": "a@example.com", "colour": "red", "mage_type": "simple", "OTHER__x": "1", "ACME__": 1, "__size": "L", "store_id": null}`,
+			want: customer.Record{Email: "a@example.com", Changes: customer.Changes{Set: map[string]any{"email": "a@example.com"}},
+				Ignored: values.Ignored{"ACME__", "OTHER__x", "__size", "colour", "mage_type"}},
+		},
 		{name: "bad tags object", record: `{"email": "a@example.com", "tags": {"set": ["x"]}}`, reason: "an object here may only have the keys add and remove"},
 	}
 	p := customer.NewParser(acme)
@@ -94,15 +100,17 @@ func TestParseRecord(t *testing.T) {
 }
 
 // TestParseNeverQuotesFieldLikeValues: a key that looks like data (a CSV
-// whose header line is a data row) is not quoted in the rejection.
+// whose header line is a data row) is ignored without being quoted.
 func TestParseNeverQuotesFieldLikeValues(t *testing.T) {
-	_, err := customer.NewParser(acme).Parse([]byte(`{"email": "a@example.com", "john.doe@example.com": "x"}`))
-	var pr *customer.Problem
-	if !errors.As(err, &pr) {
-		t.Fatalf("Parse = %v, want a rejection", err)
+	r, err := customer.NewParser(acme).Parse([]byte(`{"email": "a@example.com", "john.doe@example.com": "x", "Ann Smith": "y"}`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
 	}
-	if strings.Contains(pr.Field+pr.Reason, "john") {
-		t.Errorf("rejection %q quotes the key", pr.Error())
+	if diff := cmp.Diff(values.Ignored{values.UnnamedField}, r.Ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+	if strings.Contains(fmt.Sprint(r), "john") {
+		t.Errorf("record %+v quotes the key", r)
 	}
 }
 

@@ -42,10 +42,15 @@ type Query struct {
 
 // identifiers are, by datatype, the fields that name a record in an
 // import, in the order they are tried on a matched document; an update
-// must not change them (it would move every match onto one record).
+// must not change them (it would move every match onto one record). A
+// customer is named by its tracking token first: the token finds exactly
+// the customer it was issued to, whereas a stored external_id, email or
+// phone number may be one whose key moved to another customer since
+// (docs/customers.md, Identity, rule 4). Customers from before tokens not
+// yet given one are named by the others.
 var identifiers = map[importing.Entity][]string{
 	importing.Events:    {"id"},
-	importing.Customers: {"external_id", "email", "phone_number"},
+	importing.Customers: {"customer_token", "external_id", "email", "phone_number"},
 	importing.Products:  {"external_id"},
 	importing.Shops:     {"external_id"},
 	importing.Sales:     {"sale_external_id"},

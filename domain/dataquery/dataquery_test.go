@@ -67,6 +67,10 @@ func TestRecord(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"email": "a@x.com", "city": "Espoo"}, rec); !ok || diff != "" {
 		t.Errorf("customer record (-want +got):\n%s", diff)
 	}
+	rec, ok = q.Record(map[string]any{"external_id": "A", "customer_token": "tok", "city": "Turku"})
+	if diff := cmp.Diff(map[string]any{"customer_token": "tok", "city": "Espoo"}, rec); !ok || diff != "" {
+		t.Errorf("customer record with a token (-want +got):\n%s", diff)
+	}
 	if _, ok := q.Record(map[string]any{"city": "Turku"}); ok {
 		t.Error("a customer without identifiers (forgotten) got a record")
 	}

@@ -1,6 +1,6 @@
 // Package importing holds the vocabulary of asynchronous imports: the
-// entities that can be imported, the states of an import run and the
-// per-record rejections reported on it.
+// entities that can be imported, the states of an import run, and the
+// per-record rejections and the ignored fields (warnings) reported on it.
 package importing
 
 // Entity is an importable entity type, as named in upload paths.
@@ -40,4 +40,37 @@ type Rejection struct {
 	Reason string `json:"reason"`
 	// Field is the offending field, when one is.
 	Field string `json:"field,omitempty"`
+}
+
+// Warning is a field that was ignored in the imported records of a run: a
+// key that is no field of the entity (values.Ignored), listed once however
+// many records carried it. The records were imported without it.
+type Warning struct {
+	// Field is the key as the records named it (a nested key by its path
+	// without list indexes, such as sale_rows.store_id), or
+	// values.UnnamedField for keys that do not look like field names.
+	Field string `json:"field"`
+	// Count is the number of imported records that carried it; a record
+	// rejected for another reason does not count.
+	Count int `json:"count"`
+	// FirstIndex is the upload index of the first of them.
+	FirstIndex int `json:"first_index"`
+}
+
+// MaxWarnings bounds the distinct fields a run lists as warnings: the
+// first ones found, in upload order. A CSV file of a hundred thousand odd
+// columns thus costs the run a thousand rows, and a client has enough to
+// see what its plugin sends.
+const MaxWarnings = 1000
+
+// Outcome is what the import of one chunk made of its records.
+type Outcome struct {
+	// Accepted is the number of records imported.
+	Accepted int
+	// Rejections are the records not imported, and why; a record may
+	// have more than one.
+	Rejections []Rejection
+	// Warnings are the fields ignored in the records imported, each
+	// once, ordered by FirstIndex then Field, at most MaxWarnings.
+	Warnings []Warning
 }

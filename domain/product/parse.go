@@ -17,6 +17,11 @@ type Record struct {
 	// uses it to tell a translation (method A) from the base record.
 	Language string
 	Changes  Changes
+	// Ignored are the record's keys that are no field of a product
+	// (values.Ignored); a key of a version as "versions.<dimension>.<key>"
+	// whatever the version, and of a stock entry as "stock.<key>": the
+	// import run lists them as warnings.
+	Ignored values.Ignored
 }
 
 // Problem is why a record is rejected; Reason never quotes the value.
@@ -31,8 +36,9 @@ func NewParser(c company.Company) *Parser { return &Parser{loc: c.Location()} }
 
 // Parse validates one record, a JSON object: external_id is required; null
 // is absent; "" removes a field (but price, which a product always has);
-// an unknown key rejects the record. Whether price is needed depends on
-// the product's state, so Book.Decide checks it.
+// a key that is no field of a product, at the top or in a version or a
+// stock entry, is ignored and listed in Record.Ignored. Whether price is
+// needed depends on the product's state, so Book.Decide checks it.
 func (p *Parser) Parse(raw []byte) (Record, error) {
 	m, field, reason := values.DecodeRecord(raw)
 	if reason != "" {
@@ -51,11 +57,14 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 				err = &Problem{Field: key, Reason: "must be a non-empty string of at most 200 characters"}
 			}
 		case key == FieldStock && !values.Blank(v):
-			r.Changes.Stock, err = stock(v)
+			r.Changes.Stock, err = stock(&r.Ignored, v)
 		case key == FieldVersions && !values.Blank(v):
-			r.Changes.Versions, err = p.versions(v)
+			r.Changes.Versions, err = p.versions(&r.Ignored, v)
 		default:
-			err = p.field(&base, key, v, true)
+			var known bool
+			if known, err = p.field(&base, key, v, true); !known {
+				r.Ignored.Ignore(key)
+			}
 		}
 		if err != nil {
 			return Record{}, err
@@ -72,35 +81,31 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 }
 
 // field validates one field into c. top is false inside a version, where
-// only versionable fields are allowed.
-func (p *Parser) field(c *FieldChanges, key string, v any, top bool) error {
+// only versionable fields are allowed. known is false, and c unchanged,
+// for a key that is no field of a product: the caller ignores it.
+func (p *Parser) field(c *FieldChanges, key string, v any, top bool) (known bool, err error) {
 	k, ok := fields[key]
-	if top && (key == FieldStock || key == FieldVersions) {
-		ok = true // "" for them: remove them whole
+	if !ok && key != FieldExternalID && key != FieldStock && key != FieldVersions {
+		return false, nil
 	}
-	if !ok || (!top && !versionable(key)) {
-		if values.SafeName(key) == "" {
-			return &Problem{Reason: "unknown field (its name is not shown: it does not look like a field name)"}
-		}
-		if ok {
-			return &Problem{Field: key, Reason: key + " cannot differ per version"}
-		}
-		return &Problem{Field: key, Reason: "unknown field " + key}
+	if !top && !versionable(key) {
+		return true, &Problem{Field: key, Reason: key + " cannot differ per version"}
 	}
 	if values.Blank(v) {
+		// At the top, "" for stock and versions removes them whole.
 		if key == FieldPrice && top {
-			return &Problem{Field: key, Reason: "price is mandatory and cannot be removed"}
+			return true, &Problem{Field: key, Reason: "price is mandatory and cannot be removed"}
 		}
 		c.Unset = append(c.Unset, key)
-		return nil
+		return true, nil
 	}
 	nv, reason := value(k, v, p.loc)
 	if reason == "" && key == FieldRecSetIDs && len(nv.([]string)) > maxRecommendationSet {
 		reason = "must hold at most 20 ids"
 	}
 	if reason != "" {
-		return &Problem{Field: key, Reason: reason}
+		return true, &Problem{Field: key, Reason: reason}
 	}
 	c.Set[key] = nv
-	return nil
+	return true, nil
 }

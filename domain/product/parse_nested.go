@@ -9,8 +9,12 @@ import (
 )
 
 // versions validates {"language": {<code>: {fields}}, "shop_id": {<id>:
-// {fields}}}; either key may be missing, both may be given.
-func (p *Parser) versions(v any) (map[string]map[string]FieldChanges, error) {
+// {fields}}}; either key may be missing, both may be given. Any other key
+// is ignored, as "versions.<key>", and so is a key of a version that is
+// no field of a product, as "versions.<dimension>.<key>": without the
+// language code or shop id, so that a plugin's field of every version is
+// one warning.
+func (p *Parser) versions(ig *values.Ignored, v any) (map[string]map[string]FieldChanges, error) {
 	const reason = `must be an object {"language": {<code>: {...}}, "shop_id": {<shop id>: {...}}}`
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -19,7 +23,10 @@ func (p *Parser) versions(v any) (map[string]map[string]FieldChanges, error) {
 	out := map[string]map[string]FieldChanges{}
 	for _, dim := range slices.Sorted(maps.Keys(obj)) {
 		if dim != VersionLanguage && dim != VersionShop {
-			return nil, &Problem{Field: FieldVersions, Reason: reason}
+			if obj[dim] != nil {
+				ig.Ignore(FieldVersions + "." + dim)
+			}
+			continue
 		}
 		byKey, ok := obj[dim].(map[string]any)
 		if obj[dim] == nil {
@@ -37,7 +44,7 @@ func (p *Parser) versions(v any) (map[string]map[string]FieldChanges, error) {
 				}
 				name = l.(string)
 			}
-			if err := p.version(out, dim, name, byKey[key]); err != nil {
+			if err := p.version(ig, out, dim, name, byKey[key]); err != nil {
 				return nil, err
 			}
 		}
@@ -46,7 +53,7 @@ func (p *Parser) versions(v any) (map[string]map[string]FieldChanges, error) {
 }
 
 // version validates the fields of one version into out[dim][key].
-func (p *Parser) version(out map[string]map[string]FieldChanges, dim, key string, v any) error {
+func (p *Parser) version(ig *values.Ignored, out map[string]map[string]FieldChanges, dim, key string, v any) error {
 	path := FieldVersions + "." + dim + "." + key
 	fields, ok := v.(map[string]any)
 	if v == nil {
@@ -66,11 +73,15 @@ func (p *Parser) version(out map[string]map[string]FieldChanges, dim, key string
 		if fields[f] == nil {
 			continue
 		}
-		if err := p.field(&c, f, fields[f], false); err != nil {
+		known, err := p.field(&c, f, fields[f], false)
+		if err != nil {
 			if prob, ok := err.(*Problem); ok && prob.Field != "" {
 				prob.Field = safeField(path + "." + prob.Field)
 			}
 			return err
+		}
+		if !known {
+			ig.Ignore(FieldVersions + "." + dim + "." + f)
 		}
 	}
 	out[dim][key] = c
@@ -78,8 +89,9 @@ func (p *Parser) version(out map[string]map[string]FieldChanges, dim, key string
 }
 
 // stock validates a list of {shop_id, quantity}; within a record, the last
-// entry of a shop wins.
-func stock(v any) ([]Stock, error) {
+// entry of a shop wins. Any other key of an entry is ignored, as
+// "stock.<key>".
+func stock(ig *values.Ignored, v any) ([]Stock, error) {
 	const reason = "must be a list of objects {shop_id, quantity}"
 	l, ok := v.([]any)
 	if !ok {
@@ -91,8 +103,13 @@ func stock(v any) ([]Stock, error) {
 		if e == nil {
 			continue
 		}
-		if !ok || len(obj) > 2 {
+		if !ok {
 			return nil, &Problem{Field: FieldStock, Reason: reason}
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if k != "shop_id" && k != "quantity" && obj[k] != nil {
+				ig.Ignore(FieldStock + "." + k)
+			}
 		}
 		id, ok := values.Scalar(obj["shop_id"])
 		q, reason := number(obj["quantity"])

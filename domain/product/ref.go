@@ -54,8 +54,14 @@ func (p *Parser) Details(m map[string]any) (map[string]any, error) {
 		if key == FieldExternalID || key == FieldStock || key == FieldVersions {
 			return nil, &Problem{Field: key, Reason: key + " cannot be given with an event or a sale"}
 		}
-		if err := p.field(&c, key, v, true); err != nil {
+		// The callers give product fields only, from their own field
+		// tables: an unknown one is their bug, refused rather than lost.
+		known, err := p.field(&c, key, v, true)
+		if err != nil {
 			return nil, err
+		}
+		if !known {
+			return nil, &Problem{Field: values.SafeName(key), Reason: "is no field of a product"}
 		}
 	}
 	return c.Set, nil

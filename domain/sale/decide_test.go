@@ -2,6 +2,7 @@ package sale_test
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -305,13 +306,38 @@ func TestDecide(t *testing.T) {
 				if diff := cmp.Diff(want, o.Personal); diff != "" {
 					t.Errorf("personal (-want +got):\n%s", diff)
 				}
+				// sale_customer_can_sms "" is false on the sale, and not
+				// given to the customer (customer.ParseEmbedded).
 				wantC := &customer.Record{ExternalID: "42", Phone: "+358401234567", Embedded: true, Changes: customer.Changes{Set: map[string]any{
 					"external_id": "42", "phone_number": "+358401234567", "first_name": "Ann", "language": "fi",
-					"can_email": true, "can_sms": false, "country": "FI"}}}
+					"can_email": true, "country": "FI"}}}
 				if diff := cmp.Diff(wantC, o.Customer, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("customer (-want +got):\n%s", diff)
 				}
 			}},
+		{name: "a blank customer field removes the sale's own copy, never the customer's (WooCommerce's order without a phone)",
+			stored:  stored(),
+			records: []string{`{"sale_external_id": "S", "sale_customer_id": "17", "sale_phone_number": "", "sale_first_name": " "}`},
+			check: func(t *testing.T, o sale.Outcome) {
+				if diff := cmp.Diff([]string{"sale_first_name", "sale_phone_number"}, o.PersonalUnset); diff != "" {
+					t.Errorf("personal unset (-want +got):\n%s", diff)
+				}
+				wantC := &customer.Record{ExternalID: "17", Embedded: true, Changes: customer.Changes{Set: map[string]any{"external_id": "17"}}}
+				if diff := cmp.Diff(wantC, o.Customer, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("customer (-want +got):\n%s", diff)
+				}
+			}},
+		{name: "only blank customer fields: no customer part, and no customer identifier needed",
+			stored:  stored(),
+			records: []string{`{"sale_external_id": "S", "sale_phone_number": "", "sale_city": ""}`},
+			check: func(t *testing.T, o sale.Outcome) {
+				if o.Customer != nil || !slices.Equal(o.PersonalUnset, []string{"sale_city", "sale_phone_number"}) {
+					t.Errorf("customer %+v, personal unset %v; want none, and both removed from the sale", o.Customer, o.PersonalUnset)
+				}
+			}},
+		{name: "a new sale whose only identifier is blank has none",
+			records:  []string{`{` + `"sale_external_id": "S", "sale_date": "2026-07-01", "sale_phone_number": "", "product_id": "1", "quantity": 1, "unit_price": 1}`},
+			rejected: map[int]string{0: "-"}},
 		{name: "a returned row: price 0 and tags CANCELLED replace the stored row",
 			stored:  stored(),
 			records: []string{`{"sale_external_id": "S", "external_id": "r1", "product_id": "1", "quantity": 1, "unit_price": 0, "tags": "CANCELLED"}`},

@@ -85,35 +85,33 @@ func (d *decision) currency0() string {
 }
 
 // customerPart validates the customer fields of the merged transaction
-// as one customer record.
+// as one customer record, the sale's customer part
+// (customer.ParseEmbedded): a field sent as "" removes the sale's own
+// copy, never the customer's field. When none is given there is no
+// customer part.
 func (d *decision) customerPart() *Problem {
 	m := map[string]any{}
+	var given []string
 	for f, target := range customerFields {
-		if v, ok := d.tx[f]; ok {
+		if v, ok := d.tx[f]; ok && customer.Given(v) {
 			m[target] = v
+			given = append(given, f)
 		}
 	}
 	d.customer = nil
 	if len(m) == 0 {
 		return nil
 	}
-	c, err := d.customers.ParseMap(m)
+	c, err := d.customers.ParseEmbedded(m, nil)
 	var prob *customer.Problem
 	switch {
 	case errors.As(err, &prob) && prob.Reason == customer.ReasonNoID:
-		var given []string
-		for f := range customerFields {
-			if _, ok := d.tx[f]; ok {
-				given = append(given, f)
-			}
-		}
 		return &Problem{Field: slices.Min(given), Reason: "customer fields need a customer identifier: sale_customer_id, sale_phone_number or sale_email"}
 	case errors.As(err, &prob):
 		return &Problem{Field: saleField(prob.Field), Reason: prob.Reason}
 	case err != nil:
 		return &Problem{Reason: err.Error()}
 	}
-	c.Embedded = true
 	d.customer = &c
 	return nil
 }

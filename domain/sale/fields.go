@@ -14,6 +14,7 @@ const (
 	FieldCustomerID   = "sale_customer_id"
 	FieldPhoneNumber  = "sale_phone_number"
 	FieldEmail        = "sale_email"
+	FieldCountry      = "sale_country"
 
 	RowExternalID = "external_id"
 	RowProductID  = "product_id"
@@ -91,7 +92,7 @@ var customerFields = map[string]string{
 	"sale_street_address":     "street_address",
 	"sale_city":               "city",
 	"sale_zip_code":           "zip_code",
-	"sale_country":            "country",
+	FieldCountry:              "country",
 }
 
 // identifiers are the customer part's fields that find the customer.

@@ -86,6 +86,10 @@ func (d *decision) outcome() Outcome {
 			o.PersonalUnset = append(o.PersonalUnset, f)
 		case personal[f]:
 			o.Personal[f] = v
+		case v == "" && slices.Contains(customer.Permissions, customerFields[f]):
+			// As a customer's permission, sale_customer_can_email and
+			// sale_customer_can_sms sent as "" are false on the sale.
+			o.Set[f] = false
 		case v == "":
 			o.Unset = append(o.Unset, f)
 		default:

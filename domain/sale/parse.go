@@ -42,6 +42,10 @@ type Record struct {
 	// the others without it would store the purchase in a wrong currency,
 	// state or customer.
 	TxProblem *Problem
+	// Ignored are the record's keys that are no field of a sale
+	// (values.Ignored), a row's as "sale_rows.<key>" whatever the row:
+	// the import run lists them as warnings.
+	Ignored values.Ignored
 }
 
 // RowRecord is one row as given.
@@ -73,10 +77,12 @@ func NewParser(c company.Company) *Parser {
 }
 
 // Parse validates one record, a JSON object. It rejects, with a *Problem,
-// a record that is not an object or has no sale_external_id, an unknown
-// key, a bad row field and a row without its product or quantity: the
-// record alone. A bad transaction-level field is Record.TxProblem, which
-// rejects the whole transaction. null is absent; "" removes a
+// a record that is not an object or has no sale_external_id, a bad row
+// field, a transaction field inside a row and a row without its product
+// or quantity: the record alone. A bad transaction-level field is
+// Record.TxProblem, which rejects the whole transaction. A key that is no
+// field of a sale (nor a company field of the company) is ignored and
+// listed in Record.Ignored. null is absent; "" removes a
 // transaction field (but sale_date, sale_currency, sale_exchange_rate
 // and sale_state, which a sale keeps once given) and is absent in a row.
 func (p *Parser) Parse(raw []byte) (Record, error) {
@@ -87,6 +93,10 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 	if v, ok := m[FieldCustomerID]; ok && values.NoCustomerID(v) {
 		delete(m, FieldCustomerID) // a guest
 	}
+	m = customer.GuestByEmail(m, FieldCustomerID, FieldEmail)
+	// The record's own country, when valid, is the country of a phone
+	// number without + (an invalid one is sale_country's problem).
+	country, _ := values.Country(m[FieldCountry])
 	r := Record{Tx: map[string]any{}}
 	if v, ok := m[FieldExternalID]; ok && v != nil {
 		s, reason := id(v)
@@ -106,7 +116,7 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 		case isRow:
 			flat[key] = v
 		default:
-			err = p.txField(&r, key, v)
+			err = p.txField(&r, key, v, country)
 		}
 		if err != nil {
 			return Record{}, err
@@ -157,12 +167,14 @@ func (p *Parser) nested(r *Record, v any) error {
 			if _, isRow := rowFields[key]; isRow || m[key] == nil {
 				continue
 			}
-			if strings.HasPrefix(key, "sale_") {
+			if isTxField(key) {
 				return &Problem{Field: safeName(prefix + key), Reason: "a transaction-level field belongs to the transaction, beside sale_rows, not in a row"}
 			}
-			// A company field: the transaction's, wherever sent.
-			if err := p.companyField(r, prefix+key, key, m[key]); err != nil {
-				return err
+			// A company field: the transaction's, wherever sent. Any other
+			// key is named without the row's index, so that the same
+			// plugin field of every row is one warning.
+			if !p.companyField(r, key, m[key]) {
+				r.Ignored.Ignore(FieldRows + "." + key)
 			}
 			delete(m, key)
 		}
@@ -178,15 +190,19 @@ func (p *Parser) nested(r *Record, v any) error {
 	return nil
 }
 
-// txField reads a transaction-level field (or a company field) of r.
-func (p *Parser) txField(r *Record, key string, v any) error {
+// txField reads a transaction-level field (or a company field) of r;
+// country is the record's sale_country ("" for none).
+func (p *Parser) txField(r *Record, key string, v any, country string) error {
 	if target, ok := customerFields[key]; ok {
-		r.setTx(key, p.customerField(r, key, target, v))
+		r.setTx(key, p.customerField(r, key, target, v, country))
 		return nil
 	}
 	k, ok := txFields[key]
 	if !ok {
-		return p.companyField(r, key, key, v)
+		if !p.companyField(r, key, v) {
+			r.Ignored.Ignore(key)
+		}
+		return nil
 	}
 	if values.Blank(v) {
 		if permanent[key] {
@@ -209,11 +225,23 @@ func (p *Parser) txField(r *Record, key string, v any) error {
 // customer's rules (and the customer's normal form: the sale's own copy
 // of the field is normalised the same way). The customer parser wants an
 // identifier in any record, so a field is checked beside a stand-in one;
-// whether the transaction has a real one is Book.Decide's to say.
-func (p *Parser) customerField(r *Record, key, target string, v any) any {
+// whether the transaction has a real one is Book.Decide's to say. A phone
+// number is read with the record's country ("" for none), as the
+// customer's would be. A blank is kept as "": it removes the sale's own
+// field (a permission is then false, outcome), and it is not given in
+// the customer part (customer.ParseEmbedded).
+func (p *Parser) customerField(r *Record, key, target string, v any, country string) any {
+	if values.Blank(v) {
+		return ""
+	}
 	m := map[string]any{target: v, "external_id": "0"}
-	if target == "external_id" {
+	switch target {
+	case "external_id":
 		m = map[string]any{target: v, "email": "stand-in@example.com"}
+	case "phone_number":
+		if country != "" {
+			m["country"] = country
+		}
 	}
 	c, err := p.customers.ParseMap(m)
 	var prob *customer.Problem
@@ -228,23 +256,31 @@ func (p *Parser) customerField(r *Record, key, target string, v any) any {
 }
 
 // companyField keeps "<ShortName>__<name>" as sent; the prefix is matched
-// without regard to case and stored as the company's short name.
-func (p *Parser) companyField(r *Record, name, key string, v any) error {
-	field, err := values.CompanyField(p.shortName, key, name)
-	if err != nil {
-		return err
+// without regard to case and stored as the company's short name. It
+// reports false for a key that is no company field of the company.
+func (p *Parser) companyField(r *Record, key string, v any) bool {
+	field, ok := values.CompanyField(p.shortName, key)
+	if !ok {
+		return false
 	}
 	if values.Blank(v) {
 		v = ""
 	}
 	r.setTx(field, v)
-	return nil
+	return true
 }
 
-func unknownField(key string) error { return values.UnknownField(key) }
+// isTxField reports whether key is a transaction-level field, which a row
+// must not carry.
+func isTxField(key string) bool {
+	_, tx := txFields[key]
+	_, c := customerFields[key]
+	return tx || c || key == FieldExternalID || key == FieldRows
+}
 
-// row validates the row fields m (row field names only) of a row named
-// with prefix in rejections; nil when m gives no row field at all.
+// row validates the row fields m (row field names only: the callers leave
+// the others out) of a row named with prefix in rejections; nil when m
+// gives no row field at all.
 func (p *Parser) row(m map[string]any, prefix string) (*RowRecord, error) {
 	row := RowRecord{Fields: map[string]any{}}
 	details := map[string]any{}
@@ -259,7 +295,7 @@ func (p *Parser) row(m map[string]any, prefix string) (*RowRecord, error) {
 		}
 		k, ok := rowFields[key]
 		if !ok {
-			return nil, unknownField(prefix + key)
+			continue // not reached: see the doc comment
 		}
 		nv, reason := value(k, v, p.loc)
 		if reason != "" {

@@ -140,15 +140,6 @@ func parseRate(s string) *big.Rat {
 	return r
 }
 
-func state(v any) (any, string) {
-	s, ok := v.(string)
-	s = strings.ToUpper(strings.TrimSpace(s))
-	if !ok || !slices.Contains(States, s) {
-		return nil, "must be one of " + strings.Join(States, ", ")
-	}
-	return s, ""
-}
-
 func absURL(v any) (any, string) {
 	s, ok := v.(string)
 	s = strings.TrimSpace(s)

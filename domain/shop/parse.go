@@ -3,7 +3,6 @@ package shop
 import (
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/values"
@@ -28,6 +27,9 @@ type Record struct {
 	// Set and Unset are the record's changes (see Upserted).
 	Set   map[string]any
 	Unset []string
+	// Ignored are the record's keys that are no field of a shop
+	// (values.Ignored): the import run lists them as warnings.
+	Ignored values.Ignored
 }
 
 // Problem is why a record is rejected; Reason never quotes the value.
@@ -42,8 +44,8 @@ func NewParser(c company.Company) *Parser { return &Parser{shortName: c.ShortNam
 
 // Parse validates one record, a JSON object. null is absent, "" removes
 // the field (is_hidden: sets it to false, its default); an unknown key or
-// another company's field rejects the record, so that a typo in a column
-// name does not silently lose data; external_id is required.
+// another company's field is ignored and listed in Record.Ignored;
+// external_id is required.
 func (p *Parser) Parse(raw []byte) (Record, error) {
 	m, field, reason := values.DecodeRecord(raw)
 	if reason != "" {
@@ -63,11 +65,10 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 			r.ExternalID = id
 			continue
 		}
-		field, check, err := p.field(key)
-		if err != nil {
-			return Record{}, err
-		}
+		field, check := p.field(key)
 		switch {
+		case check == nil:
+			r.Ignored.Ignore(key)
 		case field == FieldIsHidden && values.Blank(v):
 			r.Set[field] = false
 		case values.Blank(v):
@@ -89,19 +90,16 @@ func (p *Parser) Parse(raw []byte) (Record, error) {
 // asSent keeps a company field's value as the client sent it.
 func asSent(v any) (any, string) { return v, "" }
 
-// field returns the stored name and validator of a record key. Company
-// fields ("<ShortName>__<name>", prefix in any case) are stored under the
+// field returns the stored name and validator of a record key, and a nil
+// validator for a key that is no field of a shop. Company fields
+// ("<ShortName>__<name>", prefix in any case) are stored under the
 // company's short name, so that acme__x and ACME__x are one field.
-func (p *Parser) field(key string) (string, func(any) (any, string), error) {
+func (p *Parser) field(key string) (string, func(any) (any, string)) {
 	if check, ok := fields[key]; ok {
-		return key, check, nil
+		return key, check
 	}
-	prefix, name, ok := strings.Cut(key, "__")
-	if ok && name != "" && strings.EqualFold(prefix, p.shortName) {
-		return p.shortName + "__" + name, asSent, nil
+	if field, ok := values.CompanyField(p.shortName, key); ok {
+		return field, asSent
 	}
-	if values.SafeName(key) == "" {
-		return "", nil, values.UnknownField(key)
-	}
-	return "", nil, &Problem{Field: key, Reason: "unknown field " + key + "; company-specific fields are named " + p.shortName + "__<name>"}
+	return "", nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/shop"
+	"github.com/clientele/clientele/domain/values"
 )
 
 func TestParse(t *testing.T) {
@@ -27,8 +28,11 @@ func TestParse(t *testing.T) {
 		{"blank id", `{"external_id": " "}`, shop.Record{}, "external_id"},
 		{"shop type", `{"external_id": "a", "shop_type": "kiosk"}`, shop.Record{}, "shop_type"},
 		{"country", `{"external_id": "a", "country": "XX"}`, shop.Record{}, "country"},
-		{"unknown", `{"external_id": "a", "foo": 1}`, shop.Record{}, "foo"},
-		{"unquotable key", `{"external_id": "a", "Ann Smith <ann@x.fi>": 1}`, shop.Record{}, "-"},
+		{"unknown fields ignored", `{"external_id": "a", "foo": 1, "store_id": "", "OTHER__x": 1, "acme__": 2, "name": "N", "mage_type": null}`,
+			shop.Record{ExternalID: "a", Set: map[string]any{"name": "N"}, Ignored: values.Ignored{"OTHER__x", "acme__", "foo", "store_id"}}, ""},
+		{"unquotable key ignored unnamed", `{"external_id": "a", "Ann Smith <ann@x.fi>": 1}`,
+			shop.Record{ExternalID: "a", Set: map[string]any{}, Ignored: values.Ignored{values.UnnamedField}}, ""},
+		{"bad value beside an unknown field", `{"external_id": "a", "foo": 1, "email": "nope"}`, shop.Record{}, "email"},
 		{"not an object", `[1]`, shop.Record{}, "-"},
 	}
 	for _, tt := range tests {

@@ -138,30 +138,36 @@ func FuzzCodes(f *testing.F) {
 
 // FuzzCompanyField checks company-specific keys: an accepted key's stored
 // name carries the company's short name as configured, is accepted again
-// unchanged, and is the same whatever the case of the prefix sent.
+// unchanged, and is the same whatever the case of the prefix sent; a key
+// refused (another company's, no company field at all) is ignored by the
+// parsers under a name that looks like a field name or UnnamedField.
 func FuzzCompanyField(f *testing.F) {
 	for _, k := range []string{"ACME__size", "acme__size", "AcMe__x.y", "OTHER__size", "ACME__", "__size", "size", "ACME____x"} {
 		f.Add("ACME", k)
 	}
 	f.Fuzz(func(t *testing.T, short, key string) {
-		field, err := values.CompanyField(short, key, key)
-		if err != nil {
-			fuzzcheck.Rejection(t, err)
+		field, ok := values.CompanyField(short, key)
+		if !ok {
+			var ig values.Ignored
+			ig.Ignore(key)
+			if len(ig) != 1 || ig[0] != values.UnnamedField && values.SafeName(ig[0]) != ig[0] {
+				t.Fatalf("the refused key %q is ignored as %q", key, ig)
+			}
 			return
 		}
 		if !strings.HasPrefix(field, short+"__") || len(field) <= len(short)+2 {
 			t.Fatalf("CompanyField(%q, %q) = %q, not %s__<name>", short, key, field, short)
 		}
-		if again, err := values.CompanyField(short, field, field); again != field || err != nil {
-			t.Fatalf("CompanyField(%q, %q) = %q, which re-parses as %q %v", short, key, field, again, err)
+		if again, ok := values.CompanyField(short, field); again != field || !ok {
+			t.Fatalf("CompanyField(%q, %q) = %q, which re-parses as %q %v", short, key, field, again, ok)
 		}
 		prefix, name, _ := strings.Cut(key, "__")
 		for _, p := range []string{strings.ToUpper(prefix), strings.ToLower(prefix)} {
 			if !strings.EqualFold(p, prefix) {
 				continue // a letter whose case changes its length or folding
 			}
-			if other, err := values.CompanyField(short, p+"__"+name, key); other != field || err != nil {
-				t.Fatalf("CompanyField(%q, %q) = %q, but with the prefix %q: %q %v", short, key, field, p, other, err)
+			if other, ok := values.CompanyField(short, p+"__"+name); other != field || !ok {
+				t.Fatalf("CompanyField(%q, %q) = %q, but with the prefix %q: %q %v", short, key, field, p, other, ok)
 			}
 		}
 	})

@@ -7,7 +7,8 @@
 // UTF-8 without U+0000, which PostgreSQL's text and jsonb cannot hold. A
 // refusal must be a *values.Problem whose field, when it names one, looks
 // like a field name: rejections are stored, and a key that looks like
-// data may be personal data.
+// data may be personal data. So must the names of the fields a parser
+// ignored, which the import run shows.
 package fuzzcheck
 
 import (
@@ -70,6 +71,26 @@ func Rejection(tb testing.TB, err error) {
 	}
 	if p.Field != "" && values.SafeName(p.Field) != p.Field {
 		tb.Fatalf("the rejection names a field that does not look like one: %q", p.Field)
+	}
+}
+
+// Ignored fails tb unless ig, the fields a parser ignored in a record it
+// accepted, is sorted, lists each name once and at most values.MaxIgnored
+// of them, and names only what looks like a field name (or is
+// values.UnnamedField): the names are stored and shown on the import run,
+// and a key that looks like data may be personal data.
+func Ignored(tb testing.TB, ig values.Ignored) {
+	tb.Helper()
+	if len(ig) > values.MaxIgnored {
+		tb.Fatalf("%d ignored fields listed, at most %d allowed", len(ig), values.MaxIgnored)
+	}
+	for i, name := range ig {
+		if name != values.UnnamedField && values.SafeName(name) != name {
+			tb.Fatalf("an ignored field is listed as %q, which does not look like a field name", name)
+		}
+		if i > 0 && ig[i-1] >= name {
+			tb.Fatalf("ignored fields %q are not sorted and distinct", ig)
+		}
 	}
 }
 

@@ -164,10 +164,11 @@ func (s *Store) recordFailure(ctx context.Context, runID string, seq int, reason
 }
 
 // FinishChunk records in tx what the Importer made of the chunk: its
-// rejections, the run's counts and state (running, or completed with its
-// last chunk), and deletes the chunk's payload. rejected is the number of
-// distinct records rejected.
-func (s *Store) FinishChunk(ctx context.Context, tx pgx.Tx, c Chunk, accepted, rejected int, rejections []importing.Rejection) error {
+// rejections and warnings, the run's counts and state (running, or
+// completed with its last chunk), and deletes the chunk's payload.
+func (s *Store) FinishChunk(ctx context.Context, tx pgx.Tx, c Chunk, out importing.Outcome) error {
+	accepted, rejections := out.Accepted, out.Rejections
+	rejected := 0
 	b := &pgx.Batch{}
 	if len(rejections) > 0 {
 		idx := make([]int64, len(rejections))
@@ -179,6 +180,7 @@ func (s *Store) FinishChunk(ctx context.Context, tx pgx.Tx, c Chunk, accepted, r
 			idx[i], ord[i], reasons[i], fields[i] = int64(r.Index), seen[r.Index], r.Reason, r.Field
 			seen[r.Index]++
 		}
+		rejected = len(seen)
 		b.Queue(`INSERT INTO import_rejections (run_id, record_index, ord, reason, field)
 			SELECT $1, i, o, r, f FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[]) AS u(i, o, r, f)`,
 			c.RunID, idx, ord, reasons, fields)
@@ -193,6 +195,8 @@ func (s *Store) FinishChunk(ctx context.Context, tx pgx.Tx, c Chunk, accepted, r
 			state = CASE WHEN chunks_done + 1 >= chunks THEN 'completed' ELSE 'running' END,
 			finished_at = CASE WHEN chunks_done + 1 >= chunks THEN clock_timestamp() END
 		WHERE id = $1`, c.RunID, accepted, rejected)
+	// After the run's update, which locks its row till the end of tx.
+	queueWarnings(b, c.RunID, out.Warnings)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("ingest: finish chunk %d of run %s: %w", c.Seq, c.RunID, err)
 	}

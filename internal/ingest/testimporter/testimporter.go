@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,7 +27,8 @@ const RecordedType = "Recorded"
 // A chunk's events are one commit. A record without an id, or with a "bad" field, is
 // rejected (field "id" or "bad"); one with a "panic" field makes the
 // Importer panic; the records the chunk's Reject names are rejected with
-// its reason. A record holding what the store cannot (a number jsonb
+// its reason. The keys of an accepted record that begin with "unknown_"
+// are its ignored fields: they count in the chunk's warnings. A record holding what the store cannot (a number jsonb
 // cannot hold, such as 1e-16384) fails the chunk.
 type Importer struct {
 	// Kind is the entity imported. Default customers.
@@ -51,16 +55,17 @@ func (i *Importer) Entity() importing.Entity {
 func Stream(companyID, id string) string { return eventstore.StreamID("rec", companyID, id) }
 
 // ImportChunk appends one event per valid record.
-func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk) (int, []importing.Rejection, error) {
+func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk) (importing.Outcome, error) {
 	if i.Before != nil {
 		if err := i.Before(ctx, c); err != nil {
-			return 0, nil, err
+			return importing.Outcome{}, err
 		}
 	}
 	commit := eventstore.Commit{Metadata: c.Metadata}
 	streams := map[string]int{} // stream id: index in commit.Streams
 	accepted := 0
 	var rejections []importing.Rejection
+	var warnings []importing.Warning
 	for n, raw := range c.Records {
 		index := c.FirstIndex + n
 		if reason, ok := c.Reject[n]; ok {
@@ -69,7 +74,7 @@ func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk)
 		}
 		var rec map[string]any
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return 0, nil, fmt.Errorf("testimporter: record %d is not an object: %w", index, err)
+			return importing.Outcome{}, fmt.Errorf("testimporter: record %d is not an object: %w", index, err)
 		}
 		id, ok := rec["id"]
 		if _, p := rec["panic"]; p {
@@ -84,6 +89,16 @@ func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk)
 			continue
 		}
 		accepted++
+		for _, k := range slices.Sorted(maps.Keys(rec)) {
+			if !strings.HasPrefix(k, "unknown_") {
+				continue
+			}
+			if w := slices.IndexFunc(warnings, func(w importing.Warning) bool { return w.Field == k }); w >= 0 {
+				warnings[w].Count++
+			} else {
+				warnings = append(warnings, importing.Warning{Field: k, Count: 1, FirstIndex: index})
+			}
+		}
 		stream := Stream(c.Company.ID, fmt.Sprint(id))
 		if _, ok := streams[stream]; !ok {
 			streams[stream] = len(commit.Streams)
@@ -98,8 +113,8 @@ func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c commands.Chunk)
 			store = postgres.New(nil)
 		}
 		if _, err := store.AppendTx(ctx, tx, commit); err != nil {
-			return 0, nil, err
+			return importing.Outcome{}, err
 		}
 	}
-	return accepted, rejections, nil
+	return importing.Outcome{Accepted: accepted, Rejections: rejections, Warnings: warnings}, nil
 }

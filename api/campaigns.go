@@ -1,0 +1,224 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/campaign"
+	"github.com/clientele/clientele/domain/values"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// Campaigns reads campaigns. readmodels.Campaigns implements it.
+type Campaigns interface {
+	// Campaign returns one campaign of the company, or NotFound.
+	Campaign(ctx context.Context, companyID, key string) (campaign.Campaign, error)
+	// Campaigns returns a page of the company's campaigns.
+	Campaigns(ctx context.Context, q readmodels.CampaignQuery) (readmodels.CampaignPage, error)
+	// CampaignStats returns a page of the company's campaigns with their
+	// statistics.
+	CampaignStats(ctx context.Context, q readmodels.StatsQuery) (readmodels.StatsPage, error)
+}
+
+// campaignJSON is a campaign as the management endpoints answer it: the
+// fields of the interface's campaign statistics object but stats, in its
+// order, then ours. The statistics endpoints (GET /api/campaign/actions/,
+// campaign_stats.go) answer this object with "stats" added; the management
+// answers leave stats out rather than answer a null that would read as
+// "no statistics".
+type campaignJSON struct {
+	CampaignKey  string           `json:"campaign_key"`
+	Kind         campaign.Kind    `json:"kind"`
+	Automated    bool             `json:"automated"`
+	Name         string           `json:"name"`
+	State        campaign.State   `json:"state"`
+	UTMCampaign  *string          `json:"utm_campaign"`
+	CampaignTags []campaign.Tag   `json:"campaign_tags"`
+	Folder       *campaign.Folder `json:"folder"`
+	Permissions  permissionsJSON  `json:"permissions"`
+	ProductIDs   []string         `json:"product_ids"`
+	CreatedAt    string           `json:"created_at"`
+	ActivatedAt  *string          `json:"activated_at"`
+	UpdatedAt    string           `json:"updated_at"`
+}
+
+// permissionsJSON is a campaign's permissions; marketing_permission is
+// null for an EXT campaign without one.
+type permissionsJSON struct {
+	MarketingPermission *string `json:"marketing_permission"`
+}
+
+func newCampaignJSON(c campaign.Campaign) campaignJSON {
+	out := campaignJSON{
+		CampaignKey: c.Key, Kind: c.Kind, Automated: c.Automated(), Name: c.Name, State: c.State,
+		CampaignTags: c.Tags, Folder: c.Folder, ProductIDs: c.ProductIDs,
+		CreatedAt: campaignTime(c.CreatedAt), UpdatedAt: campaignTime(c.UpdatedAt),
+	}
+	if out.CampaignTags == nil {
+		out.CampaignTags = []campaign.Tag{}
+	}
+	if out.ProductIDs == nil {
+		out.ProductIDs = []string{}
+	}
+	if c.UTMCampaign != "" {
+		out.UTMCampaign = &c.UTMCampaign
+	}
+	if c.Permission != "" {
+		out.Permissions.MarketingPermission = &c.Permission
+	}
+	if !c.ActivatedAt.IsZero() {
+		at := campaignTime(c.ActivatedAt)
+		out.ActivatedAt = &at
+	}
+	return out
+}
+
+// campaignTime formats a campaign's times as retrieval does (UTC, Z, the
+// fraction when there is one), so that an answer sent back in a PATCH
+// names the very same instant.
+func campaignTime(t time.Time) string { return t.UTC().Format(values.DateTimeLayout) }
+
+// handleListCampaigns serves GET /api/campaigns/: the company's campaigns,
+// oldest first, as {"campaigns": [...], "next_url": "..."}, paged as
+// retrieval is (limit, cursor; next_url while more follow) and filtered
+// by state and kind.
+func (s *Server) handleListCampaigns(c *gin.Context) error {
+	p, _ := principalOf(c)
+	q, err := campaignQuery(c.Request, p.CompanyID)
+	if err != nil {
+		return err
+	}
+	page, err := s.campaigns.Campaigns(c.Request.Context(), q)
+	if err != nil {
+		return err
+	}
+	list := make([]campaignJSON, len(page.Campaigns))
+	for i, cp := range page.Campaigns {
+		list[i] = newCampaignJSON(cp)
+	}
+	body := gin.H{"campaigns": list}
+	if page.Next != "" {
+		body["next_url"] = nextURL(c.Request, encodeCursor(page.Next))
+	}
+	c.JSON(http.StatusOK, body)
+	return nil
+}
+
+// campaignParams are the query parameters of the list (and the token's,
+// access-token); any other is 400, as an unknown body field is: a filter
+// misspelt would list everything.
+var campaignParams = []string{"limit", "cursor", "from", "state", "kind"}
+
+func campaignQuery(r *http.Request, companyID string) (readmodels.CampaignQuery, error) {
+	q := readmodels.CampaignQuery{CompanyID: companyID, Limit: readmodels.DefaultLimit}
+	params, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return q, domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		if slices.Contains(campaignParams, name) || name == "access-token" {
+			continue
+		}
+		known := strings.Join(campaignParams, ", ")
+		if f := values.SafeName(name); f != "" {
+			return q, invalidParam(f, "is not a parameter of this endpoint (%s)", known)
+		}
+		return q, domain.Errorf(domain.Invalid, "the query has a parameter that is none of this endpoint's (%s)", known)
+	}
+	if v, ok := params["limit"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+		if err != nil || n < 1 || n > readmodels.MaxLimit {
+			return q, invalidParam("limit", "must be an integer from 1 to %d", readmodels.MaxLimit)
+		}
+		q.Limit = n
+	}
+	for _, name := range []string{"cursor", "from"} {
+		if v := params.Get(name); v != "" {
+			if q.After, err = decodeCursor(v); err != nil || q.After == "" {
+				return q, invalidParam(name, "is not a cursor of this endpoint; follow next_url")
+			}
+		}
+	}
+	if v := params.Get("state"); v != "" {
+		if q.State = campaign.State(v); !q.State.Valid() {
+			return q, invalidParam("state", "must be draft, active, paused or archived")
+		}
+	}
+	if v := params.Get("kind"); v != "" {
+		if q.Kind = campaign.Kind(v); !q.Kind.Valid() {
+			return q, invalidParam("kind", "must be email, automated-email, sms, automated-sms or EXT")
+		}
+	}
+	return q, nil
+}
+
+// handleCreateCampaign serves POST /api/campaigns/ (staff role): a new
+// campaign, under the campaign_key given or a generated CA-<n>.
+func (s *Server) handleCreateCampaign(c *gin.Context) error {
+	in, err := campaignInput(c)
+	if err != nil {
+		return err
+	}
+	p, _ := principalOf(c)
+	cp, err := s.commands.CreateCampaign.Handle(commandContext(c), commands.CreateCampaign{Principal: p, Input: in})
+	if err != nil {
+		return err
+	}
+	return s.answerCampaign(c, cp.Key)
+}
+
+// handleGetCampaign serves GET /api/campaigns/<campaign_key>/.
+func (s *Server) handleGetCampaign(c *gin.Context) error {
+	return s.answerCampaign(c, c.Param("key"))
+}
+
+// handlePatchCampaign serves PATCH /api/campaigns/<campaign_key>/ (staff
+// role): the fields given change, state by the allowed moves; absent or
+// null fields stay as they are.
+func (s *Server) handlePatchCampaign(c *gin.Context) error {
+	in, err := campaignInput(c)
+	if err != nil {
+		return err
+	}
+	p, _ := principalOf(c)
+	key := c.Param("key")
+	if _, err := s.commands.UpdateCampaign.Handle(commandContext(c), commands.UpdateCampaign{Principal: p, Key: key, Input: in}); err != nil {
+		return err
+	}
+	return s.answerCampaign(c, key)
+}
+
+// answerCampaign answers {"campaign": {...}} from the read model, which is
+// inline: it holds a change as soon as its command returns, and an answer
+// to a POST or PATCH is then exactly what a GET answers.
+func (s *Server) answerCampaign(c *gin.Context, key string) error {
+	p, _ := principalOf(c)
+	cp, err := s.campaigns.Campaign(c.Request.Context(), p.CompanyID, key)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"campaign": newCampaignJSON(cp)})
+	return nil
+}
+
+// campaignInput reads a campaign body; naive datetimes are in the
+// company's time zone.
+func campaignInput(c *gin.Context) (campaign.Input, error) {
+	var raw json.RawMessage
+	if err := decodeJSON(c.Request, &raw, false); err != nil {
+		return campaign.Input{}, err
+	}
+	co, _ := companyOf(c)
+	return campaign.ParseInput(raw, co.Location())
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/internal/sftpd"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// sftpFlags configure the SFTP drop directory of serve (docs/sftp.md).
+type sftpFlags struct {
+	// addr is where it listens; off when empty.
+	addr string
+	// hostKey is the host key file; default <data-dir>/sftp_host_ed25519_key.
+	hostKey string
+	// dir holds the trees and the import queue; default <data-dir>/sftp.
+	dir string
+}
+
+// sftpServer is a running SFTP server: its listener, ready to serve.
+type sftpServer struct {
+	srv *sftpd.Server
+	ln  net.Listener
+}
+
+// startSFTP loads (or creates) the host key, opens the drop directory and
+// listens; it returns nil when f.addr is empty.
+func startSFTP(g *globals, a *app, f sftpFlags, maxUpload int64, logIns api.LogIns) (*sftpServer, error) {
+	if f.addr == "" {
+		return nil, nil
+	}
+	keyPath := f.hostKey
+	if keyPath == "" {
+		keyPath = filepath.Join(g.dataDir, "sftp_host_ed25519_key")
+	}
+	key, created, err := sftpd.LoadHostKey(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("--sftp-host-key: %w", err)
+	}
+	if created {
+		a.log.Warn("created a new SFTP host key: back it up, clients that know the old one refuse a new one", "path", keyPath)
+	}
+	dir := f.dir
+	if dir == "" {
+		dir = filepath.Join(g.dataDir, "sftp")
+	}
+	srv, err := sftpd.New(sftpd.Config{
+		HostKey:      key,
+		Dir:          dir,
+		MaxFileBytes: maxUpload,
+		Companies:    readmodels.NewCompanies(a.pool, ""),
+		Tokens:       readmodels.NewAccess(a.pool),
+		Keys:         readmodels.NewSFTPKeys(a.pool),
+		LogIns:       logIns,
+		Uploads:      a.stageUpload,
+		Runs:         readmodels.NewImports(a.pool),
+		Logger:       a.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("--sftp-addr: %w", err)
+	}
+	return &sftpServer{srv: srv, ln: ln}, nil
+}
+
+// run serves and imports until ctx ends.
+func (s *sftpServer) run(ctx context.Context) error {
+	errs := make(chan error, 1)
+	go func() { errs <- s.srv.Run(ctx) }()
+	err := s.srv.Serve(ctx, s.ln)
+	if rerr := <-errs; err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// welcome says how to connect, for printWelcome.
+func (s *sftpServer) welcome(demoSlug string) string {
+	if s == nil {
+		return ""
+	}
+	host, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	user := "<company slug>"
+	if demoSlug != "" {
+		user = demoSlug
+	}
+	return fmt.Sprintf("SFTP drop directory on %s (host key %s)\n"+
+		"Connect with an access token as password:\n  sftp -P %s %s@%s\n  sftp> put customers.csv toclientele/\n",
+		s.ln.Addr().String(), s.srv.Fingerprint(), port, user, host)
+}

@@ -1,0 +1,115 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/campaign"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// CampaignStream is a campaign's stream, "campaign-<company>-<key>":
+// named after the key, so that creating it with "no stream yet" keeps
+// keys unique in the company.
+func CampaignStream(companyID, key string) string {
+	return eventstore.StreamID(campaign.StreamKind, companyID, key)
+}
+
+// CampaignKeysStream is the stream of a company's generated campaign
+// keys, "campaignkeys-<company>-<company>": one per company, named
+// "<kind>-<company>-<id>" as every stream is (the company's own stream
+// is "company-<company>-<company>").
+func CampaignKeysStream(companyID string) string {
+	return eventstore.StreamID(campaign.KeysStreamKind, companyID, companyID)
+}
+
+func errNoCampaign() error { return domain.Errorf(domain.NotFound, "no such campaign") }
+
+// loadCampaign folds a campaign's stream into its current state and
+// version. An unknown campaign (or a key no campaign can have) is
+// NotFound.
+func loadCampaign(ctx context.Context, store eventstore.Store, companyID, key string) (campaign.Campaign, int64, error) {
+	c := campaign.Campaign{CompanyID: companyID}
+	if !campaign.ValidKey(key) {
+		return c, 0, errNoCampaign()
+	}
+	evs, err := store.ReadStream(ctx, CampaignStream(companyID, key), 0)
+	if err != nil {
+		return c, 0, err
+	}
+	var version int64
+	for _, e := range evs {
+		version = e.StreamVersion
+		ev, err := campaign.Decode(e.Type, e.Data)
+		if err != nil {
+			return c, 0, fmt.Errorf("commands: %s/%d: %w", e.StreamID, e.StreamVersion, err)
+		}
+		if ev != nil {
+			c = c.Apply(ev)
+		}
+	}
+	if version == 0 {
+		return c, 0, errNoCampaign()
+	}
+	return c, version, nil
+}
+
+// campaignEvents encodes a decision's events for the store.
+func campaignEvents(evs []campaign.Event) []eventstore.Event {
+	out := make([]eventstore.Event, len(evs))
+	for i, e := range evs {
+		out[i] = event(e.EventType(), e)
+	}
+	return out
+}
+
+// keyCounters remembers, per company, how far this process has read the
+// keys stream, so that generating a key reads only the generations since
+// (the stream grows by one event per generated key, for ever). It is a
+// hint only: the append expects the version read, so a generation by
+// another process is a conflict, and the retry reads it.
+type keyCounters struct {
+	mu sync.Mutex
+	m  map[string]keyCounter
+}
+
+// keyCounter is where a company's keys stream stood when last read: its
+// version and the last number generated.
+type keyCounter struct {
+	version, number int64
+}
+
+// read returns the company's keys stream as it stands now.
+func (k *keyCounters) read(ctx context.Context, store eventstore.Store, companyID string) (keyCounter, error) {
+	k.mu.Lock()
+	c := k.m[companyID]
+	k.mu.Unlock()
+	evs, err := store.ReadStream(ctx, CampaignKeysStream(companyID), c.version)
+	if err != nil {
+		return c, err
+	}
+	for _, e := range evs {
+		var ev campaign.KeyGenerated
+		if err := json.Unmarshal(e.Data, &ev); err != nil {
+			return c, fmt.Errorf("commands: decode %s: %w", e.Type, err)
+		}
+		c = keyCounter{version: e.StreamVersion, number: max(c.number, ev.Number)}
+	}
+	k.remember(companyID, c)
+	return c, nil
+}
+
+// remember records c unless the process knows a later version already.
+func (k *keyCounters) remember(companyID string, c keyCounter) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]keyCounter{}
+	}
+	if c.version > k.m[companyID].version {
+		k.m[companyID] = c
+	}
+}

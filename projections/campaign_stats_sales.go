@@ -1,0 +1,183 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/campaign"
+	"github.com/clientele/clientele/domain/sale"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// statsSaleChange is a SaleUpserted of the batch.
+type statsSaleChange struct {
+	e    *eventstore.RecordedEvent
+	data sale.Upserted
+}
+
+// statsSaleFields are the transaction fields the figures read; the rest
+// of a sale is not kept.
+var statsSaleFields = []string{saleFieldState, saleFieldDate, saleFieldIsDeleted, saleFieldTotal, saleFieldDiscount}
+
+// statsSaleRow is a campaign_stats_sales row.
+type statsSaleRow struct {
+	CompanyID  string             `json:"company_id"`
+	SaleID     string             `json:"sale_id"`
+	CustomerID string             `json:"customer_id"`
+	Doc        map[string]any     `json:"doc"`
+	KeyedRows  []sale.Row         `json:"keyed_rows"`
+	TotalGiven bool               `json:"total_given"`
+	Version    int64              `json:"version"`
+	Counted    bool               `json:"counted"`
+	SaleDate   *time.Time         `json:"sale_date"`
+	Revenue    int64              `json:"revenue"`
+	StatRows   []campaign.SaleRow `json:"stat_rows"`
+}
+
+// writeStatsSales folds the batch's sales into campaign_stats_sales with
+// the sales read model's own fold (saleRow.apply, without personal
+// fields), and returns the customers whose sales changed (a sale's former
+// customer too), each with the time of the last change.
+func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange) (map[customerKey]time.Time, error) {
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	var order []catalogKey
+	seen := map[catalogKey]bool{}
+	for _, c := range changes {
+		k := catalogKey{c.e.Metadata.CompanyID, c.data.SaleID}
+		if !seen[k] {
+			seen[k] = true
+			order = append(order, k)
+		}
+	}
+	rows, err := loadStatsSales(ctx, tx, order)
+	if err != nil {
+		return nil, err
+	}
+	customers := map[customerKey]time.Time{}
+	touch := func(k customerKey, at time.Time) {
+		if k.id != "" && at.After(customers[k]) {
+			customers[k] = at
+		}
+	}
+	for _, c := range changes {
+		r := rows[catalogKey{c.e.Metadata.CompanyID, c.data.SaleID}]
+		if !r.advance(c.e) {
+			continue
+		}
+		touch(customerKey{r.CompanyID, r.CustomerID}, c.e.RecordedAt)
+		r.apply(c.data, nil, true)
+		touch(customerKey{r.CompanyID, r.CustomerID}, c.e.RecordedAt)
+	}
+	var out []statsSaleRow
+	for _, k := range order {
+		if r := rows[k]; r.changed {
+			out = append(out, statsSaleOf(r))
+		}
+	}
+	err = execRows(ctx, tx, "campaign_stats", `
+		INSERT INTO campaign_stats_sales (company_id, sale_id, customer_id, doc, keyed_rows, total_given, version,
+			counted, sale_date, revenue, stat_rows)
+		SELECT company_id, sale_id, customer_id, doc, keyed_rows, total_given, version, counted, sale_date, revenue, stat_rows
+		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, sale_id text, customer_id text, doc jsonb, keyed_rows jsonb,
+			total_given boolean, version bigint, counted boolean, sale_date timestamptz, revenue bigint, stat_rows jsonb)
+		ON CONFLICT (company_id, sale_id) DO UPDATE SET customer_id = EXCLUDED.customer_id, doc = EXCLUDED.doc,
+			keyed_rows = EXCLUDED.keyed_rows, total_given = EXCLUDED.total_given, version = EXCLUDED.version,
+			counted = EXCLUDED.counted, sale_date = EXCLUDED.sale_date, revenue = EXCLUDED.revenue,
+			stat_rows = EXCLUDED.stat_rows`, out)
+	return customers, err
+}
+
+// loadStatsSales reads the stored sales of keys; a sale not stored yet
+// gets a new row.
+func loadStatsSales(ctx context.Context, tx pgx.Tx, keys []catalogKey) (map[catalogKey]*saleRow, error) {
+	companies, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		companies[i], ids[i] = k.company, k.id
+	}
+	rows, err := tx.Query(ctx, `SELECT s.company_id, s.sale_id, s.customer_id, s.doc, s.keyed_rows, s.total_given, s.version
+		FROM campaign_stats_sales s JOIN unnest($1::text[], $2::text[]) AS k(company_id, sale_id) USING (company_id, sale_id)`,
+		companies, ids)
+	if err != nil {
+		return nil, fmt.Errorf("projections: campaign_stats: load sales: %w", err)
+	}
+	out := make(map[catalogKey]*saleRow, len(keys))
+	var r saleRow
+	var doc, keyed []byte
+	_, err = pgx.ForEachRow(rows, []any{&r.CompanyID, &r.SaleID, &r.CustomerID, &doc, &keyed, &r.TotalGiven, &r.Version}, func() error {
+		row := r
+		if err := decodeNumbers(doc, &row.Doc); err != nil {
+			return fmt.Errorf("doc of %s: %w", row.SaleID, err)
+		}
+		if err := decodeNumbers(keyed, &row.Rows); err != nil {
+			return fmt.Errorf("rows of %s: %w", row.SaleID, err)
+		}
+		out[catalogKey{row.CompanyID, row.SaleID}] = &row
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projections: campaign_stats: load sales: %w", err)
+	}
+	for _, k := range keys {
+		if out[k] == nil {
+			out[k] = newSaleRow(k, time.Time{})
+		}
+	}
+	return out, nil
+}
+
+// statsSaleOf is the row stored for r: the fields the figures read, and
+// the figures' view of the sale (revenue as the sales read model counts
+// it, rows as campaign.SaleRow).
+func statsSaleOf(r *saleRow) statsSaleRow {
+	doc := map[string]any{}
+	for _, k := range statsSaleFields {
+		if v, ok := r.Doc[k]; ok {
+			doc[k] = v
+		}
+	}
+	out := statsSaleRow{CompanyID: r.CompanyID, SaleID: r.SaleID, CustomerID: r.CustomerID, Doc: doc,
+		KeyedRows: orNone(r.Rows), TotalGiven: r.TotalGiven, Version: r.Version, Counted: r.counted(),
+		StatRows: make([]campaign.SaleRow, 0, len(r.Rows))}
+	if t, ok := r.date(); ok {
+		out.SaleDate = &t
+	}
+	if out.Counted {
+		out.Revenue, _ = money(r.Doc[saleFieldTotal])
+	}
+	for _, row := range r.Rows {
+		s := campaign.SaleRow{ProductID: row.ProductID, Deleted: row.Fields[rowFieldIsDeleted] == true}
+		s.ExternalID, _ = row.Fields["product_id"].(string)
+		s.Units = hundredths(row.Fields["quantity"])
+		s.Revenue, _ = money(row.Fields[rowFieldTotal])
+		s.Discount, _ = money(row.Fields["discount"])
+		s.Returned = sale.Returned(stringList(row.Fields["tags"]))
+		out.StatRows = append(out.StatRows, s)
+	}
+	return out
+}
+
+// hundredths reads a quantity (two decimals at most) as hundredths.
+func hundredths(v any) int64 {
+	var f float64
+	switch v := v.(type) {
+	case json.Number:
+		f, _ = strconv.ParseFloat(string(v), 64)
+	case float64:
+		f = v
+	case string:
+		f, _ = strconv.ParseFloat(v, 64)
+	}
+	n, ok := roundMoney(f * 100)
+	if !ok || math.IsNaN(f) {
+		return 0
+	}
+	return n
+}
