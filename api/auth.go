@@ -8,6 +8,7 @@ import (
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/internal/clientaddr"
 )
 
 // Credential carriers (docs/openapi.yaml, securitySchemes).
@@ -140,7 +141,7 @@ func (s *Server) logIn(c *gin.Context, companyID string, cr credentials) (p acce
 // its failed log-ins. done must be called with the attempt's outcome:
 // only an Unauthorized failure keeps its count.
 func (s *Server) takeLogIn(account, ip string) (done func(error), err error) {
-	okAddr, wait, giveAddr := s.loginAddrs.take(addressKey(ip))
+	okAddr, wait, giveAddr := s.loginAddrs.take(clientaddr.Key(ip))
 	if !okAddr {
 		return nil, &rateLimitError{what: "failed log-ins from this address", wait: wait}
 	}

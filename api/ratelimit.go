@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -168,22 +167,6 @@ func newLoginLimiter(burst int, every time.Duration, now func() time.Time) *limi
 	l := newLimiter(float64(time.Second)/float64(every), burst, now)
 	l.maxKeys = loginKeys
 	return l
-}
-
-// addressKey is the key of a client address in the per-address limiter:
-// the IPv4 address, or the /64 of an IPv6 one, since a single subscriber
-// is usually given a whole /64 and could otherwise use a fresh address,
-// and a fresh budget, for every attempt.
-func addressKey(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is6() {
-		return netip.PrefixFrom(a, 64).Masked().String()
-	}
-	return a.String()
 }
 
 // gate bounds how many password checks run at once, and so the memory

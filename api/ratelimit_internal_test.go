@@ -209,18 +209,3 @@ func TestLoginLimiterFullOfFailures(t *testing.T) {
 		t.Fatalf("%d buckets after the sweep, want 1", n)
 	}
 }
-
-func TestAddressKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"203.0.113.7":          "203.0.113.7",
-		"::ffff:203.0.113.7":   "203.0.113.7",
-		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
-		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
-		"fe80::1%eth0":         "fe80::/64",
-		"":                     "",
-	} {
-		if got := addressKey(in); got != want {
-			t.Errorf("addressKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -1,7 +1,6 @@
 package sftpd
 
 import (
-	"net/netip"
 	"sync"
 )
 
@@ -57,18 +56,3 @@ const (
 func keyUnauthFrom(addr string) string   { return "unauth/" + addr }
 func keyCompany(companyID string) string { return "company/" + companyID }
 func keyFiles(companyID string) string   { return "files/" + companyID }
-
-// addressKey is what connections from one client count under: its IPv4
-// address, or its IPv6 /64 (one host commonly holds a whole /64), as the
-// HTTP log-in limits count them.
-func addressKey(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is6() {
-		return netip.PrefixFrom(a, 64).Masked().String()
-	}
-	return a.String()
-}

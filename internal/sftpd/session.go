@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/clientele/clientele/internal/clientaddr"
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
@@ -78,7 +79,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 // if there is room for one more connection not yet logged in, in all and
 // from c's address.
 func (s *Server) handshake(c net.Conn) (*ssh.ServerConn, <-chan ssh.NewChannel, <-chan *ssh.Request, error) {
-	addr := keyUnauthFrom(addressKey(remoteIP(c.RemoteAddr())))
+	addr := keyUnauthFrom(clientaddr.Key(remoteIP(c.RemoteAddr())))
 	if !s.held.take(keyUnauth, s.cfg.MaxUnauthenticated) {
 		return nil, nil, nil, fmt.Errorf("too many connections not logged in (%d)", s.cfg.MaxUnauthenticated)
 	}
