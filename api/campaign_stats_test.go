@@ -359,7 +359,8 @@ func TestCampaignStatsFigures(t *testing.T) {
 // figures, a row returned later leaves the units and revenue of its
 // product, a deleted event leaves the counts (and with it a reaction), a
 // sale one second before the window ends counts and one second after it
-// does not, and a reaction after the sale makes no conversion.
+// does not, a reaction after the sale makes no conversion, and a sale
+// moved to another customer moves with them.
 func TestCampaignStatsCorrections(t *testing.T) {
 	e := newEnv(t)
 	e.runProjections(projections.NewCampaignStats(), projections.NewProducts())
@@ -425,6 +426,26 @@ func TestCampaignStatsCorrections(t *testing.T) {
 	if diff := cmp.Diff(events(2, 0, 0, 1, 0, 0, 0), got.Events); diff != "" || got.AudienceWithEvents != 1 ||
 		got.SalesForConversion != 0 || got.AudienceNoReaction != 1 || got.Sales.DateRange != nil {
 		t.Errorf("after the deletion: %+v %s", got, diff)
+	}
+
+	// A sale of someone outside the audience, moved to b (who clicked
+	// before it), then away again: counted for b only while it is b's.
+	w.sale(sale.Upserted{SaleID: "move", ExternalID: "S-move", CustomerID: "c", Created: true,
+		Set: map[string]any{"sale_date": "2024-06-20T00:00:00Z", "sale_total": 777}})
+	e.waitProjections()
+	// a ("in") and b ("early") still have their sales in the window.
+	if got := stats(); got.SalesForConversion != 0 || got.AudienceWithSales != 2 {
+		t.Errorf("c's sale: %+v", got)
+	}
+	w.sale(sale.Upserted{SaleID: "move", ExternalID: "S-move", CustomerID: "b"})
+	e.waitProjections()
+	if got := stats(); got.SalesForConversion != 1 || got.Sales.TotalRevenue != 777 || got.AudienceWithSales != 2 {
+		t.Errorf("moved to b: %+v", got)
+	}
+	w.sale(sale.Upserted{SaleID: "move", ExternalID: "S-move", CustomerID: "c"})
+	e.waitProjections()
+	if got := stats(); got.SalesForConversion != 0 || got.Sales.TotalRevenue != 0 {
+		t.Errorf("moved back to c: %+v", got)
 	}
 }
 
