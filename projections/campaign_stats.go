@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -21,9 +22,10 @@ import (
 //
 // The unit it decides is a member: one customer of one campaign. Each
 // event touches members (an activity event its own; a sale every
-// campaign its customer has activity of; an activation every member of
-// the campaign), and a touched member's part of the figures is decided
-// again from what the tables hold after the batch (campaign.FiguresOf),
+// campaign its customer has activity of; an activation the members of
+// the campaign with a counted sale in its window), and a touched
+// member's part of the figures is decided again from what the tables
+// hold after the batch (campaign.FiguresOf),
 // whatever order things came in; what it changed is added to the
 // campaign's totals. So the figures are a function of the set of events
 // applied, never of their order, and a read is a few rows per campaign.
@@ -46,6 +48,9 @@ func (*CampaignStats) Tables() []string {
 func (*CampaignStats) EventTypes() []string {
 	return []string{campaign.CreatedType, campaign.ActivatedType, activity.TypeRecorded, activity.TypeDeleted, sale.TypeUpserted}
 }
+
+// campaignKeyField is how an event's campaign_key shows in its JSON.
+var campaignKeyField = []byte(`"campaign_key"`)
 
 // campaignRef names a campaign of a company.
 type campaignRef struct{ company, key string }
@@ -106,6 +111,11 @@ func (p *CampaignStats) Apply(ctx context.Context, tx pgx.Tx, events []eventstor
 				}
 			}
 		case activity.TypeRecorded:
+			// Most events are no campaign's activity: their JSON, which
+			// names its fields plainly, has no campaign_key to decode.
+			if !bytes.Contains(e.Data, campaignKeyField) {
+				continue
+			}
 			var rec activity.Recorded
 			if err := decodeNumbersEvent(e, &rec); err != nil {
 				return err
@@ -149,11 +159,7 @@ func (p *CampaignStats) Apply(ctx context.Context, tx pgx.Tx, events []eventstor
 	if err := b.writeEvents(ctx, tx); err != nil {
 		return err
 	}
-	customers, err := writeStatsSales(ctx, tx, sales)
-	if err != nil {
-		return err
-	}
-	if err := b.touchCustomers(ctx, tx, customers); err != nil {
+	if err := writeStatsSales(ctx, tx, sales, b.touch); err != nil {
 		return err
 	}
 	return decideMembers(ctx, tx, b.touched)
@@ -161,8 +167,8 @@ func (p *CampaignStats) Apply(ctx context.Context, tx pgx.Tx, events []eventstor
 
 // writeCampaigns records the batch's campaigns and their activations. A
 // campaign's activated_at never moves once set (the domain refuses it),
-// so only the first one counts; a new activation touches every member
-// of the campaign (its window opened).
+// so only the first one counts; a new activation touches the members of
+// the campaign its window gives sales figures.
 func (b *statsBatch) writeCampaigns(ctx context.Context, tx pgx.Tx) error {
 	if len(b.campaigns) == 0 {
 		return nil
@@ -202,9 +208,19 @@ func (b *statsBatch) writeCampaigns(ctx context.Context, tx pgx.Tx) error {
 	}); err != nil {
 		return fmt.Errorf("projections: campaign_stats: campaigns: %w", err)
 	}
+	// Before its activation a campaign has no window, so its members have
+	// no sales figures; the activation changes only those of the members
+	// with a counted sale inside the new window (their activity figures
+	// do not depend on it). An activation of a campaign sent to a million
+	// customers so decides again its buyers, not its whole audience. The
+	// batch's own sales and activity touch their members themselves.
 	for _, ref := range opened {
-		rows, err := tx.Query(ctx, `SELECT customer_id FROM campaign_stats_members WHERE company_id = $1 AND campaign_key = $2`,
-			ref.company, ref.key)
+		rows, err := tx.Query(ctx, `SELECT m.customer_id FROM campaign_stats c
+			JOIN campaign_stats_members m USING (company_id, campaign_key)
+			WHERE c.company_id = $1 AND c.campaign_key = $2 AND EXISTS (SELECT 1 FROM campaign_stats_sales s
+				WHERE s.company_id = m.company_id AND s.customer_id = m.customer_id AND s.counted
+					AND s.sale_date BETWEEN c.activated_at AND c.activated_at + $3::bigint * interval '1 microsecond')`,
+			ref.company, ref.key, campaign.WindowLength.Microseconds())
 		if err != nil {
 			return fmt.Errorf("projections: campaign_stats: members of %s: %w", ref.key, err)
 		}
@@ -254,33 +270,6 @@ func (b *statsBatch) writeEvents(ctx context.Context, tx pgx.Tx) error {
 	})
 	if err != nil {
 		return fmt.Errorf("projections: campaign_stats: delete events: %w", err)
-	}
-	return nil
-}
-
-// touchCustomers touches every member of the customers whose sales
-// changed: the sale may count for any campaign they have activity of.
-func (b *statsBatch) touchCustomers(ctx context.Context, tx pgx.Tx, customers map[customerKey]time.Time) error {
-	if len(customers) == 0 {
-		return nil
-	}
-	companies, ids := make([]string, 0, len(customers)), make([]string, 0, len(customers))
-	for k := range customers {
-		companies, ids = append(companies, k.company), append(ids, k.id)
-	}
-	rows, err := tx.Query(ctx, `
-		SELECT m.company_id, m.campaign_key, m.customer_id FROM campaign_stats_members m
-		JOIN unnest($1::text[], $2::text[]) AS c(company_id, customer_id) USING (company_id, customer_id)`, companies, ids)
-	if err != nil {
-		return fmt.Errorf("projections: campaign_stats: members of customers: %w", err)
-	}
-	var m memberKey
-	_, err = pgx.ForEachRow(rows, []any{&m.company, &m.campaign, &m.customer}, func() error {
-		b.touch(m, customers[customerKey{m.company, m.customer}])
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("projections: campaign_stats: members of customers: %w", err)
 	}
 	return nil
 }

@@ -69,6 +69,28 @@ type conversionRow struct {
 // campaigns' windows), and writes what changed: the members, their
 // conversions, and the difference to the totals of their campaigns.
 func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Time) error {
+	// In chunks, so that what one statement carries, and what is held
+	// of the members and their sales, stays bounded whatever the batch
+	// touched: members are decided independently, and each chunk adds
+	// its own difference to the totals.
+	chunk := make(map[memberKey]time.Time, min(len(touched), decideChunk))
+	for k, at := range touched {
+		chunk[k] = at
+		if len(chunk) == decideChunk {
+			if err := decideChunkOf(ctx, tx, chunk); err != nil {
+				return err
+			}
+			clear(chunk)
+		}
+	}
+	return decideChunkOf(ctx, tx, chunk)
+}
+
+// decideChunk is how many members decideMembers decides at a time.
+var decideChunk = 2000
+
+// decideChunkOf is decideMembers for at most decideChunk members.
+func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Time) error {
 	if len(touched) == 0 {
 		return nil
 	}
@@ -77,27 +99,18 @@ func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 	for k := range touched {
 		companies, campaigns, customers = append(companies, k.company), append(campaigns, k.campaign), append(customers, k.customer)
 	}
-	old, err := loadMembers(ctx, tx, companies, campaigns, customers)
-	if err != nil {
+	l := memberLoad{old: map[memberKey]memberState{}, activityOf: map[memberKey]campaign.Member{},
+		windows: map[campaignRef]campaign.Window{}, salesOf: map[customerKey][]campaign.Sale{}}
+	if err := l.load(ctx, tx, companies, campaigns, customers); err != nil {
 		return err
 	}
-	activityOf, err := loadActivity(ctx, tx, companies, campaigns, customers)
-	if err != nil {
-		return err
-	}
-	windows, err := loadWindows(ctx, tx, companies, campaigns)
-	if err != nil {
-		return err
-	}
-	salesOf, err := loadCustomerSales(ctx, tx, companies, customers)
-	if err != nil {
-		return err
-	}
+	old, activityOf, windows, salesOf := l.old, l.activityOf, l.windows, l.salesOf
 
 	deltas := map[campaignRef]*statsDelta{}
 	products := map[memberKey]*productDelta{} // keyed by company, campaign, product
 	var members []memberRow
 	var conversions []conversionRow
+	var changed [3][]string // the members that changed: companies, campaigns, customers
 	for k, at := range touched {
 		ref := campaignRef{k.company, k.campaign}
 		w, ok := windows[ref]
@@ -147,12 +160,16 @@ func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 		}
 		memberChanged := nf.Member.Counts != of.Member.Counts || !nf.FirstReaction.Equal(of.FirstReaction) ||
 			nf.WindowSales != of.WindowSales
-		if memberChanged || !sameConversions {
-			d.changed = true
-			if at.After(d.At) {
-				d.At = at
-			}
+		if !memberChanged && sameConversions {
+			// Stored as it is (most sales of an audience member change
+			// none of its campaigns): nothing to write.
+			continue
 		}
+		d.changed = true
+		if at.After(d.At) {
+			d.At = at
+		}
+		changed[0], changed[1], changed[2] = append(changed[0], k.company), append(changed[1], k.campaign), append(changed[2], k.customer)
 		if nf.Member.Counts != ([campaign.NumFigures]int64{}) {
 			row := memberRow{CompanyID: k.company, CampaignKey: k.campaign, CustomerID: k.customer,
 				Counts: nf.Counts[:], WindowSales: nf.WindowSales}
@@ -180,15 +197,18 @@ func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 			prods = append(prods, p)
 		}
 	}
+	if len(changed[0]) == 0 {
+		return nil
+	}
 	var b pgx.Batch
-	// The touched members are written whole: removed, then the ones with
-	// activity, and their conversions likewise.
+	// The members that changed are written whole: removed, then the ones
+	// with activity, and their conversions likewise.
 	b.Queue(`DELETE FROM campaign_stats_members m USING unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id)
 		WHERE m.company_id = k.company_id AND m.campaign_key = k.campaign_key AND m.customer_id = k.customer_id`,
-		companies, campaigns, customers)
+		changed[0], changed[1], changed[2])
 	b.Queue(`DELETE FROM campaign_stats_conversions c USING unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id)
 		WHERE c.company_id = k.company_id AND c.campaign_key = k.campaign_key AND c.customer_id = k.customer_id`,
-		companies, campaigns, customers)
+		changed[0], changed[1], changed[2])
 	if err := queueRows(&b, "campaign_stats", `
 		INSERT INTO campaign_stats_members (company_id, campaign_key, customer_id, counts, first_reaction, window_sales)
 		SELECT company_id, campaign_key, customer_id, counts, first_reaction, window_sales
@@ -234,7 +254,7 @@ func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 		return err
 	}
 	b.Queue(`DELETE FROM campaign_stats_products WHERE units = 0 AND revenue = 0 AND discount = 0
-		AND (company_id, campaign_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, companies, campaigns)
+		AND (company_id, campaign_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, changed[0], changed[1])
 	return sendBatch(ctx, tx, "campaign_stats", &b)
 }
 
@@ -257,139 +277,134 @@ func sameProducts(a, b map[string]campaign.ProductFigures) bool {
 	return true
 }
 
-// loadMembers reads the stored members, with their conversions.
-func loadMembers(ctx context.Context, tx pgx.Tx, companies, campaigns, customers []string) (map[memberKey]memberState, error) {
-	out := map[memberKey]memberState{}
-	rows, err := tx.Query(ctx, `SELECT m.company_id, m.campaign_key, m.customer_id, m.counts, m.first_reaction, m.window_sales
+// memberLoad is what decideMembers reads of the touched members: their
+// stored state, their activity, their campaigns' windows and their
+// customers' counted sales.
+type memberLoad struct {
+	old        map[memberKey]memberState
+	activityOf map[memberKey]campaign.Member
+	windows    map[campaignRef]campaign.Window
+	salesOf    map[customerKey][]campaign.Sale
+}
+
+// load reads it all in one round trip: this runs for every commit with
+// campaign activity, and for every commit of sales of a campaign's
+// audience.
+func (l *memberLoad) load(ctx context.Context, tx pgx.Tx, companies, campaigns, customers []string) error {
+	var b pgx.Batch
+	wrap := func(what string, scan func(pgx.Rows) error) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
+			if err := scan(rows); err != nil {
+				return fmt.Errorf("projections: campaign_stats: load %s: %w", what, err)
+			}
+			return nil
+		}
+	}
+	b.Queue(`SELECT m.company_id, m.campaign_key, m.customer_id, m.counts, m.first_reaction, m.window_sales
 		FROM campaign_stats_members m
 		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id) USING (company_id, campaign_key, customer_id)`,
-		companies, campaigns, customers)
-	if err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load members: %w", err)
-	}
+		companies, campaigns, customers).Query(wrap("members", l.scanMembers))
+	b.Queue(`SELECT c.company_id, c.campaign_key, c.customer_id, c.sale_id, c.sale_date, c.revenue, c.units, c.products
+		FROM campaign_stats_conversions c
+		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id) USING (company_id, campaign_key, customer_id)
+		ORDER BY c.sale_date, c.sale_id`,
+		companies, campaigns, customers).Query(wrap("conversions", l.scanConversions))
+	b.Queue(`SELECT e.company_id, e.campaign_key, e.customer_id, e.figure, count(*), min(e.date)
+		FROM campaign_stats_events e
+		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id) USING (company_id, campaign_key, customer_id)
+		GROUP BY 1, 2, 3, 4`, companies, campaigns, customers).Query(wrap("activity", l.scanActivity))
+	b.Queue(`SELECT DISTINCT s.company_id, s.campaign_key, s.activated_at FROM campaign_stats s
+		JOIN unnest($1::text[], $2::text[]) AS k(company_id, campaign_key) USING (company_id, campaign_key)
+		WHERE s.activated_at IS NOT NULL`, companies, campaigns).Query(wrap("windows", l.scanWindows))
+	b.Queue(`SELECT s.company_id, s.customer_id, s.sale_id, s.sale_date, s.revenue, s.stat_rows
+		FROM campaign_stats_sales s
+		JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[])) AS k(company_id, customer_id) USING (company_id, customer_id)
+		WHERE s.counted AND s.sale_date IS NOT NULL -- the only ones campaign.FiguresOf reads
+		ORDER BY s.sale_date, s.sale_id`, companies, customers).Query(wrap("sales of customers", l.scanSales))
+	return tx.SendBatch(ctx, &b).Close()
+}
+
+func (l *memberLoad) scanMembers(rows pgx.Rows) error {
 	var k memberKey
 	var counts []int64
 	var first *time.Time
 	var windowSales bool
-	if _, err := pgx.ForEachRow(rows, []any{&k.company, &k.campaign, &k.customer, &counts, &first, &windowSales}, func() error {
-		var s memberState
+	_, err := pgx.ForEachRow(rows, []any{&k.company, &k.campaign, &k.customer, &counts, &first, &windowSales}, func() error {
+		s := l.old[k]
 		s.stored, s.WindowSales = true, windowSales
 		copy(s.Counts[:], counts)
 		if first != nil {
 			s.FirstReaction = first.UTC()
 		}
-		out[k] = s
+		l.old[k] = s
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load members: %w", err)
-	}
-	rows, err = tx.Query(ctx, `SELECT c.company_id, c.campaign_key, c.customer_id, c.sale_id, c.sale_date, c.revenue, c.units, c.products
-		FROM campaign_stats_conversions c
-		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id) USING (company_id, campaign_key, customer_id)
-		ORDER BY c.sale_date, c.sale_id`,
-		companies, campaigns, customers)
-	if err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load conversions: %w", err)
-	}
+	})
+	return err
+}
+
+func (l *memberLoad) scanConversions(rows pgx.Rows) error {
+	var k memberKey
 	var c campaign.Conversion
 	var products []byte
-	if _, err := pgx.ForEachRow(rows, []any{&k.company, &k.campaign, &k.customer, &c.SaleID, &c.Date, &c.Revenue, &c.Units, &products}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&k.company, &k.campaign, &k.customer, &c.SaleID, &c.Date, &c.Revenue, &c.Units, &products}, func() error {
 		conv := c
 		conv.Date = conv.Date.UTC()
+		conv.Products = nil
 		if err := json.Unmarshal(products, &conv.Products); err != nil {
 			return err
 		}
-		s := out[k]
+		s := l.old[k]
 		s.Conversions = append(s.Conversions, conv)
-		out[k] = s
+		l.old[k] = s
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load conversions: %w", err)
-	}
-	return out, nil
+	})
+	return err
 }
 
-// loadActivity sums the members' activity events.
-func loadActivity(ctx context.Context, tx pgx.Tx, companies, campaigns, customers []string) (map[memberKey]campaign.Member, error) {
-	rows, err := tx.Query(ctx, `SELECT e.company_id, e.campaign_key, e.customer_id, e.figure, count(*), min(e.date)
-		FROM campaign_stats_events e
-		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id) USING (company_id, campaign_key, customer_id)
-		GROUP BY 1, 2, 3, 4`, companies, campaigns, customers)
-	if err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load activity: %w", err)
-	}
-	out := map[memberKey]campaign.Member{}
+func (l *memberLoad) scanActivity(rows pgx.Rows) error {
 	var k memberKey
 	var f int16
 	var n int64
 	var first time.Time
-	if _, err := pgx.ForEachRow(rows, []any{&k.company, &k.campaign, &k.customer, &f, &n, &first}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&k.company, &k.campaign, &k.customer, &f, &n, &first}, func() error {
 		if f < 0 || campaign.Figure(f) >= campaign.NumFigures {
 			return fmt.Errorf("figure %d", f)
 		}
-		m := out[k]
+		m := l.activityOf[k]
 		m.Counts[f] = n
 		if campaign.Figure(f) == campaign.Opens || campaign.Figure(f) == campaign.Clicks {
 			if m.FirstReaction.IsZero() || first.Before(m.FirstReaction) {
 				m.FirstReaction = first.UTC()
 			}
 		}
-		out[k] = m
+		l.activityOf[k] = m
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load activity: %w", err)
-	}
-	return out, nil
+	})
+	return err
 }
 
-// loadWindows reads the windows of the campaigns activated.
-func loadWindows(ctx context.Context, tx pgx.Tx, companies, campaigns []string) (map[campaignRef]campaign.Window, error) {
-	rows, err := tx.Query(ctx, `SELECT DISTINCT s.company_id, s.campaign_key, s.activated_at FROM campaign_stats s
-		JOIN unnest($1::text[], $2::text[]) AS k(company_id, campaign_key) USING (company_id, campaign_key)
-		WHERE s.activated_at IS NOT NULL`, companies, campaigns)
-	if err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load windows: %w", err)
-	}
-	out := map[campaignRef]campaign.Window{}
+func (l *memberLoad) scanWindows(rows pgx.Rows) error {
 	var ref campaignRef
 	var at time.Time
-	if _, err := pgx.ForEachRow(rows, []any{&ref.company, &ref.key, &at}, func() error {
-		out[ref], _ = campaign.WindowOf(at.UTC())
+	_, err := pgx.ForEachRow(rows, []any{&ref.company, &ref.key, &at}, func() error {
+		l.windows[ref], _ = campaign.WindowOf(at.UTC())
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load windows: %w", err)
-	}
-	return out, nil
+	})
+	return err
 }
 
-// loadCustomerSales reads the sales of the customers, as the figures see
-// them.
-func loadCustomerSales(ctx context.Context, tx pgx.Tx, companies, customers []string) (map[customerKey][]campaign.Sale, error) {
-	rows, err := tx.Query(ctx, `SELECT s.company_id, s.customer_id, s.sale_id, s.counted, s.sale_date, s.revenue, s.stat_rows
-		FROM campaign_stats_sales s
-		JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[])) AS k(company_id, customer_id) USING (company_id, customer_id)
-		ORDER BY s.sale_date, s.sale_id`, companies, customers)
-	if err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load sales of customers: %w", err)
-	}
-	out := map[customerKey][]campaign.Sale{}
+func (l *memberLoad) scanSales(rows pgx.Rows) error {
 	var k customerKey
 	var s campaign.Sale
-	var date *time.Time
+	var date time.Time
 	var statRows []byte
-	if _, err := pgx.ForEachRow(rows, []any{&k.company, &k.id, &s.ID, &s.Counted, &date, &s.Revenue, &statRows}, func() error {
-		sl := s
-		sl.Date = time.Time{}
-		if date != nil {
-			sl.Date = date.UTC()
-		}
+	_, err := pgx.ForEachRow(rows, []any{&k.company, &k.id, &s.ID, &date, &s.Revenue, &statRows}, func() error {
+		sl := campaign.Sale{ID: s.ID, Counted: true, Date: date.UTC(), Revenue: s.Revenue}
 		if err := json.Unmarshal(statRows, &sl.Rows); err != nil {
 			return err
 		}
-		out[k] = append(out[k], sl)
+		l.salesOf[k] = append(l.salesOf[k], sl)
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load sales of customers: %w", err)
-	}
-	return out, nil
+	})
+	return err
 }

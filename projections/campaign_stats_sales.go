@@ -25,6 +25,11 @@ type statsSaleChange struct {
 // of a sale is not kept.
 var statsSaleFields = []string{saleFieldState, saleFieldDate, saleFieldIsDeleted, saleFieldTotal, saleFieldDiscount}
 
+// statsRowFields are the row fields the figures (and the fold's derived
+// sale_total) read. A row is always replaced whole (by its key), so the
+// others need not be kept: every commit of sales writes less.
+var statsRowFields = []string{"product_id", "quantity", rowFieldTotal, "discount", "tags", rowFieldIsDeleted}
+
 // statsSaleRow is a campaign_stats_sales row.
 type statsSaleRow struct {
 	CompanyID  string             `json:"company_id"`
@@ -42,11 +47,11 @@ type statsSaleRow struct {
 
 // writeStatsSales folds the batch's sales into campaign_stats_sales with
 // the sales read model's own fold (saleRow.apply, without personal
-// fields), and returns the customers whose sales changed (a sale's former
-// customer too), each with the time of the last change.
-func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange) (map[customerKey]time.Time, error) {
+// fields), and touches the members of the customers whose sales changed
+// (a sale's former customer too), each with the time of the last change.
+func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange, touched func(memberKey, time.Time)) error {
 	if len(changes) == 0 {
-		return nil, nil
+		return nil
 	}
 	var order []catalogKey
 	seen := map[catalogKey]bool{}
@@ -59,7 +64,7 @@ func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange) 
 	}
 	rows, err := loadStatsSales(ctx, tx, order)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	customers := map[customerKey]time.Time{}
 	touch := func(k customerKey, at time.Time) {
@@ -82,8 +87,24 @@ func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange) 
 			out = append(out, statsSaleOf(r))
 		}
 	}
-	err = execRows(ctx, tx, "campaign_stats", `
-		INSERT INTO campaign_stats_sales (company_id, sale_id, customer_id, doc, keyed_rows, total_given, version,
+	if len(out) == 0 && len(customers) == 0 {
+		return nil
+	}
+	j, err := json.Marshal(orNone(out))
+	if err != nil {
+		return fmt.Errorf("projections: campaign_stats: encode sales: %w", err)
+	}
+	companies, ids := make([]string, 0, len(customers)), make([]string, 0, len(customers))
+	for k := range customers {
+		companies, ids = append(companies, k.company), append(ids, k.id)
+	}
+	// One round trip a commit of sales: the upsert, and the members of the
+	// customers (the sale may count for any campaign they have activity
+	// of; most customers have none, and then nothing more is done).
+	// campaign_stats_members is not written here, so the statement's
+	// snapshot of it is what the batch found.
+	mrows, err := tx.Query(ctx, `
+		WITH up AS (INSERT INTO campaign_stats_sales (company_id, sale_id, customer_id, doc, keyed_rows, total_given, version,
 			counted, sale_date, revenue, stat_rows)
 		SELECT company_id, sale_id, customer_id, doc, keyed_rows, total_given, version, counted, sale_date, revenue, stat_rows
 		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, sale_id text, customer_id text, doc jsonb, keyed_rows jsonb,
@@ -91,8 +112,25 @@ func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange) 
 		ON CONFLICT (company_id, sale_id) DO UPDATE SET customer_id = EXCLUDED.customer_id, doc = EXCLUDED.doc,
 			keyed_rows = EXCLUDED.keyed_rows, total_given = EXCLUDED.total_given, version = EXCLUDED.version,
 			counted = EXCLUDED.counted, sale_date = EXCLUDED.sale_date, revenue = EXCLUDED.revenue,
-			stat_rows = EXCLUDED.stat_rows`, out)
-	return customers, err
+			stat_rows = EXCLUDED.stat_rows)
+		SELECT m.company_id, m.campaign_key, m.customer_id FROM campaign_stats_members m
+		JOIN unnest($2::text[], $3::text[]) AS c(company_id, customer_id) USING (company_id, customer_id)`,
+		string(j), companies, ids)
+	if err != nil {
+		return fmt.Errorf("projections: campaign_stats: write sales: %w", err)
+	}
+	var members []memberKey
+	var m memberKey
+	if _, err := pgx.ForEachRow(mrows, []any{&m.company, &m.campaign, &m.customer}, func() error {
+		members = append(members, m)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("projections: campaign_stats: write sales: %w", err)
+	}
+	for _, m := range members {
+		touched(m, customers[customerKey{m.company, m.customer}])
+	}
+	return nil
 }
 
 // loadStatsSales reads the stored sales of keys; a sale not stored yet
@@ -143,8 +181,18 @@ func statsSaleOf(r *saleRow) statsSaleRow {
 			doc[k] = v
 		}
 	}
+	keyed := make([]sale.Row, len(r.Rows))
+	for i, row := range r.Rows {
+		fields := make(map[string]any, len(statsRowFields))
+		for _, k := range statsRowFields {
+			if v, ok := row.Fields[k]; ok {
+				fields[k] = v
+			}
+		}
+		keyed[i] = sale.Row{Key: row.Key, ProductID: row.ProductID, Fields: fields}
+	}
 	out := statsSaleRow{CompanyID: r.CompanyID, SaleID: r.SaleID, CustomerID: r.CustomerID, Doc: doc,
-		KeyedRows: orNone(r.Rows), TotalGiven: r.TotalGiven, Version: r.Version, Counted: r.counted(),
+		KeyedRows: keyed, TotalGiven: r.TotalGiven, Version: r.Version, Counted: r.counted(),
 		StatRows: make([]campaign.SaleRow, 0, len(r.Rows))}
 	if t, ok := r.date(); ok {
 		out.SaleDate = &t

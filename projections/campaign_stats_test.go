@@ -170,4 +170,127 @@ func TestCampaignStatsProjectionBatching(t *testing.T) {
 	if diff := cmp.Diff(want, readCampaignStats(t, pool)); diff != "" {
 		t.Errorf("commits handed over again (-once +again):\n%s", diff)
 	}
+	// Members decided a few at a time (a big activation's) give the same.
+	defer projections.SetDecideChunk(1)()
+	if diff := cmp.Diff(want, apply([][]eventstore.RecordedEvent{log})); diff != "" {
+		t.Errorf("the log at once, a member at a time (-by commit +chunked):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, apply(byCommit)); diff != "" {
+		t.Errorf("by commit, a member at a time (-by commit +chunked):\n%s", diff)
+	}
+}
+
+// TestCampaignStatsActivationAfterSales: an activation decides again the
+// members with a counted sale in its window, both ends included, sales
+// stored before it; and of a sale's rows only the fields the figures
+// read are kept.
+func TestCampaignStatsActivationAfterSales(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtestPool(t)
+	store := postgres.New(pool)
+	cmds := commands.New(store, func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) })
+	co, err := cmds.CreateCompany.Handle(ctx, commands.CreateCompany{Principal: access.System(""), Slug: "acme", Settings: company.Settings{Name: "acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTo := func(stream, typ string, data any) {
+		t.Helper()
+		b, err := json.Marshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Append(ctx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: co.ID, Source: "test"},
+			Streams: []eventstore.StreamAppend{{StreamID: stream, ExpectedVersion: eventstore.Any,
+				Events: []eventstore.Event{{Type: typ, Data: b}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := int64(0)
+	act := func(customer, typ, date string) {
+		id++
+		appendTo("activity-"+co.ID, activity.TypeRecorded, activity.Recorded{ID: id, CustomerID: customer, Type: typ, Date: date,
+			Fields: map[string]any{"campaign_key": "K"}})
+	}
+	// One buyer a sale each: a member is decided with all its sales, so
+	// each edge is a member of its own.
+	buyers := map[string]string{"before": "2024-05-31T23:59:59.999999Z", "start": "2024-06-01T00:00:00Z",
+		"end": "2024-07-01T00:00:00Z", "after": "2024-07-01T00:00:00.000001Z"}
+	for _, c := range []string{"after", "before", "end", "start"} {
+		act(c, "MAIL_SENT", "2024-05-30T00:00:00Z")
+		act(c, "MAIL_OPEN", "2024-05-31T00:00:00Z")
+	}
+	act("d", "MAIL_SENT", "2024-05-30T00:00:00Z")
+	for c, date := range buyers {
+		sid := "s-" + c
+		appendTo("sale-"+co.ID+"-"+sid, sale.TypeUpserted, sale.Upserted{SaleID: sid, CustomerID: c, Created: true,
+			Set: map[string]any{"sale_date": date}, Rows: []sale.Row{{Key: "id:1", ProductID: "p1",
+				Fields: map[string]any{"product_id": "P-1", "quantity": 1, "total": 100, "name": "Shirt", "ACME__colour": "red"}}}})
+	}
+	in, err := campaign.ParseInput([]byte(`{"campaign_key": "K", "kind": "email", "name": "n", "state": "active", "activated_at": "2024-06-01"}`), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmds.CreateCampaign.Handle(ctx, commands.CreateCampaign{Principal: access.System(co.ID), Input: in}); err != nil {
+		t.Fatal(err)
+	}
+	last := lastPosition(t, pool)
+	var log []eventstore.RecordedEvent
+	waitFor(t, 30*time.Second, "the whole log readable", func() bool {
+		if log, err = store.ReadLog(ctx, eventstore.Position{}, 10_000); err != nil {
+			t.Fatal(err)
+		}
+		return len(log) > 0 && log[len(log)-1].Position == last
+	})
+	p := projections.NewCampaignStats()
+	for _, e := range log {
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return p.Apply(ctx, tx, []eventstore.RecordedEvent{e}) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stats string
+	if err := pool.QueryRow(ctx, `SELECT concat_ws('|', audience_size, audience_with_events, audience_with_sales, total_sales,
+		total_revenue, total_units) FROM campaign_stats WHERE company_id = $1 AND campaign_key = 'K'`, co.ID).Scan(&stats); err != nil {
+		t.Fatal(err)
+	}
+	// The sales at the window's start and end are conversions; d bought
+	// nothing.
+	if want := "5|4|2|2|200|200"; stats != want {
+		t.Errorf("stats %s, want %s", stats, want)
+	}
+	// A sale outside the window changes no figure: the member is not
+	// written again, nor the campaign's cache_modified_at moved.
+	var before, after string
+	state := func(out *string) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT m.xmin::text || '|' || s.modified_at::text FROM campaign_stats_members m
+			JOIN campaign_stats s USING (company_id, campaign_key) WHERE m.company_id = $1 AND m.customer_id = 'd'`, co.ID).Scan(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state(&before)
+	late := sale.Upserted{SaleID: "late", CustomerID: "d", Created: true, Set: map[string]any{"sale_date": "2025-01-01T00:00:00Z"}}
+	data, err := json.Marshal(late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eventstore.RecordedEvent{Type: sale.TypeUpserted, StreamID: "sale-late", StreamVersion: 1, Data: data,
+		RecordedAt: time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), Metadata: eventstore.Metadata{CompanyID: co.ID}}
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return p.Apply(ctx, tx, []eventstore.RecordedEvent{e}) }); err != nil {
+		t.Fatal(err)
+	}
+	if state(&after); after != before {
+		t.Errorf("member d and its campaign after a sale outside the window: %s, before %s", after, before)
+	}
+	var extra []string
+	rows, err := pool.Query(ctx, `SELECT DISTINCT k FROM campaign_stats_sales, jsonb_array_elements(keyed_rows) AS r,
+		jsonb_object_keys(r->'fields') AS k WHERE k NOT IN ('product_id', 'quantity', 'total', 'discount', 'tags', 'is_deleted')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	if len(extra) > 0 {
+		t.Errorf("row fields kept that the figures do not read: %v", extra)
+	}
 }
