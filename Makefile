@@ -28,12 +28,16 @@ test: lint
 	$(GO) test -count=1 -timeout 5m -run '^TestDatabaseOutage$$' ./cmd/clientele/
 
 # Every Go benchmark once (each sizes its own work), then the load driver:
-# a real `serve` fed through the HTTP API.
+# a real `serve` fed through the HTTP API, and a CSV file of
+# SFTP_CSV_BYTES pushed through its SFTP drop directory, then over HTTP.
+SFTP_CSV_BYTES ?= 1000000000
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(PKGS)
 	$(GO) run ./cmd/clientele-load -entity customers -n 1000000
 	$(GO) run ./cmd/clientele-load -entity events -n 1000000
 	$(GO) run ./cmd/clientele-load -entity sales -n 1000000
+	$(GO) run ./cmd/clientele-load -sftp -csv-bytes $(SFTP_CSV_BYTES)
+	$(GO) run ./cmd/clientele-load -entity campaigns -n 5000000 -customers 1000000 -sale-rows 1000000 -campaigns 100
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target per
 # run), with FUZZPARALLEL workers; a failure is kept by Go under the

@@ -6,6 +6,13 @@
 // rate of a plain COPY of the same records into one jsonb table.
 //
 //	go run ./cmd/clientele-load -entity customers -n 1000000
+//
+// With -sftp it runs the SFTP benchmark instead (sftp.go): one CSV file
+// of customers through the SFTP drop directory, then the same file over
+// HTTP, in the same run.
+//
+//	go run ./cmd/clientele-load -sftp -csv-bytes 1000000000
+//	go run ./cmd/clientele-load -entity campaigns -n 5000000 -customers 1000000 -sale-rows 1000000
 package main
 
 import (
@@ -26,19 +33,47 @@ type options struct {
 	binary    string
 	dir       string
 	keep      bool
+	// The campaigns run's sizes (campaigns.go); n is its campaign events.
+	customers, campaigns, saleRows int
+	// sftp runs the SFTP benchmark (sftp.go): a CSV file of csvBytes (at
+	// csv, or generated in dir) through SFTP, then over HTTP.
+	sftp     bool
+	csvBytes int64
+	csv      string
+	// transferOnly stops the SFTP benchmark once the file is staged.
+	transferOnly bool
+	// httpFirst sends the file over HTTP first, then by SFTP.
+	httpFirst bool
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.entity, "entity", "customers", "entity to import (customers, events, sales)")
+	flag.StringVar(&o.entity, "entity", "customers", "entity to import (customers, events, sales), or campaigns (statistics)")
 	flag.IntVar(&o.n, "n", 1_000_000, "records to import")
 	flag.IntVar(&o.perUpload, "per-upload", 100_000, "records per upload request")
 	flag.StringVar(&o.binary, "binary", "bin/clientele", "the clientele binary to run")
 	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), fmt.Sprintf("clientele-load-%d", os.Getuid())), "data directory of the embedded PostgreSQL (kept between runs; each run uses a fresh database)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's database")
+	flag.IntVar(&o.customers, "customers", 1_000_000, "campaigns run: customers imported first")
+	flag.IntVar(&o.campaigns, "campaigns", 100, "campaigns run: campaigns")
+	flag.IntVar(&o.saleRows, "sale-rows", 1_000_000, "campaigns run: sale rows")
+	flag.BoolVar(&o.sftp, "sftp", false, "run the SFTP benchmark: a CSV file of customers through the SFTP drop directory, then the same file over HTTP")
+	flag.Int64Var(&o.csvBytes, "csv-bytes", 1_000_000_000, "with -sftp: size of the generated CSV file")
+	flag.StringVar(&o.csv, "csv", "", "with -sftp: the CSV file to write once and reuse (default <dir>/customers-<csv-bytes>.csv)")
+	flag.BoolVar(&o.transferOnly, "transfer-only", false, "with -sftp: only the SFTP transfer and staging (until the run is scheduled), no import end to end and no HTTP")
+	flag.BoolVar(&o.httpFirst, "http-first", false, "with -sftp: send the file over HTTP first, then by SFTP")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.sftp {
+		res, err := runSFTP(ctx, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clientele-load:", err)
+			os.Exit(1)
+		}
+		res.print(os.Stdout)
+		return
+	}
 	res, err := run(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "clientele-load:", err)
@@ -63,9 +98,15 @@ type result struct {
 	uploadPerSec   float64
 	ratioToCopy    float64
 	uploadMBPerSec float64
+	// campaigns holds the figures of a campaigns run instead.
+	campaigns *campaignResult
 }
 
 func (r result) print(w *os.File) {
+	if r.campaigns != nil {
+		r.campaigns.print(w)
+		return
+	}
 	fmt.Fprintf(w, "entity:              %s\n", r.entity)
 	fmt.Fprintf(w, "records:             %d (%.0f MB of JSON, %d accepted, %d rejected)\n", r.n, float64(r.bytes)/1e6, r.accepted, r.rejected)
 	fmt.Fprintf(w, "upload acceptance:   %.0f records/s (%.1f MB/s, %.1fs)\n", r.uploadPerSec, r.uploadMBPerSec, r.uploadTime.Seconds())

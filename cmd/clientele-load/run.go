@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,7 +33,7 @@ func run(ctx context.Context, o options) (result, error) {
 	res := result{entity: o.entity, n: o.n}
 	benchN = o.n
 	gen, ok := generators[o.entity]
-	if !ok {
+	if !ok && o.entity != "campaigns" {
 		return res, fmt.Errorf("no generator for entity %q", o.entity)
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
@@ -73,7 +72,7 @@ func run(ctx context.Context, o options) (result, error) {
 			return res, fmt.Errorf("clientele %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	srv, err := startServer(ctx, o.binary, url, childEnv)
+	srv, err := startServer(ctx, o.binary, url, childEnv, false)
 	if err != nil {
 		return res, err
 	}
@@ -81,6 +80,16 @@ func run(ctx context.Context, o options) (result, error) {
 
 	token, err := createToken(srv.base)
 	if err != nil {
+		return res, err
+	}
+	if o.entity == "campaigns" {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return res, err
+		}
+		defer conn.Close(context.Background())
+		cr, err := runCampaigns(ctx, o, srv.base, token, url, childEnv, conn)
+		res.campaigns = &cr
 		return res, err
 	}
 	if pre, ok := prerequisites[o.entity]; ok {
@@ -148,11 +157,17 @@ func run(ctx context.Context, o options) (result, error) {
 type server struct {
 	cmd  *exec.Cmd
 	base string
+	// sftpAddr is where the SFTP drop directory listens, when started
+	// with extra arguments that serve it.
+	sftpAddr string
 }
 
-func startServer(ctx context.Context, binary, url string, env []string) (*server, error) {
-	cmd := exec.CommandContext(ctx, binary, "serve", "--database-url", url, "--addr", "127.0.0.1:0",
-		"--log-level", "warn", "--rate-limit", "1000000", "--rate-burst", "1000000")
+// startServer starts serve with the extra arguments and waits until it
+// says where it listens (and, with wantSFTP, where SFTP is served).
+func startServer(ctx context.Context, binary, url string, env []string, wantSFTP bool, extra ...string) (*server, error) {
+	args := append([]string{"serve", "--database-url", url, "--addr", "127.0.0.1:0",
+		"--log-level", "warn", "--rate-limit", "1000000", "--rate-burst", "1000000"}, extra...)
+	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -163,11 +178,19 @@ func startServer(ctx context.Context, binary, url string, env []string) (*server
 		return nil, err
 	}
 	re := regexp.MustCompile(`listening on (http://\S+)`)
+	reSFTP := regexp.MustCompile(`SFTP drop directory on (\S+)`)
+	srv := &server{cmd: cmd}
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
 		if m := re.FindStringSubmatch(lines.Text()); m != nil {
+			srv.base = m[1]
+		}
+		if m := reSFTP.FindStringSubmatch(lines.Text()); m != nil {
+			srv.sftpAddr = m[1]
+		}
+		if srv.base != "" && (srv.sftpAddr != "" || !wantSFTP) {
 			go io.Copy(io.Discard, stdout) //nolint:errcheck
-			return &server{cmd: cmd, base: m[1]}, nil
+			return srv, nil
 		}
 	}
 	_ = cmd.Wait()
@@ -180,15 +203,25 @@ func (s *server) stop() {
 }
 
 func do(method, url, token string, body io.Reader, contentType string, out any) error {
+	return doAs(account{host, email}, method, url, token, body, contentType, out)
+}
+
+// account is a company's host and its admin user's email (password
+// is the same for all).
+type account struct{ host, email string }
+
+// doAs sends a request to the company of acct, with the token or else
+// the user's password, and decodes the answer of 200 into out.
+func doAs(acct account, method, url, token string, body io.Reader, contentType string, out any) error {
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		return err
 	}
-	req.Host = host
+	req.Host = acct.host
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	} else {
-		req.SetBasicAuth(email, password)
+		req.SetBasicAuth(acct.email, password)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -206,12 +239,16 @@ func do(method, url, token string, body io.Reader, contentType string, out any) 
 }
 
 func createToken(base string) (string, error) {
+	return createTokenAs(account{host, email}, base)
+}
+
+func createTokenAs(acct account, base string) (string, error) {
 	var v struct {
 		AccessToken struct {
 			Token string `json:"token"`
 		} `json:"access_token"`
 	}
-	err := do("POST", base+"/api/access-tokens/", "", nil, "", &v)
+	err := doAs(acct, "POST", base+"/api/access-tokens/", "", nil, "", &v)
 	return v.AccessToken.Token, err
 }
 
@@ -324,16 +361,4 @@ func copyRecords(ctx context.Context, conn *pgx.Conn, gen generator, n int) (tim
 }
 
 // peakRSS reads the peak resident set size (VmHWM) of a process, in KiB.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kib
-		}
-	}
-	return 0
-}
+func peakRSS(pid int) int64 { return rss(pid, "VmHWM:") }

@@ -71,11 +71,17 @@ func startSFTP(g *globals, a *app, f sftpFlags, maxUpload int64, logIns api.LogI
 	return &sftpServer{srv: srv, ln: ln}, nil
 }
 
-// run serves and imports until ctx ends.
+// run serves and imports until ctx ends, or until the server fails: a
+// listener that fails ends the imports too (a file being staged stays
+// queued, for the next start), and run returns its error at once, so
+// that serve stops as it does when the HTTP server fails.
 func (s *sftpServer) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errs := make(chan error, 1)
 	go func() { errs <- s.srv.Run(ctx) }()
 	err := s.srv.Serve(ctx, s.ln)
+	cancel()
 	if rerr := <-errs; err == nil {
 		err = rerr
 	}

@@ -242,16 +242,20 @@ func (s *Server) Fingerprint() string { return ssh.FingerprintSHA256(s.cfg.HostK
 func (s *Server) Close() error { return s.store.close() }
 
 // Serve accepts connections on ln until ctx ends, then closes them all
-// (an upload cut so imports nothing) and returns once they are done.
+// (an upload cut so imports nothing) and returns once they are done. If
+// ln fails (not for want of descriptors), it closes them all too and
+// returns the error: the caller is to stop, and must not wait for its
+// clients to leave first.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	stop := context.AfterFunc(ctx, func() {
+	closeAll := func() {
 		ln.Close()
 		s.mu.Lock()
 		for c := range s.conns {
 			c.Close()
 		}
 		s.mu.Unlock()
-	})
+	}
+	stop := context.AfterFunc(ctx, closeAll)
 	defer stop()
 	defer s.wg.Wait()
 	var delay time.Duration
@@ -268,6 +272,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				time.Sleep(delay)
 				continue
 			}
+			closeAll()
 			return fmt.Errorf("sftpd: accept: %w", err)
 		}
 		delay = 0
