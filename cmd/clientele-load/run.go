@@ -39,27 +39,11 @@ func run(ctx context.Context, o options) (result, error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return res, err
 	}
-	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: o.dir, Database: "postgres"})
+	url, childEnv, stop, err := freshDatabase(ctx, o, "load")
 	if err != nil {
 		return res, err
 	}
-	defer emb.Close()
-	dbName := fmt.Sprintf("load_%d", time.Now().Unix())
-	admin, err := pgx.Connect(ctx, emb.URL())
-	if err != nil {
-		return res, err
-	}
-	defer admin.Close(context.Background())
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
-		return res, err
-	}
-	if !o.keep {
-		defer admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") //nolint:errcheck
-	}
-	url := emb.ServerURL(dbName)
-	// One master key for the run's processes, so no key file is left
-	// behind and every child opens the others' sealed data.
-	childEnv := append(os.Environ(), "CLIENTELE_MASTER_KEY="+base64.StdEncoding.EncodeToString(crypto.NewMasterKey()))
+	defer stop()
 
 	for _, args := range [][]string{
 		{"migrate"},
@@ -362,3 +346,35 @@ func copyRecords(ctx context.Context, conn *pgx.Conn, gen generator, n int) (tim
 
 // peakRSS reads the peak resident set size (VmHWM) of a process, in KiB.
 func peakRSS(pid int) int64 { return rss(pid, "VmHWM:") }
+
+// freshDatabase starts the embedded PostgreSQL in o.dir and creates a
+// database named after prefix and the time, dropped by stop unless
+// o.keep. It returns the database's URL and the environment of the run's
+// child processes: one master key for all of them, so no key file is
+// left behind and every child opens the others' sealed data.
+func freshDatabase(ctx context.Context, o options, prefix string) (url string, childEnv []string, stop func(), err error) {
+	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: o.dir, Database: "postgres"})
+	if err != nil {
+		return "", nil, nil, err
+	}
+	admin, err := pgx.Connect(ctx, emb.URL())
+	if err != nil {
+		emb.Close()
+		return "", nil, nil, err
+	}
+	dbName := fmt.Sprintf("%s_%d", prefix, time.Now().Unix())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
+		admin.Close(context.Background())
+		emb.Close()
+		return "", nil, nil, err
+	}
+	stop = func() {
+		if !o.keep {
+			admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") //nolint:errcheck
+		}
+		admin.Close(context.Background())
+		emb.Close()
+	}
+	childEnv = append(os.Environ(), "CLIENTELE_MASTER_KEY="+base64.StdEncoding.EncodeToString(crypto.NewMasterKey()))
+	return emb.ServerURL(dbName), childEnv, stop, nil
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -17,9 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
-
-	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/internal/pg"
 )
 
 // The SFTP benchmark (issue 14, docs/benchmarks.md "Customers CSV through
@@ -131,25 +127,11 @@ func runSFTP(ctx context.Context, o options) (sftpResult, error) {
 	}
 	res.records, res.bytes = n, fi.Size()
 
-	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: o.dir, Database: "postgres"})
+	url, childEnv, stop, err := freshDatabase(ctx, o, "load_sftp")
 	if err != nil {
 		return res, err
 	}
-	defer emb.Close()
-	dbName := fmt.Sprintf("load_sftp_%d", time.Now().Unix())
-	admin, err := pgx.Connect(ctx, emb.URL())
-	if err != nil {
-		return res, err
-	}
-	defer admin.Close(context.Background())
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
-		return res, err
-	}
-	if !o.keep {
-		defer admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") //nolint:errcheck
-	}
-	url := emb.ServerURL(dbName)
-	childEnv := append(os.Environ(), "CLIENTELE_MASTER_KEY="+base64.StdEncoding.EncodeToString(crypto.NewMasterKey()))
+	defer stop()
 	commands := [][]string{{"migrate"}}
 	for _, s := range []string{sftpSlug, httpSlug} {
 		commands = append(commands,
