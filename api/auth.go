@@ -123,7 +123,13 @@ func (s *Server) principal(c *gin.Context, passwordAllowed bool) (access.Princip
 // itself runs under s.passwords, so log-ins, however many, hold at most
 // Config.PasswordChecks hashes' memory at once.
 func (s *Server) logIn(c *gin.Context, companyID string, cr credentials) (p access.Principal, err error) {
-	done, err := s.takeLogIn(companyID+"/"+access.EmailKey(cr.email), c.ClientIP())
+	return s.passwordLogIn(c, companyID, cr.email, cr.password, c.GetHeader(headerTOTP))
+}
+
+// passwordLogIn is logIn for any door that carries a user's email,
+// password and TOTP code (HTTP basic and its header, the console's form).
+func (s *Server) passwordLogIn(c *gin.Context, companyID, email, password, totpCode string) (p access.Principal, err error) {
+	done, err := s.takeLogIn(companyID+"/"+access.EmailKey(email), c.ClientIP())
 	if err != nil {
 		return p, err
 	}
@@ -133,7 +139,7 @@ func (s *Server) logIn(c *gin.Context, companyID string, cr credentials) (p acce
 		return p, err
 	}
 	defer leave()
-	return s.access.AuthenticatePassword(c.Request.Context(), companyID, cr.email, cr.password, c.GetHeader(headerTOTP))
+	return s.access.AuthenticatePassword(c.Request.Context(), companyID, email, password, totpCode)
 }
 
 // takeLogIn counts a log-in attempt for account and for the client

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,13 +16,8 @@ import (
 	"github.com/clientele/clientele/readmodels"
 )
 
-// campaignStatsJSON is the interface's campaign statistics object: the
-// campaign as the management endpoints answer it, with stats (null for a
-// draft or an EXT campaign).
-type campaignStatsJSON struct {
-	campaignJSON
-	Stats *readmodels.Stats `json:"stats"`
-}
+// campaignStatsJSON is the interface's campaign statistics object.
+type campaignStatsJSON = readmodels.CampaignStatsJSON
 
 // campaignStatsPage is the answer of the statistics endpoints, in the
 // order decisions.md gives; next only when more campaigns follow.
@@ -68,7 +62,7 @@ func (s *Server) answerCampaignStats(c *gin.Context, beta bool) error {
 	}
 	list := make([]campaignStatsJSON, len(page.Campaigns))
 	for i, cs := range page.Campaigns {
-		list[i] = campaignStatsJSON{campaignJSON: newCampaignJSON(cs.Campaign), Stats: cs.Stats}
+		list[i] = campaignStatsJSON{CampaignJSON: newCampaignJSON(cs.Campaign), Stats: cs.Stats}
 	}
 	order := "descending"
 	if q.Ascending {
@@ -110,12 +104,8 @@ func statsQuery(r *http.Request, companyID string, loc *time.Location, beta bool
 			}
 		}
 	}
-	if v, ok := params["limit"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
-		if err != nil || n < 1 || n > readmodels.StatsMaxLimit {
-			return q, invalidParam("limit", "must be an integer from 1 to %d", readmodels.StatsMaxLimit)
-		}
-		q.Limit = n
+	if q.Limit, err = limitParam(params, q.Limit, readmodels.StatsMaxLimit); err != nil {
+		return q, err
 	}
 	if v, ok := params["order"]; ok {
 		switch strings.TrimSpace(v[0]) {

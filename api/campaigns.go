@@ -7,9 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -31,63 +29,11 @@ type Campaigns interface {
 	CampaignStats(ctx context.Context, q readmodels.StatsQuery) (readmodels.StatsPage, error)
 }
 
-// campaignJSON is a campaign as the management endpoints answer it: the
-// fields of the interface's campaign statistics object but stats, in its
-// order, then ours. The statistics endpoints (GET /api/campaign/actions/,
-// campaign_stats.go) answer this object with "stats" added; the management
-// answers leave stats out rather than answer a null that would read as
-// "no statistics".
-type campaignJSON struct {
-	CampaignKey  string           `json:"campaign_key"`
-	Kind         campaign.Kind    `json:"kind"`
-	Automated    bool             `json:"automated"`
-	Name         string           `json:"name"`
-	State        campaign.State   `json:"state"`
-	UTMCampaign  *string          `json:"utm_campaign"`
-	CampaignTags []campaign.Tag   `json:"campaign_tags"`
-	Folder       *campaign.Folder `json:"folder"`
-	Permissions  permissionsJSON  `json:"permissions"`
-	ProductIDs   []string         `json:"product_ids"`
-	CreatedAt    string           `json:"created_at"`
-	ActivatedAt  *string          `json:"activated_at"`
-	UpdatedAt    string           `json:"updated_at"`
-}
+// campaignJSON is a campaign as the management endpoints answer it
+// (readmodels.CampaignJSON: the datasync messages of campaigns hold it too).
+type campaignJSON = readmodels.CampaignJSON
 
-// permissionsJSON is a campaign's permissions; marketing_permission is
-// null for an EXT campaign without one.
-type permissionsJSON struct {
-	MarketingPermission *string `json:"marketing_permission"`
-}
-
-func newCampaignJSON(c campaign.Campaign) campaignJSON {
-	out := campaignJSON{
-		CampaignKey: c.Key, Kind: c.Kind, Automated: c.Automated(), Name: c.Name, State: c.State,
-		CampaignTags: c.Tags, Folder: c.Folder, ProductIDs: c.ProductIDs,
-		CreatedAt: campaignTime(c.CreatedAt), UpdatedAt: campaignTime(c.UpdatedAt),
-	}
-	if out.CampaignTags == nil {
-		out.CampaignTags = []campaign.Tag{}
-	}
-	if out.ProductIDs == nil {
-		out.ProductIDs = []string{}
-	}
-	if c.UTMCampaign != "" {
-		out.UTMCampaign = &c.UTMCampaign
-	}
-	if c.Permission != "" {
-		out.Permissions.MarketingPermission = &c.Permission
-	}
-	if !c.ActivatedAt.IsZero() {
-		at := campaignTime(c.ActivatedAt)
-		out.ActivatedAt = &at
-	}
-	return out
-}
-
-// campaignTime formats a campaign's times as retrieval does (UTC, Z, the
-// fraction when there is one), so that an answer sent back in a PATCH
-// names the very same instant.
-func campaignTime(t time.Time) string { return t.UTC().Format(values.DateTimeLayout) }
+func newCampaignJSON(c campaign.Campaign) campaignJSON { return readmodels.NewCampaignJSON(c) }
 
 // handleListCampaigns serves GET /api/campaigns/: the company's campaigns,
 // oldest first, as {"campaigns": [...], "next_url": "..."}, paged as
@@ -121,7 +67,7 @@ func (s *Server) handleListCampaigns(c *gin.Context) error {
 var campaignParams = []string{"limit", "cursor", "from", "state", "kind"}
 
 func campaignQuery(r *http.Request, companyID string) (readmodels.CampaignQuery, error) {
-	q := readmodels.CampaignQuery{CompanyID: companyID, Limit: readmodels.DefaultLimit}
+	q := readmodels.CampaignQuery{CompanyID: companyID}
 	params, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return q, domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
@@ -136,12 +82,8 @@ func campaignQuery(r *http.Request, companyID string) (readmodels.CampaignQuery,
 		}
 		return q, domain.Errorf(domain.Invalid, "the query has a parameter that is none of this endpoint's (%s)", known)
 	}
-	if v, ok := params["limit"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
-		if err != nil || n < 1 || n > readmodels.MaxLimit {
-			return q, invalidParam("limit", "must be an integer from 1 to %d", readmodels.MaxLimit)
-		}
-		q.Limit = n
+	if q.Limit, err = limitParam(params, readmodels.DefaultLimit, readmodels.MaxLimit); err != nil {
+		return q, err
 	}
 	for _, name := range []string{"cursor", "from"} {
 		if v := params.Get(name); v != "" {

@@ -9,12 +9,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/domain"
-	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/pg"
 )
 
@@ -28,10 +25,6 @@ type errorJSON struct {
 	Message string              `json:"message"`
 	Details []domain.FieldError `json:"details,omitempty"`
 }
-
-// codeUnavailable is the code of 503 answers: GET /readyz while not
-// ready, and any request while the database is away (pg.Transient).
-const codeUnavailable domain.Code = "unavailable"
 
 // unavailableRetryAfter is the Retry-After, in seconds, of 503 answers: a
 // database restart or failover takes seconds, and clients that retry at
@@ -49,8 +42,8 @@ var statusOf = map[domain.Code]int{
 	domain.Conflict:         http.StatusConflict,
 	domain.TooLarge:         http.StatusRequestEntityTooLarge,
 	domain.RateLimited:      http.StatusTooManyRequests,
+	domain.Unavailable:      http.StatusServiceUnavailable,
 	domain.Internal:         http.StatusInternalServerError,
-	codeUnavailable:         http.StatusServiceUnavailable,
 }
 
 // notReadyError is the answer of GET /readyz while Deps.Ready fails.
@@ -60,25 +53,25 @@ func (e *notReadyError) Error() string { return "not ready: " + e.err.Error() }
 func (e *notReadyError) Unwrap() error { return e.err }
 
 // errorResponse is the one mapping of errors to an HTTP status and the
-// error body. Anything it does not recognise is an internal error, whose
-// text never reaches the client.
+// error body: typed errors only. The layers below type what they know
+// (the commands a version conflict of the event store as Conflict;
+// internal/pg what a failure of PostgreSQL means, pg.Translate); the
+// decoding of the request body and the edge's own refusals are typed by
+// the standard library and here. Anything else is an internal error,
+// whose text never reaches the client.
 func errorResponse(err error) (int, errorBody) {
 	var (
 		de       *domain.Error
-		conflict *eventstore.ConflictError
 		tooLarge *http.MaxBytesError
 		syntax   *json.SyntaxError
 		typ      *json.UnmarshalTypeError
 		notReady *notReadyError
 		limited  *rateLimitError
-		pgErr    *pgconn.PgError
 	)
 	var e errorJSON
 	switch {
 	case errors.As(err, &de):
 		e = errorJSON{Code: de.Code, Message: de.Message, Details: de.Details}
-	case errors.As(err, &conflict):
-		e = errorJSON{Code: domain.Conflict, Message: "a concurrent change conflicted with this request; retry it"}
 	case errors.As(err, &tooLarge):
 		e = errorJSON{Code: domain.TooLarge, Message: fmt.Sprintf("the request body is over the limit of %d bytes", tooLarge.Limit)}
 	case errors.As(err, &syntax):
@@ -92,15 +85,12 @@ func errorResponse(err error) (int, errorBody) {
 	case errors.As(err, &limited):
 		e = errorJSON{Code: domain.RateLimited, Message: limited.Error()}
 	case errors.As(err, &notReady):
-		e = errorJSON{Code: codeUnavailable, Message: "the service is not ready"}
-	case errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05"):
-		// A value PostgreSQL cannot store (invalid UTF-8, U+0000) that got
-		// past validation: the client's input, not our failure.
-		e = errorJSON{Code: domain.Invalid, Message: "the request holds text that is not valid UTF-8 or contains the character U+0000"}
-	case pg.Transient(err):
-		// The database is unreachable, restarting or failing over, or the
-		// request lost a deadlock: the same request succeeds later.
-		e = errorJSON{Code: codeUnavailable, Message: "the service cannot reach its database right now; retry later"}
+		e = errorJSON{Code: domain.Unavailable, Message: "the service is not ready"}
+	case errors.As(pg.Translate(err), &de):
+		// A failure of the database, come up from a read model or a store
+		// untyped: the client's text PostgreSQL cannot store, or a
+		// database that is away (the same request succeeds later).
+		e = errorJSON{Code: de.Code, Message: de.Message, Details: de.Details}
 	default:
 		e = errorJSON{Code: domain.Internal, Message: "internal error"}
 	}
@@ -118,6 +108,21 @@ const authChallenge = `Bearer realm="clientele", Basic realm="clientele"`
 // writeError answers the request with err, unless an answer has begun.
 // Only server-side (5xx) errors are logged, and only here.
 func (s *Server) writeError(c *gin.Context, err error) {
+	status, body := s.problem(c, err)
+	if c.Writer.Written() {
+		return
+	}
+	if status == http.StatusUnauthorized {
+		c.Header("WWW-Authenticate", authChallenge)
+	}
+	c.AbortWithStatusJSON(status, body)
+}
+
+// problem maps err to its answer (errorResponse), logs it when it is a
+// server-side (5xx) error, records its code for the access log and sets
+// the Retry-After header it calls for. Whoever answers in another form
+// (writeError in JSON, the console in HTML) writes the body.
+func (s *Server) problem(c *gin.Context, err error) (int, errorBody) {
 	status, body := errorResponse(err)
 	c.Set(keyErrorCode, string(body.Error.Code))
 	if status >= http.StatusInternalServerError {
@@ -126,7 +131,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		case errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil:
 			// The client went away; nothing is wrong on our side.
 			level = slog.LevelInfo
-		case body.Error.Code == codeUnavailable:
+		case body.Error.Code == domain.Unavailable:
 			// Not a bug: the database is away (every request says so
 			// while it is) or a check is not ready.
 			level = slog.LevelWarn
@@ -139,17 +144,14 @@ func (s *Server) writeError(c *gin.Context, err error) {
 			slog.String("err", err.Error()))
 	}
 	if c.Writer.Written() {
-		return
-	}
-	if status == http.StatusUnauthorized {
-		c.Header("WWW-Authenticate", authChallenge)
+		return status, body
 	}
 	var limited *rateLimitError
 	if errors.As(err, &limited) {
 		c.Header("Retry-After", strconv.Itoa(limited.retryAfter()))
 	}
-	if body.Error.Code == codeUnavailable {
+	if body.Error.Code == domain.Unavailable {
 		c.Header("Retry-After", strconv.Itoa(unavailableRetryAfter))
 	}
-	c.AbortWithStatusJSON(status, body)
+	return status, body
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -154,13 +152,8 @@ func (s *Server) handleGetImport(c *gin.Context) error {
 // rejectionsQuery reads limit (default 100, at most 10,000) and cursor.
 func rejectionsQuery(u *url.URL) (limit int, after string, err error) {
 	q := u.Query()
-	limit = readmodels.DefaultLimit
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
-		if err != nil || n < 1 || n > readmodels.MaxLimit {
-			return 0, "", invalidParam("limit", "must be an integer from 1 to %d", readmodels.MaxLimit)
-		}
-		limit = n
+	if limit, err = limitParam(q, readmodels.DefaultLimit, readmodels.MaxLimit); err != nil {
+		return 0, "", err
 	}
 	if v := q.Get("cursor"); v != "" {
 		if after, err = decodeCursor(v); err != nil {

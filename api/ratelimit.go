@@ -141,8 +141,8 @@ func (e *rateLimitError) retryAfter() int { return max(1, int(math.Ceil(e.wait.S
 // (Config.RateLimit, Config.RateBurst).
 func (s *Server) rateLimit(c *gin.Context) {
 	p, _ := principalOf(c)
-	if ok, wait := s.limiter.allow(p.CompanyID + "/" + p.Actor()); !ok {
-		s.writeError(c, &rateLimitError{what: "requests", wait: wait})
+	if err := s.AllowRequest(p); err != nil {
+		s.writeError(c, err)
 		c.Abort()
 		return
 	}

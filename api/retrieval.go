@@ -27,19 +27,30 @@ var reservedParams = map[string]bool{"limit": true, "cursor": true, "from": true
 // query, and no client needs more.
 const maxFilters = 50
 
+// limitParam reads the limit parameter of a listing: def when it is
+// absent, else a whole number from 1 to most (spaces around it allowed);
+// anything else is a 400 naming limit.
+func limitParam(params url.Values, def, most int) (int, error) {
+	v, ok := params["limit"]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v[0]))
+	if err != nil || n < 1 || n > most {
+		return 0, invalidParam("limit", "must be an integer from 1 to %d", most)
+	}
+	return n, nil
+}
+
 // retrievalQuery reads limit, cursor and filters from the request.
 func retrievalQuery(r *http.Request, companyID string) (readmodels.PageQuery, error) {
 	params, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return readmodels.PageQuery{}, domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
 	}
-	q := readmodels.PageQuery{CompanyID: companyID, Limit: readmodels.DefaultLimit}
-	if v, ok := params["limit"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v[0]))
-		if err != nil || n < 1 || n > readmodels.MaxLimit {
-			return q, invalidParam("limit", "must be an integer from 1 to %d", readmodels.MaxLimit)
-		}
-		q.Limit = n
+	q := readmodels.PageQuery{CompanyID: companyID}
+	if q.Limit, err = limitParam(params, readmodels.DefaultLimit, readmodels.MaxLimit); err != nil {
+		return q, err
 	}
 	for _, name := range []string{"cursor", "from"} {
 		if v := params.Get(name); v != "" {

@@ -335,6 +335,7 @@ func (s *Server) routes() {
 	s.plain(http.MethodGet, "/api/openapi.json", s.handleOpenAPIJSON)
 
 	s.tenant(http.MethodPost, "/api/access-tokens/", s.handleCreateAccessToken, allowPassword)
+	s.tenant(http.MethodDelete, "/api/access-tokens/:id/", s.handleRevokeAccessToken)
 	s.tenant(http.MethodGet, "/api/integrations/", s.handleListIntegrations)
 	s.tenant(http.MethodPost, "/api/integrations/", s.handleCreateIntegration)
 	s.tenant(http.MethodGet, "/api/integrations/:id/", s.handleGetIntegration)

@@ -39,6 +39,7 @@ type Commands struct {
 	CreateUser            CreateUserHandler
 	CreateIntegration     CreateIntegrationHandler
 	CreateAccessToken     CreateAccessTokenHandler
+	RevokeAccessToken     RevokeAccessTokenHandler
 
 	// Datatargets and their outlets.
 	CreateDatatarget       CreateDatatargetHandler
@@ -64,6 +65,7 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		CreateUser:            NewCreateUserHandler(store, now),
 		CreateIntegration:     NewCreateIntegrationHandler(store, now),
 		CreateAccessToken:     NewCreateAccessTokenHandler(store, now),
+		RevokeAccessToken:     NewRevokeAccessTokenHandler(store, now),
 
 		CreateDatatarget:       NewCreateDatatargetHandler(store, now),
 		UpdateDatatarget:       NewUpdateDatatargetHandler(store, now),

@@ -108,6 +108,11 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 // without roles, or a staff user's, may import but not destroy.
 func mayDestroy(p access.Principal) bool { return p.HasRole(access.RoleAdmin) }
 
+// MayDestroy reports whether p may delete or forget (mayDestroy), for an
+// adapter that offers the act itself (the console's delete and forget
+// buttons) and must refuse it before staging the record.
+func MayDestroy(p access.Principal) bool { return mayDestroy(p) }
+
 // reasonNeedsAdmin is the rejection of a record that deletes or forgets,
 // sent by a principal that may not.
 const reasonNeedsAdmin = "deleting and forgetting need the admin role: send this record with an admin's token"

@@ -32,6 +32,9 @@ const (
 	TooLarge Code = "request_too_large"
 	// RateLimited: too many requests (429).
 	RateLimited Code = "rate_limited"
+	// Unavailable: the same request succeeds later; the service cannot
+	// serve it now (its database is away, or it is not ready yet) (503).
+	Unavailable Code = "unavailable"
 	// Internal: a failure on our side (500).
 	Internal Code = "internal_error"
 )

@@ -33,10 +33,21 @@ type accessTokenRow struct {
 	Scopes           []access.Scope `json:"scopes"`
 }
 
-// Apply inserts the created tokens in one statement.
+// Apply inserts the created tokens in one statement, then deletes the
+// revoked ones in another (a token created and revoked in one batch is
+// inserted, then deleted).
 func (AccessTokens) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	var rows []accessTokenRow
+	var revoked []sftpKeyID
 	for _, e := range events {
+		if e.Type == access.AccessTokenRevokedType {
+			var ev access.AccessTokenRevoked
+			if err := decode(e, &ev); err != nil {
+				return err
+			}
+			revoked = append(revoked, sftpKeyID{CompanyID: e.Metadata.CompanyID, ID: ev.ID})
+			continue
+		}
 		if e.Type != access.AccessTokenCreatedType {
 			continue
 		}
@@ -50,10 +61,17 @@ func (AccessTokens) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 			TransferredRoles: orNone(ev.TransferredRoles), Scopes: orNone(ev.Scopes),
 		})
 	}
-	return execRows(ctx, tx, "access_tokens", `
+	if err := execRows(ctx, tx, "access_tokens", `
 		INSERT INTO access_tokens (company_id, id, token_hash, owner_id, hint, name, created_by, created_at, transferred_roles, scopes)
 		SELECT company_id, id, token_hash, owner_id, hint, name, created_by, created_at, transferred_roles, scopes
 		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text, token_hash text, owner_id text, hint text,
 			name text, created_by text, created_at timestamptz, transferred_roles text[], scopes jsonb)
-		ON CONFLICT (company_id, id) DO NOTHING`, rows)
+		ON CONFLICT (company_id, id) DO NOTHING`, rows); err != nil {
+		return err
+	}
+	// The row goes: the token no longer authenticates (AuthenticateToken
+	// looks it up by hash on every request).
+	return execRows(ctx, tx, "access_tokens", `
+		DELETE FROM access_tokens t USING jsonb_to_recordset($1::jsonb) AS r(company_id text, id text)
+		WHERE t.company_id = r.company_id AND t.id = r.id`, revoked)
 }

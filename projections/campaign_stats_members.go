@@ -68,7 +68,9 @@ type conversionRow struct {
 // batch left them (their activity events, their customers' sales, their
 // campaigns' windows), and writes what changed: the members, their
 // conversions, and the difference to the totals of their campaigns.
-func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Time) error {
+//
+// The campaigns whose figures changed are added to changed.
+func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Time, changed map[campaignRef]bool) error {
 	// In chunks, so that what one statement carries, and what is held
 	// of the members and their sales, stays bounded whatever the batch
 	// touched: members are decided independently, and each chunk adds
@@ -77,20 +79,20 @@ func decideMembers(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 	for k, at := range touched {
 		chunk[k] = at
 		if len(chunk) == decideChunk {
-			if err := decideChunkOf(ctx, tx, chunk); err != nil {
+			if err := decideChunkOf(ctx, tx, chunk, changed); err != nil {
 				return err
 			}
 			clear(chunk)
 		}
 	}
-	return decideChunkOf(ctx, tx, chunk)
+	return decideChunkOf(ctx, tx, chunk, changed)
 }
 
 // decideChunk is how many members decideMembers decides at a time.
 var decideChunk = 2000
 
 // decideChunkOf is decideMembers for at most decideChunk members.
-func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Time) error {
+func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Time, changed map[campaignRef]bool) error {
 	if len(touched) == 0 {
 		return nil
 	}
@@ -110,7 +112,12 @@ func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 	products := map[memberKey]*productDelta{} // keyed by company, campaign, product
 	var members []memberRow
 	var conversions []conversionRow
-	var changed [3][]string // the members that changed: companies, campaigns, customers
+	// Members are written only when they changed: those with activity
+	// upserted (an update in place, indexes untouched), those left with
+	// none (every event deleted) removed, and the conversions of the
+	// members whose conversions changed replaced; columns are companies,
+	// campaigns, customers.
+	var gone, reconverted [3][]string
 	for k, at := range touched {
 		ref := campaignRef{k.company, k.campaign}
 		w, ok := windows[ref]
@@ -169,16 +176,25 @@ func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 		if at.After(d.At) {
 			d.At = at
 		}
-		changed[0], changed[1], changed[2] = append(changed[0], k.company), append(changed[1], k.campaign), append(changed[2], k.customer)
 		if nf.Member.Counts != ([campaign.NumFigures]int64{}) {
-			row := memberRow{CompanyID: k.company, CampaignKey: k.campaign, CustomerID: k.customer,
-				Counts: nf.Counts[:], WindowSales: nf.WindowSales}
-			if !nf.FirstReaction.IsZero() {
-				t := nf.FirstReaction
-				row.FirstReaction = &t
+			if memberChanged {
+				row := memberRow{CompanyID: k.company, CampaignKey: k.campaign, CustomerID: k.customer,
+					Counts: nf.Counts[:], WindowSales: nf.WindowSales}
+				if !nf.FirstReaction.IsZero() {
+					t := nf.FirstReaction
+					row.FirstReaction = &t
+				}
+				members = append(members, row)
 			}
-			members = append(members, row)
+		} else if old[k].stored {
+			gone[0], gone[1], gone[2] = append(gone[0], k.company), append(gone[1], k.campaign), append(gone[2], k.customer)
 		}
+		if sameConversions {
+			continue
+		}
+		// The member's conversions are written whole.
+		reconverted[0], reconverted[1], reconverted[2] = append(reconverted[0], k.company), append(reconverted[1], k.campaign),
+			append(reconverted[2], k.customer)
 		for _, c := range nf.Conversions {
 			conversions = append(conversions, conversionRow{CompanyID: k.company, CampaignKey: k.campaign, CustomerID: k.customer,
 				SaleID: c.SaleID, SaleDate: c.Date, Revenue: c.Revenue, Units: c.Units, Products: c.Products})
@@ -186,9 +202,10 @@ func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 	}
 
 	var out []*statsDelta
-	for _, d := range deltas {
+	for ref, d := range deltas {
 		if d.changed {
 			out = append(out, d)
+			changed[ref] = true
 		}
 	}
 	var prods []*productDelta
@@ -197,23 +214,27 @@ func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 			prods = append(prods, p)
 		}
 	}
-	if len(changed[0]) == 0 {
+	if len(out) == 0 {
 		return nil
 	}
 	var b pgx.Batch
-	// The members that changed are written whole: removed, then the ones
-	// with activity, and their conversions likewise.
-	b.Queue(`DELETE FROM campaign_stats_members m USING unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id)
-		WHERE m.company_id = k.company_id AND m.campaign_key = k.campaign_key AND m.customer_id = k.customer_id`,
-		changed[0], changed[1], changed[2])
-	b.Queue(`DELETE FROM campaign_stats_conversions c USING unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id)
-		WHERE c.company_id = k.company_id AND c.campaign_key = k.campaign_key AND c.customer_id = k.customer_id`,
-		changed[0], changed[1], changed[2])
+	if len(gone[0]) > 0 {
+		b.Queue(`DELETE FROM campaign_stats_members m USING unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id)
+			WHERE m.company_id = k.company_id AND m.campaign_key = k.campaign_key AND m.customer_id = k.customer_id`,
+			gone[0], gone[1], gone[2])
+	}
+	if len(reconverted[0]) > 0 {
+		b.Queue(`DELETE FROM campaign_stats_conversions c USING unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id)
+			WHERE c.company_id = k.company_id AND c.campaign_key = k.campaign_key AND c.customer_id = k.customer_id`,
+			reconverted[0], reconverted[1], reconverted[2])
+	}
 	if err := queueRows(&b, "campaign_stats", `
-		INSERT INTO campaign_stats_members (company_id, campaign_key, customer_id, counts, first_reaction, window_sales)
+		INSERT INTO campaign_stats_members AS m (company_id, campaign_key, customer_id, counts, first_reaction, window_sales)
 		SELECT company_id, campaign_key, customer_id, counts, first_reaction, window_sales
 		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, campaign_key text, customer_id text, counts bigint[],
-			first_reaction timestamptz, window_sales boolean)`, members); err != nil {
+			first_reaction timestamptz, window_sales boolean)
+		ON CONFLICT (company_id, campaign_key, customer_id) DO UPDATE SET counts = EXCLUDED.counts,
+			first_reaction = EXCLUDED.first_reaction, window_sales = EXCLUDED.window_sales`, members); err != nil {
 		return err
 	}
 	if err := queueRows(&b, "campaign_stats", `
@@ -253,8 +274,15 @@ func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 		prods); err != nil {
 		return err
 	}
-	b.Queue(`DELETE FROM campaign_stats_products WHERE units = 0 AND revenue = 0 AND discount = 0
-		AND (company_id, campaign_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, changed[0], changed[1])
+	if len(prods) > 0 {
+		// A product whose conversions all went leaves no row.
+		var companies, keys []string
+		for _, p := range prods {
+			companies, keys = append(companies, p.CompanyID), append(keys, p.CampaignKey)
+		}
+		b.Queue(`DELETE FROM campaign_stats_products WHERE units = 0 AND revenue = 0 AND discount = 0
+			AND (company_id, campaign_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, companies, keys)
+	}
 	return sendBatch(ctx, tx, "campaign_stats", &b)
 }
 
@@ -313,9 +341,18 @@ func (l *memberLoad) load(ctx context.Context, tx pgx.Tx, companies, campaigns, 
 		FROM campaign_stats_events e
 		JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(company_id, campaign_key, customer_id) USING (company_id, campaign_key, customer_id)
 		GROUP BY 1, 2, 3, 4`, companies, campaigns, customers).Query(wrap("activity", l.scanActivity))
-	b.Queue(`SELECT DISTINCT s.company_id, s.campaign_key, s.activated_at FROM campaign_stats s
+	// The campaigns once each: a commit's thousand members are of a few.
+	var wcos, wkeys []string
+	seen := map[campaignRef]bool{}
+	for i := range companies {
+		if ref := (campaignRef{companies[i], campaigns[i]}); !seen[ref] {
+			seen[ref] = true
+			wcos, wkeys = append(wcos, ref.company), append(wkeys, ref.key)
+		}
+	}
+	b.Queue(`SELECT s.company_id, s.campaign_key, s.activated_at FROM campaign_stats s
 		JOIN unnest($1::text[], $2::text[]) AS k(company_id, campaign_key) USING (company_id, campaign_key)
-		WHERE s.activated_at IS NOT NULL`, companies, campaigns).Query(wrap("windows", l.scanWindows))
+		WHERE s.activated_at IS NOT NULL`, wcos, wkeys).Query(wrap("windows", l.scanWindows))
 	b.Queue(`SELECT s.company_id, s.customer_id, s.sale_id, s.sale_date, s.revenue, s.stat_rows
 		FROM campaign_stats_sales s
 		JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[])) AS k(company_id, customer_id) USING (company_id, customer_id)

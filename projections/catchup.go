@@ -125,6 +125,11 @@ func (r *Runtime) nextCommit(ctx context.Context, pos eventstore.Position, upTo 
 func (r *Runtime) catchUp(ctx context.Context, p Projector, upTo eventstore.Position) (int, error) {
 	name := p.Name()
 	types := eventTypes(p)
+	_, paged := p.(PageApplier)
+	page := catchUpPage
+	if paged {
+		page = pagedCatchUpPage
+	}
 	total := 0
 	for {
 		cp, err := readCheckpoint(ctx, r.cfg.Pool, name)
@@ -134,12 +139,31 @@ func (r *Runtime) catchUp(ctx context.Context, p Projector, upTo eventstore.Posi
 		if !cp.Position.Less(upTo) {
 			return total, nil
 		}
-		events, err := r.cfg.Store.ReadLog(ctx, cp.Position, catchUpPage)
+		events, err := r.cfg.Store.ReadLog(ctx, cp.Position, page)
 		if err != nil {
 			return total, fmt.Errorf("projections: %s: catch up: %w", name, err)
 		}
 		if len(events) == 0 {
 			return total, nil
+		}
+		if paged {
+			// The page's commits up to upTo in one transaction
+			// (catchup_pages.go); commit by commit when that cannot be.
+			cs := commits(events)
+			for len(cs) > 0 && upTo.Less(cs[len(cs)-1][len(cs[len(cs)-1])-1].Position) {
+				cs = cs[:len(cs)-1]
+			}
+			if len(cs) == 0 {
+				return total, nil
+			}
+			n, ok, err := r.applyPage(ctx, p, cp.Position, cs, types)
+			if err != nil {
+				return total, err
+			}
+			if ok {
+				total += n
+				continue
+			}
 		}
 		for _, commit := range commits(events) {
 			last := commit[len(commit)-1].Position

@@ -125,7 +125,13 @@ func (p *Datasync) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 		if err != nil {
 			return err
 		}
-		if t == nil || !t.fromStart || p.feeds[t.datatype] == nil {
+		if t != nil && p.feeds[t.datatype] == nil {
+			// Campaigns: fed by the campaign_stats projection, which
+			// keeps its datatargets in its own table.
+			t.dirty = false
+			continue
+		}
+		if t == nil || !t.fromStart {
 			continue
 		}
 		if err := p.backlog(ctx, tx, ts, t); err != nil {

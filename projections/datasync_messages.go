@@ -72,10 +72,16 @@ func (r *syncRows) add(target, company, entity, updateID string, number int64, b
 
 // insert writes the rows in one statement.
 func (r *syncRows) insert(ctx context.Context, tx pgx.Tx) error {
+	return r.insertInto(ctx, tx, "datasync_messages")
+}
+
+// insertInto writes the rows into table, a queue of datasync_messages'
+// shape (the campaign_stats projection's campaign_sync_messages too).
+func (r *syncRows) insertInto(ctx context.Context, tx pgx.Tx, table string) error {
 	if len(r.numbers) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO datasync_messages (datatarget_id, number, company_id, entity_id, update_id, body, posted_at)
+	_, err := tx.Exec(ctx, `INSERT INTO `+pgx.Identifier{table}.Sanitize()+` (datatarget_id, number, company_id, entity_id, update_id, body, posted_at)
 		SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::json[], $7::timestamptz[])`,
 		r.targets, r.numbers, r.companies, r.entities, r.updateIDs, r.bodies, r.postedAt)
 	if err != nil {

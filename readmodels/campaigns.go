@@ -16,8 +16,18 @@ import (
 
 // Campaigns reads campaigns (the table of projections.Campaigns).
 type Campaigns struct {
-	pool *pgxpool.Pool
+	pool Querier
 }
+
+// Querier is what Campaigns reads with: a pool, or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// CampaignsIn returns the queries within tx: the campaign_stats projector
+// reads the statistics it has just written, before its commit, to send
+// them to datasync datatargets (projections/campaign_stats_sync.go).
+func CampaignsIn(tx pgx.Tx) *Campaigns { return &Campaigns{pool: tx} }
 
 // NewCampaigns returns the queries on pool.
 func NewCampaigns(pool *pgxpool.Pool) *Campaigns {

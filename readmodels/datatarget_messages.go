@@ -22,14 +22,18 @@ type MessagePage struct {
 // copied into one buffer: a page of 10,000 messages is one allocation, not
 // 10,000.
 //
-// A datatarget's messages are in datatarget_messages (messages) or in
-// datasync_messages (datasync), never in both: the query reads both
-// ranges, an index range each, rather than look the type up first.
+// A datatarget's messages are in datatarget_messages (messages), in
+// datasync_messages (datasync) or in campaign_sync_messages (datasync of
+// campaigns, written by the campaign_stats projection), never in two: the
+// query reads the three ranges, an index range each, rather than look the
+// type up first.
 func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (MessagePage, error) {
 	limit = max(1, min(limit, datatarget.MaxRetrieveLimit))
 	rows, err := q.pool.Query(ctx, `(SELECT number, body FROM datatarget_messages
 			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
 		UNION ALL (SELECT number, body FROM datasync_messages
+			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
+		UNION ALL (SELECT number, body FROM campaign_sync_messages
 			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
 		ORDER BY number LIMIT $4`,
 		datatargetID, after, companyID, limit)

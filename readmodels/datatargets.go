@@ -31,10 +31,13 @@ func NewDatatargets(pool *pgxpool.Pool) *Datatargets {
 func errNoDatatarget() error { return domain.Errorf(domain.NotFound, "no such datatarget") }
 
 // selectDatatarget reads a datatarget; the datasync projection counts a
-// datasync datatarget's messages in its own table.
+// datasync datatarget's messages in its own table, and the campaign_stats
+// projection those of a datasync datatarget of campaigns in its own.
 const selectDatatarget = `SELECT d.company_id, d.id, d.datatarget_type, d.name, d.description, d.enabled,
-	d.created_by, d.created_at, d.updated_at, greatest(d.last_message_number, coalesce(s.last_message_number, 0)), d.settings
-	FROM datatargets d LEFT JOIN datasync_targets s ON s.datatarget_id = d.id `
+	d.created_by, d.created_at, d.updated_at,
+	greatest(d.last_message_number, coalesce(s.last_message_number, 0), coalesce(g.last_message_number, 0)), d.settings
+	FROM datatargets d LEFT JOIN datasync_targets s ON s.datatarget_id = d.id
+	LEFT JOIN campaign_sync_targets g ON g.datatarget_id = d.id `
 
 // Datatargets returns every datatarget of the company with its outlets,
 // oldest first (identifiers are time-ordered).

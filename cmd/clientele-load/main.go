@@ -2,8 +2,12 @@
 // `clientele serve` as a child process on a durable embedded PostgreSQL,
 // uploads generated records through the HTTP API, waits until every record
 // is retrievable, and reports the upload acceptance rate, the end-to-end
-// rate, the server's peak RSS and, in the same run on the same server, the
-// rate of a plain COPY of the same records into one jsonb table.
+// rate, the server's peak RSS and, in the same run on the same database
+// once the server has stopped, the rates of a plain COPY of the same
+// records into one jsonb table and of a conventional store of them by
+// batched upserts into one indexed table (upsert.go). A customers run also
+// measures the reads (reads.go): paging through every customer against a
+// COPY out of the same documents, and a rebuild of the read model.
 //
 //	go run ./cmd/clientele-load -entity customers -n 1000000
 //
@@ -12,6 +16,11 @@
 // HTTP, in the same run.
 //
 //	go run ./cmd/clientele-load -sftp -csv-bytes 1000000000
+//
+// With -bus nats it runs the load end to end on the PostgreSQL transport,
+// then on NATS JetStream, in the same run (nats.go).
+//
+//	go run ./cmd/clientele-load -bus nats -entity customers -n 1000000
 //	go run ./cmd/clientele-load -entity campaigns -n 5000000 -customers 1000000 -sale-rows 1000000
 package main
 
@@ -44,6 +53,11 @@ type options struct {
 	transferOnly bool
 	// httpFirst sends the file over HTTP first, then by SFTP.
 	httpFirst bool
+	// bus "nats" runs the bus benchmark (nats.go), busRounds times.
+	bus       string
+	busRounds int
+	// console times the console's pages (console.go).
+	console bool
 }
 
 func main() {
@@ -62,9 +76,34 @@ func main() {
 	flag.StringVar(&o.csv, "csv", "", "with -sftp: the CSV file to write once and reuse (default <dir>/customers-<csv-bytes>.csv)")
 	flag.BoolVar(&o.transferOnly, "transfer-only", false, "with -sftp: only the SFTP transfer and staging (until the run is scheduled), no import end to end and no HTTP")
 	flag.BoolVar(&o.httpFirst, "http-first", false, "with -sftp: send the file over HTTP first, then by SFTP")
+	flag.StringVar(&o.bus, "bus", "", "nats: run the load end to end with the PostgreSQL transport, then with NATS JetStream (a private nats-server), and compare")
+	flag.IntVar(&o.busRounds, "bus-rounds", 1, "with -bus: rounds of both transports, each round in the other order than the one before")
+	flag.BoolVar(&o.console, "console", false, "time the console's pages (p50/p95 of 20 loads each) with -n customers in the company (console.go)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.bus != "" {
+		if o.bus != "nats" {
+			fmt.Fprintf(os.Stderr, "clientele-load: -bus %q: want nats\n", o.bus)
+			os.Exit(2)
+		}
+		res, err := runBus(ctx, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clientele-load:", err)
+			os.Exit(1)
+		}
+		res.print(os.Stdout)
+		return
+	}
+	if o.console {
+		res, err := runConsole(ctx, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clientele-load:", err)
+			os.Exit(1)
+		}
+		res.print(os.Stdout)
+		return
+	}
 	if o.sftp {
 		res, err := runSFTP(ctx, o)
 		if err != nil {
@@ -90,6 +129,7 @@ type result struct {
 	uploadTime     time.Duration
 	endToEnd       time.Duration
 	copyTime       time.Duration
+	upsertTime     time.Duration
 	peakRSSKiB     int64
 	accepted       int
 	rejected       int
@@ -98,6 +138,8 @@ type result struct {
 	uploadPerSec   float64
 	ratioToCopy    float64
 	uploadMBPerSec float64
+	// reads holds the figures of the reads, in a customers run (reads.go).
+	reads readResult
 	// campaigns holds the figures of a campaigns run instead.
 	campaigns *campaignResult
 }
@@ -113,5 +155,14 @@ func (r result) print(w *os.File) {
 	fmt.Fprintf(w, "end to end:          %.0f records/s (%.1fs until all retrievable)\n", r.e2eRowsPerSec, r.endToEnd.Seconds())
 	fmt.Fprintf(w, "COPY into jsonb:     %.0f records/s (%.1fs)\n", r.copyRowsPerSec, r.copyTime.Seconds())
 	fmt.Fprintf(w, "end to end / COPY:   %.3f\n", r.ratioToCopy)
+	if r.upsertTime > 0 {
+		// The conventional store of the same records (upsert.go).
+		upserts := float64(r.n) / r.upsertTime.Seconds()
+		fmt.Fprintf(w, "batched upserts:     %.0f records/s (%.1fs, %d rows a statement)\n", upserts, r.upsertTime.Seconds(), upsertBatch)
+		fmt.Fprintf(w, "end to end / upserts: %.3f\n", r.e2eRowsPerSec/upserts)
+	}
 	fmt.Fprintf(w, "server peak RSS:     %.0f MB\n", float64(r.peakRSSKiB)/1024)
+	if r.reads.paging > 0 {
+		r.reads.print(w, r.copyRowsPerSec)
+	}
 }

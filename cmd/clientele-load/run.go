@@ -125,10 +125,32 @@ func run(ctx context.Context, o options) (result, error) {
 	}
 	res.endToEnd = time.Since(start)
 	res.peakRSSKiB = peakRSS(srv.cmd.Process.Pid)
+	if measuresReads(o.entity) {
+		if err := pageCustomers(srv.base, token, &res.reads); err != nil {
+			return res, err
+		}
+	}
 
-	// The same records, COPYed into one jsonb table of the same server.
+	// The baselines run on the same database once the server has stopped,
+	// so that they compete with nothing of it.
+	srv.stop()
+	if measuresReads(o.entity) {
+		if err := copyOutCustomers(ctx, conn, &res.reads); err != nil {
+			return res, err
+		}
+	}
+	// The same records, COPYed into one jsonb table, then stored by
+	// batched upserts into one indexed table (upsert.go).
 	if res.copyTime, err = copyRecords(ctx, conn, gen, o.n); err != nil {
 		return res, err
+	}
+	if res.upsertTime, err = upsertRecords(ctx, conn, o.entity, gen, o.n); err != nil {
+		return res, err
+	}
+	if measuresReads(o.entity) {
+		if err := rebuildCustomers(ctx, o, url, childEnv, conn, res.accepted, &res.reads); err != nil {
+			return res, err
+		}
 	}
 	res.uploadPerSec = float64(o.n) / res.uploadTime.Seconds()
 	res.uploadMBPerSec = float64(res.bytes) / 1e6 / res.uploadTime.Seconds()

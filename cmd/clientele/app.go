@@ -34,6 +34,8 @@ type globals struct {
 	logLevel    string
 	logFormat   string
 	masterKey   string
+	// busURL chooses the message transport (bus.go).
+	busURL string
 }
 
 func (g *globals) bind(root *cobra.Command) {
@@ -43,6 +45,7 @@ func (g *globals) bind(root *cobra.Command) {
 	f.StringVar(&g.logLevel, "log-level", envOr(g.getenv, "CLIENTELE_LOG_LEVEL", "info"), "debug, info, warn or error (env CLIENTELE_LOG_LEVEL)")
 	f.StringVar(&g.masterKey, "master-key-file", g.getenv("CLIENTELE_MASTER_KEY_FILE"), "file holding the base64 master key that wraps the customers' data keys (env CLIENTELE_MASTER_KEY_FILE; env CLIENTELE_MASTER_KEY gives the key itself; default <data-dir>/master.key, created on first use)")
 	f.StringVar(&g.logFormat, "log-format", envOr(g.getenv, "CLIENTELE_LOG_FORMAT", "json"), "json or text (env CLIENTELE_LOG_FORMAT)")
+	f.StringVar(&g.busURL, "bus", envOr(g.getenv, "CLIENTELE_BUS_URL", "postgres"), "message transport of the projections and the import worker: postgres, or NATS JetStream at nats://HOST:PORT[,nats://HOST:PORT...][?ack_wait=30s] (env CLIENTELE_BUS_URL; docs/operations.md)")
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -69,13 +72,15 @@ func (g *globals) logger() (*slog.Logger, error) {
 
 // app is the object graph shared by the subcommands.
 type app struct {
-	log      *slog.Logger
-	metrics  *prometheus.Registry
-	pool     *pgxpool.Pool
-	store    *postgres.Store
-	keys     crypto.KeyStore
-	runtime  *projections.Runtime
-	commands commands.Commands
+	log     *slog.Logger
+	metrics *prometheus.Registry
+	pool    *pgxpool.Pool
+	store   *postgres.Store
+	keys    crypto.KeyStore
+	// transport delivers the bus messages; nil is PostgreSQL (bus.go).
+	transport bus.Transport
+	runtime   *projections.Runtime
+	commands  commands.Commands
 	// The import pipeline (import.go): the Importers by entity, the
 	// upload stager, and the worker (nil when no entity has an Importer).
 	importers    map[importing.Entity]commands.Importer
@@ -120,11 +125,16 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	a.store = postgres.New(a.pool)
+	if a.transport, err = g.openBus(a); err != nil {
+		a.close()
+		return nil, err
+	}
 	a.runtime, err = projections.NewRuntime(projections.RuntimeConfig{
 		Pool:       a.pool,
 		Store:      a.store,
 		Inline:     projections.Inline(),
 		Async:      asyncProjectors(a.keys),
+		Transport:  a.transport,
 		Logger:     log,
 		Registerer: a.metrics,
 	})

@@ -43,7 +43,7 @@ func (a *app) openImports() error {
 	}
 	w, err := commands.NewImportWorker(commands.ImportWorkerConfig{
 		Pool: a.pool, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""), Logger: a.log,
-		Registerer: a.metrics,
+		Registerer: a.metrics, Transport: a.transport,
 	})
 	a.importWorker = w
 	return err

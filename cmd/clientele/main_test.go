@@ -233,6 +233,14 @@ func TestEmbeddedSharedDataDir(t *testing.T) {
 	if login == nil {
 		t.Fatalf("serve --demo printed no login:\n%s", out.String())
 	}
+	// The printed console address answers (its log-in page, after a redirect).
+	consolePath := regexp.MustCompile(`Console: http://demo\.localhost:\d+(/console/)\n`).FindStringSubmatch(out.String())
+	if consolePath == nil {
+		t.Fatalf("serve --demo printed no console address:\n%s", out.String())
+	}
+	if code, _ := request(t, "GET", base+consolePath[1], "demo.localhost", nil, nil); code != 200 {
+		t.Fatalf("console: %d", code)
+	}
 	mustRun(t, getenv, "company", "create", "other", "--data-dir", data)
 
 	code, body := request(t, "POST", base+"/api/access-tokens/", "demo.localhost", nil, func(r *http.Request) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -43,6 +44,8 @@ type serveFlags struct {
 	passwordChecks int
 	// sftp configures the SFTP drop directory (sftp.go).
 	sftp sftpFlags
+	// eventStore selects the event store (eventstore.go).
+	eventStore string
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -52,6 +55,9 @@ func newServeCommand(g *globals) *cobra.Command {
 		Short: "Serve the HTTP API and run the projections",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkEventStore(f.eventStore); err != nil {
+				return err
+			}
 			return g.withApp(cmd, func(ctx context.Context, a *app) error { return serve(ctx, g, a, f) })
 		},
 	}
@@ -69,6 +75,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.sftp.addr, "sftp-addr", g.getenv("CLIENTELE_SFTP_ADDR"), "serve the SFTP drop directory (docs/sftp.md) on this address, e.g. 127.0.0.1:2222; off when empty (env CLIENTELE_SFTP_ADDR)")
 	fl.StringVar(&f.sftp.hostKey, "sftp-host-key", g.getenv("CLIENTELE_SFTP_HOST_KEY"), "SFTP host key file (OpenSSH format); default <data-dir>/sftp_host_ed25519_key, created on first start (env CLIENTELE_SFTP_HOST_KEY)")
 	fl.StringVar(&f.sftp.dir, "sftp-dir", g.getenv("CLIENTELE_SFTP_DIR"), "directory of the SFTP drop directory's files and import queue; default <data-dir>/sftp (env CLIENTELE_SFTP_DIR)")
+	fl.StringVar(&f.eventStore, "event-store", g.getenv("CLIENTELE_EVENT_STORE"), "event store: postgres (the default: the log of --database-url) or an EventStoreDB connection string (esdb://host:2113?tls=false), which serve refuses for now (docs/architecture.md) (env CLIENTELE_EVENT_STORE)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
 	return cmd
 }
@@ -89,20 +96,14 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		}
 	}
 
-	handler, err := api.NewServer(api.Config{
-		BaseDomain:     f.baseDomain,
-		MaxBodyBytes:   f.maxBodyBytes,
-		MaxUploadBytes: f.maxUploadBytes,
-		RateLimit:      f.rateLimit,
-		RateBurst:      f.rateBurst,
-		Logger:         a.log,
-		Registerer:     a.metrics,
-		Gatherer:       a.metrics,
-		TrustedProxies: splitList(f.trustedProxies),
-		PasswordChecks: f.passwordChecks,
-	}, api.Deps{
+	access := readmodels.NewAccess(a.pool)
+	imports := readmodels.NewImports(a.pool)
+	customers := readmodels.NewCustomers(a.pool)
+	events := readmodels.NewEvents(a.pool)
+	sales := readmodels.NewSales(a.pool)
+	deps := api.Deps{
 		Companies: readmodels.NewCompanies(a.pool, f.baseDomain),
-		Access:    readmodels.NewAccess(a.pool),
+		Access:    access,
 		Commands:  a.commands,
 
 		Datatargets: readmodels.NewDatatargets(a.pool),
@@ -110,16 +111,16 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 
 		Importers:   a.importers,
 		Uploads:     a.stageUpload,
-		Imports:     readmodels.NewImports(a.pool),
+		Imports:     imports,
 		DataQueries: commands.NewRunDataQueryHandler(readmodels.NewMatcher(a.pool), a.stageUpload),
 		SFTPKeys:    readmodels.NewSFTPKeys(a.pool),
 
-		Customers:       readmodels.NewCustomers(a.pool),
+		Customers:       customers,
 		CustomerHistory: readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
 		Shops:           readmodels.NewShops(a.pool),
 		Products:        readmodels.NewProducts(a.pool),
-		Events:          readmodels.NewEvents(a.pool),
-		Sales:           readmodels.NewSales(a.pool),
+		Events:          events,
+		Sales:           sales,
 		// Ready runs within api.ReadyTimeout: a database that does not
 		// answer the ping by then is not ready.
 		Ready: func(ctx context.Context) error {
@@ -135,8 +136,27 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			return nil
 		},
 		Stalled: a.runtime.StalledCompanies,
-	})
+	}
+	handler, err := api.NewServer(api.Config{
+		BaseDomain:     f.baseDomain,
+		MaxBodyBytes:   f.maxBodyBytes,
+		MaxUploadBytes: f.maxUploadBytes,
+		RateLimit:      f.rateLimit,
+		RateBurst:      f.rateBurst,
+		Logger:         a.log,
+		Registerer:     a.metrics,
+		Gatherer:       a.metrics,
+		TrustedProxies: splitList(f.trustedProxies),
+		PasswordChecks: f.passwordChecks,
+	}, deps)
 	if err != nil {
+		return err
+	}
+	// The console shares the API's engine, read models and commands.
+	if _, err := console.Mount(handler, console.Config{Logger: a.log}, console.Deps{
+		API: deps, Users: access, Imports: imports, Pool: a.pool, Customer: customers, Events: events, Sales: sales,
+		Projections: a.runtime.CompanyStatus,
+	}); err != nil {
 		return err
 	}
 
@@ -248,10 +268,11 @@ func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Clientele is listening on http://%s\n", addr)
 	if demo == nil {
-		fmt.Fprintf(&b, "Companies are served at http://<slug>.%s:%s/\n", baseDomain, port)
+		fmt.Fprintf(&b, "Companies are served at http://<slug>.%s:%s/ (console at /console/)\n", baseDomain, port)
 	} else {
 		base := fmt.Sprintf("http://%s.%s:%s", demo.slug, baseDomain, port)
 		fmt.Fprintf(&b, "Demo company %q: %s/\n", demo.slug, base)
+		fmt.Fprintf(&b, "Console: %s/console/\n", base)
 		fmt.Fprintf(&b, "Log in as %s with password %s\n", demo.email, demo.password)
 		fmt.Fprintf(&b, "Get an access token:\n  curl -u '%s:%s' -X POST %s/api/access-tokens/\n", demo.email, demo.password, base)
 		fmt.Fprintf(&b, "API reference: %s/api/openapi.yaml\n", base)

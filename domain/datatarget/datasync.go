@@ -11,6 +11,7 @@ const (
 	Events    Datatype = "events"
 	Sales     Datatype = "sales"
 	Shops     Datatype = "shops"
+	Campaigns Datatype = "campaigns"
 )
 
 // datatypes are the interface's datatypes; the value says whether datasync
@@ -18,12 +19,16 @@ const (
 // "datasync" has a feed for it (projections/datasync_<datatype>.go, which
 // needs the entity's read-side fold): adding one is writing that feed,
 // registering it in projections.NewDatasync, and setting its value here.
+// Campaigns are the exception: a campaign's message holds its statistics,
+// which the campaign_stats projection computes, so that projection writes
+// them (projections/campaign_stats_sync.go).
 var datatypes = map[Datatype]bool{
 	Customers: true,
 	Products:  true,
 	Events:    true,
 	Sales:     true,
 	Shops:     true,
+	Campaigns: true,
 }
 
 // Available reports whether datasync datatargets of t can be created.

@@ -53,7 +53,7 @@ func checkSettings(typ Type, s Settings) (Settings, []domain.FieldError) {
 	case s.Datatype == "":
 		problems = append(problems, domain.FieldError{Field: "datatype", Reason: "required"})
 	case !isKnown(s.Datatype):
-		problems = append(problems, domain.FieldError{Field: "datatype", Reason: "must be customers, products, events, sales or shops"})
+		problems = append(problems, domain.FieldError{Field: "datatype", Reason: "must be customers, products, events, sales, shops or campaigns"})
 	case !s.Datatype.Available():
 		problems = append(problems, domain.FieldError{Field: "datatype", Reason: fmt.Sprintf("datasync of %s is not available yet", s.Datatype)})
 	}

@@ -1,16 +1,19 @@
 // Package bus is Clientele's message transport: Watermill, over PostgreSQL
-// by default (watermill-sql v4, speaking pgx natively).
+// by default (watermill-sql v4, speaking pgx natively), or over NATS
+// JetStream (watermill-nats v2).
 //
 // Publishing always goes through the transactional outbox: a message is a
 // row written in the same PostgreSQL transaction as the change it announces
 // (see OutboxPublisher and CommitPublisher), so a message exists if and only
-// if its change committed. Consuming goes through a Transport. The one
-// implemented here, Postgres, reads the outbox table itself. A NATS
-// JetStream or Kafka transport would keep the SQL outbox (its publisher
-// wrapped in forwarder.NewPublisher) and run Watermill's forwarder
-// (components/forwarder) to move the outbox rows to the broker, partitioned
-// by the "company_id" metadata so that order holds per tenant; consumers
-// would get their subscribers from that transport instead.
+// if its change committed. Consuming goes through a Transport. Postgres
+// reads the outbox tables itself. NATS keeps the same outbox and relays its
+// rows to JetStream, one subject per company, each consumer group a durable
+// consumer with one message in flight, so that every group sees the log's
+// order (see NATS for the design and why it is not Watermill's forwarder
+// component). Both keep the contract of Transport, which one suite checks
+// (contract_test.go). On either, messages only announce: the event log and
+// the import chunks are the source of truth, and consumers catch up from
+// them when a message is missing.
 package bus
 
 import (
@@ -27,7 +30,10 @@ const CommitsTopic = "commits"
 
 // Transport hands out subscribers. Every consumer group receives every
 // message of a topic at least once, in publication order; consumers in the
-// same group (on several nodes) share the work without reordering it.
+// same group (on several nodes) share the work without reordering it; a
+// message nacked, or left unacked by a subscriber that went away, comes
+// again before any later one; a group that subscribes again resumes no
+// later than right after the last message it acked.
 type Transport interface {
 	// Subscriber returns a new subscriber for consumerGroup. The caller
 	// closes it (a Watermill router closes the subscribers of its handlers).

@@ -10,13 +10,18 @@ import (
 	"github.com/clientele/clientele/domain/datatarget"
 )
 
+// datasyncQueues are the queues of datasync datatargets: the datasync
+// projection's, and the campaign_stats projection's for campaigns (a
+// datatarget's messages are in one of them).
+const datasyncQueues = `(SELECT * FROM datasync_messages UNION ALL SELECT * FROM campaign_sync_messages) AS m`
+
 // fetchDatasync reads up to limit messages of a datasync datatarget
 // numbered above after, in order, each with the update_id of the message
 // before it: a log entry's after_update is that of its batch's first
 // message. The message numbered after is read too, for its update_id, and
 // dropped.
 func (d *Deliverer) fetchDatasync(ctx context.Context, datatargetID string, after int64, limit int) ([]message, error) {
-	rows, err := d.cfg.Pool.Query(ctx, `SELECT number, body, update_id FROM datasync_messages
+	rows, err := d.cfg.Pool.Query(ctx, `SELECT number, body, update_id FROM `+datasyncQueues+`
 		WHERE datatarget_id = $1 AND number >= $2 ORDER BY number LIMIT $3`, datatargetID, after, limit+1)
 	if err != nil {
 		return nil, err
@@ -51,7 +56,7 @@ func batchForgotten(ctx context.Context, tx pgx.Tx, o outletRef, batch []message
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`, datatarget.ForgetLockClass, o.datatargetID); err != nil {
 		return false, fmt.Errorf("delivery: outlet %s: forget check: %w", o.outletID, err)
 	}
-	rows, err := tx.Query(ctx, `SELECT body FROM datasync_messages
+	rows, err := tx.Query(ctx, `SELECT body FROM `+datasyncQueues+`
 		WHERE datatarget_id = $1 AND number BETWEEN $2 AND $3 ORDER BY number`,
 		o.datatargetID, batch[0].number, batch[len(batch)-1].number)
 	if err != nil {

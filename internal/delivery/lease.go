@@ -14,15 +14,17 @@ var errLeaseLost = errors.New("delivery: the outlet's lease was lost")
 // are not leased by another process, least recently attempted first.
 func (d *Deliverer) candidates(ctx context.Context, skip []string, limit int) ([]outletRef, error) {
 	// A datasync datatarget's messages are counted in datasync_targets
-	// (by the async projection that writes them), a messages one's in
+	// (by the async projection that writes them; campaign_sync_targets
+	// for campaigns, written by campaign_stats), a messages one's in
 	// datatargets.
 	rows, err := d.cfg.Pool.Query(ctx, `SELECT o.company_id, o.datatarget_id, o.id, t.datatarget_type = 'datasync'
 		FROM datatarget_outlets o
 		JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
 		LEFT JOIN datasync_targets f ON f.datatarget_id = t.id
+		LEFT JOIN campaign_sync_targets g ON g.datatarget_id = t.id
 		LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
 		WHERE o.enabled AND t.enabled
-			AND greatest(t.last_message_number, f.last_message_number) > coalesce(s.last_delivered_message_number, 0)
+			AND greatest(t.last_message_number, f.last_message_number, g.last_message_number) > coalesce(s.last_delivered_message_number, 0)
 			AND coalesce(s.next_attempt_at, '-infinity') <= now()
 			AND (s.outlet_id IS NULL OR s.lease_expires_at < now() OR s.lease_holder = $1)
 			AND NOT (o.id = ANY($2))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/clientele/clientele/domain"
 )
 
 // Transient reports whether err is a failure that the same work may not
@@ -52,6 +55,33 @@ func Transient(err error) bool {
 	return errors.As(err, &connErr) || strings.Contains(err.Error(), "conn closed") ||
 		strings.Contains(err.Error(), "closed pool")
 }
+
+// Translate returns err as the typed error (*domain.Error, wrapping err)
+// of what a failure of the database means to whoever asked for the work,
+// so that the edge maps it as it maps every other (api/errors.go) without
+// knowing PostgreSQL: text that PostgreSQL cannot store (invalid UTF-8,
+// U+0000) that got past validation is the caller's input (Invalid); a
+// database that is away, or a lost deadlock, is Unavailable (the same
+// request succeeds later). Any other error, and one a layer below has
+// typed already, is returned as it is.
+func Translate(err error) error {
+	var de *domain.Error
+	if err == nil || errors.As(err, &de) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && unstorableText(pgErr.Code):
+		return fmt.Errorf("%w (%w)", domain.Errorf(domain.Invalid, "the request holds text that is not valid UTF-8 or contains the character U+0000"), err)
+	case Transient(err):
+		return fmt.Errorf("%w (%w)", domain.Errorf(domain.Unavailable, "the service cannot reach its database right now; retry later"), err)
+	}
+	return err
+}
+
+// unstorableText reports whether an SQLSTATE refuses a text value for its
+// characters: invalid UTF-8 (22021), or U+0000 in text or jsonb (22P05).
+func unstorableText(code string) bool { return code == "22021" || code == "22P05" }
 
 // SchemaMismatch reports whether err is PostgreSQL's complaint about the
 // statement or the schema rather than about a value (SQLSTATE class 42:

@@ -1,0 +1,253 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+)
+
+// The access page creates tokens, integrations and SFTP keys through the
+// commands of POST /api/access-tokens/, POST /api/integrations/ and
+// /api/sftp-keys/, which decide who may: the console decides nothing, so
+// a staff user who asks for what needs the admin role gets the command's
+// 403, as from the API.
+
+// maxAccessFormBytes bounds the access page's forms: a public key, a
+// list of scopes.
+const maxAccessFormBytes = 64 << 10
+
+// accessView is the access page.
+type accessView struct {
+	Tokens []tokenRow
+	// AllTokens is whether Tokens are every token of the company (an
+	// admin's view) or the user's own.
+	AllTokens bool
+	// Created is the token just created, whose value is shown this once.
+	Created      *createdToken
+	Integrations []access.Integration
+	// IntegrationsHidden is why the integrations are not listed, if so.
+	IntegrationsHidden string
+	// SFTP is whether the server has SFTP keys; SFTPKeys are listed to
+	// admins only, as GET /api/sftp-keys/ is.
+	SFTP       bool
+	SFTPHidden string
+	SFTPKeys   []access.SFTPKey
+	// Form holds what a refused form had, to be sent again.
+	Form  accessForm
+	Error string
+}
+
+type tokenRow struct {
+	ID, Name, Owner, Hint, CreatedBy, Created string
+	Roles, Scopes                             string
+}
+
+type createdToken struct {
+	ID, Name, Owner, Value string
+}
+
+type accessForm struct {
+	Name, Owner, Scopes string
+	Transfer            bool
+}
+
+func (c *Console) handleAccess(g *gin.Context) error {
+	v, err := c.accessPage(g)
+	if err != nil {
+		return err
+	}
+	c.render(g, http.StatusOK, "access", "Access", "access", v)
+	return nil
+}
+
+func (c *Console) accessPage(g *gin.Context) (accessView, error) {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	p := principalOf(g)
+	v := accessView{AllTokens: p.HasRole(access.RoleAdmin)}
+	tokens, err := c.p2.tokens.AccessTokens(ctx, co.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, t := range tokens {
+		// A user sees its own tokens; an admin, who may create tokens for
+		// any integration, sees every token of the company.
+		if !v.AllTokens && t.OwnerID != p.Owner() {
+			continue
+		}
+		v.Tokens = append(v.Tokens, newTokenRow(t))
+	}
+	if err := api.MayReadIntegrations(p); err != nil {
+		v.IntegrationsHidden = domain.ErrorMessage(err)
+	} else if v.Integrations, err = c.deps.Access.Integrations(ctx, co.ID); err != nil {
+		return v, err
+	}
+	if c.deps.SFTPKeys != nil {
+		v.SFTP = true
+		if err := access.MayManageSFTPKeys(p); err != nil {
+			v.SFTPHidden = domain.ErrorMessage(err)
+		} else if v.SFTPKeys, err = c.deps.SFTPKeys.List(ctx, co.ID); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+func newTokenRow(t access.AccessToken) tokenRow {
+	r := tokenRow{ID: t.ID, Name: t.Name, Owner: t.OwnerID, Hint: t.Hint, CreatedBy: t.CreatedBy,
+		Created: t.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")}
+	roles := make([]string, len(t.TransferredRoles))
+	for i, role := range t.TransferredRoles {
+		roles[i] = string(role)
+	}
+	r.Roles = strings.Join(roles, ", ")
+	scopes := make([]string, len(t.Scopes))
+	for i, s := range t.Scopes {
+		scopes[i] = strings.TrimSpace(s.Method + " " + s.Path)
+	}
+	r.Scopes = strings.Join(scopes, ", ")
+	return r
+}
+
+// readAccessForm parses a form of the access page.
+func readAccessForm(g *gin.Context) error {
+	g.Request.Body = http.MaxBytesReader(g.Writer, g.Request.Body, maxAccessFormBytes)
+	if err := g.Request.ParseForm(); err != nil {
+		return domain.Errorf(domain.Invalid, "the form could not be read: %v", err)
+	}
+	return nil
+}
+
+// handleCreateToken creates an access token as POST /api/access-tokens/
+// does (commands.CreateAccessToken) and shows its value, this once: the
+// page is not stored (Cache-Control: no-store) and the value is kept
+// nowhere but in the answer.
+func (c *Console) handleCreateToken(g *gin.Context) error {
+	if err := readAccessForm(g); err != nil {
+		return err
+	}
+	f := g.Request.PostForm
+	form := accessForm{Name: f.Get("name"), Owner: f.Get("owner"), Scopes: f.Get("scopes"), Transfer: f.Get("transfer") != ""}
+	scopes, err := parseScopes(form.Scopes)
+	if err == nil {
+		var t access.AccessToken
+		var value string
+		t, value, err = c.deps.Commands.CreateAccessToken.Handle(api.CommandContext(g, source), commands.CreateAccessToken{
+			Principal: principalOf(g), Name: form.Name, OwnerID: form.Owner, Scopes: scopes, TransferPrivileges: form.Transfer,
+		})
+		if err == nil {
+			v, err := c.accessPage(g)
+			if err != nil {
+				return err
+			}
+			v.Created = &createdToken{ID: t.ID, Name: t.Name, Owner: t.OwnerID, Value: value}
+			c.render(g, http.StatusOK, "access", "Access", "access", v)
+			return nil
+		}
+	}
+	return c.accessRefused(g, form, err)
+}
+
+// accessRefused shows the access page again with a refused form's
+// error, or the error page when the refusal is not the form's (a 403,
+// a server error).
+func (c *Console) accessRefused(g *gin.Context, form accessForm, err error) error {
+	switch domain.ErrorCode(err) {
+	case domain.Invalid, domain.Validation, domain.Conflict, domain.NotFound:
+	default:
+		return err
+	}
+	status, _, msg := c.srv.Problem(g, err)
+	v, perr := c.accessPage(g)
+	if perr != nil {
+		return perr
+	}
+	v.Form, v.Error = form, msg
+	c.render(g, status, "access", "Access", "access", v)
+	return nil
+}
+
+// parseScopes reads scopes one a line: "[METHOD] /path".
+func parseScopes(text string) ([]access.Scope, error) {
+	var out []access.Scope
+	for line := range strings.Lines(text) {
+		fields := strings.Fields(line)
+		switch len(fields) {
+		case 0:
+			continue
+		case 1:
+			out = append(out, access.Scope{Path: fields[0]})
+		case 2:
+			out = append(out, access.Scope{Method: strings.ToUpper(fields[0]), Path: fields[1]})
+		default:
+			return nil, domain.Errorf(domain.Invalid, "a scope is a line of an optional method and a path (GET /api/data/customers/), not %q", strings.TrimSpace(line))
+		}
+	}
+	return out, nil
+}
+
+// handleRevokeToken revokes a token as DELETE /api/access-tokens/<id>/
+// does (commands.RevokeAccessToken): a user its own, an admin any.
+func (c *Console) handleRevokeToken(g *gin.Context) error {
+	err := c.deps.Commands.RevokeAccessToken.Handle(api.CommandContext(g, source), commands.RevokeAccessToken{
+		Principal: principalOf(g), TokenID: g.Param("token"),
+	})
+	if err != nil {
+		return err
+	}
+	g.Redirect(http.StatusSeeOther, Prefix+"/access#tokens")
+	return nil
+}
+
+// handleCreateIntegration creates an integration as POST
+// /api/integrations/ does (admin role).
+func (c *Console) handleCreateIntegration(g *gin.Context) error {
+	if err := readAccessForm(g); err != nil {
+		return err
+	}
+	f := g.Request.PostForm
+	_, err := c.deps.Commands.CreateIntegration.Handle(api.CommandContext(g, source), commands.CreateIntegration{
+		Principal: principalOf(g), IntegrationName: f.Get("integration_name"), Name: f.Get("name"), Description: f.Get("description"),
+	})
+	if err != nil {
+		return c.accessRefused(g, accessForm{}, err)
+	}
+	g.Redirect(http.StatusSeeOther, Prefix+"/access#integrations")
+	return nil
+}
+
+// handleAddSFTPKey registers a public key as POST /api/sftp-keys/ does
+// (admin role).
+func (c *Console) handleAddSFTPKey(g *gin.Context) error {
+	if err := readAccessForm(g); err != nil {
+		return err
+	}
+	f := g.Request.PostForm
+	_, err := c.deps.Commands.AddSFTPKey.Handle(api.CommandContext(g, source), commands.AddSFTPKey{
+		Principal: principalOf(g), PublicKey: f.Get("public_key"), Name: f.Get("name"),
+	})
+	if err != nil {
+		return c.accessRefused(g, accessForm{}, err)
+	}
+	g.Redirect(http.StatusSeeOther, Prefix+"/access#sftp-keys")
+	return nil
+}
+
+// handleRemoveSFTPKey removes a key as DELETE /api/sftp-keys/<id>/ does
+// (admin role).
+func (c *Console) handleRemoveSFTPKey(g *gin.Context) error {
+	err := c.deps.Commands.RemoveSFTPKey.Handle(api.CommandContext(g, source), commands.RemoveSFTPKey{
+		Principal: principalOf(g), KeyID: g.Param("key"),
+	})
+	if err != nil {
+		return err
+	}
+	g.Redirect(http.StatusSeeOther, Prefix+"/access#sftp-keys")
+	return nil
+}

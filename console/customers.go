@@ -1,0 +1,417 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/ingest"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// pageSize is the length of the console's lists.
+const pageSize = 50
+
+// maxFilters bounds the filters of one search, as the API bounds them.
+const maxFilters = 50
+
+// filterRow is one "field = value" of a search.
+type filterRow struct{ Field, Value string }
+
+// customersView is the customers page.
+type customersView struct {
+	Filters []filterRow
+	// Columns are the fields shown in the list.
+	Columns   []string
+	Customers []customerRow
+	// Next is the address of the next page, "" on the last.
+	Next string
+	// Fields suggests field names for the search.
+	Fields []string
+}
+
+type customerRow struct {
+	ID     string
+	Values []string
+}
+
+// listColumns are the fields the customer list shows.
+var listColumns = []string{"external_id", "email", "phone_number", "first_name", "last_name", "tags"}
+
+// searchFields are the fields the search suggests; any other field
+// (a company's own included) may be typed.
+var searchFields = []string{"external_id", "email", "phone_number", "customer_token", "first_name", "last_name",
+	"company", "street_address", "zip_code", "city", "country", "language", "tags", "mailing_lists",
+	"can_email", "can_sms", "can_post", "can_push", "can_profile", "birth_date", "date_joined", "last_login", "id"}
+
+// handleCustomers lists the company's customers, filtered as the API's
+// retrieval filters them (equality on any field, list membership), paged
+// in id order.
+func (c *Console) handleCustomers(g *gin.Context) error {
+	q := g.Request.URL.Query()
+	pq := readmodels.PageQuery{CompanyID: companyOf(g).ID, Limit: pageSize, After: q.Get("after")}
+	v := customersView{Columns: listColumns, Fields: searchFields}
+	fields, values := q["f"], q["v"]
+	for i, f := range fields {
+		f = strings.TrimSpace(f)
+		if f == "" || i >= len(values) {
+			continue
+		}
+		v.Filters = append(v.Filters, filterRow{Field: f, Value: values[i]})
+		pq.Filters = append(pq.Filters, readmodels.Filter{Field: f, Value: values[i]})
+	}
+	if len(pq.Filters) > maxFilters {
+		return domain.Errorf(domain.Invalid, "at most %d filters are accepted, got %d", maxFilters, len(pq.Filters))
+	}
+	page, err := c.deps.Customers.Retrieve(g.Request.Context(), pq)
+	if err != nil {
+		return err
+	}
+	for _, raw := range page.Docs {
+		doc, err := decodeDoc(raw)
+		if err != nil {
+			return err
+		}
+		row := customerRow{ID: fmt.Sprint(doc["id"])}
+		for _, col := range listColumns {
+			row.Values = append(row.Values, shown(doc[col]))
+		}
+		v.Customers = append(v.Customers, row)
+	}
+	if page.Next != "" {
+		next := url.Values{"after": {page.Next}}
+		for _, f := range v.Filters {
+			next.Add("f", f.Field)
+			next.Add("v", f.Value)
+		}
+		v.Next = Prefix + "/customers?" + next.Encode()
+	}
+	if len(v.Filters) == 0 {
+		v.Filters = []filterRow{{}}
+	}
+	c.render(g, http.StatusOK, "customers", "Customers", "customers", v)
+	return nil
+}
+
+func decodeDoc(raw json.RawMessage) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var doc map[string]any
+	if err := d.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("console: a retrieved document is not a JSON object: %w", err)
+	}
+	return doc, nil
+}
+
+// shown is a field's value as a cell shows it.
+func shown(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			parts[i] = shown(e)
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// customerView is a customer's page.
+type customerView struct {
+	ID                 string
+	Forgotten, Deleted bool
+	// Fields are the customer as retrieval shows it, by name; nil when
+	// the read model does not show it (deleted, or not yet projected).
+	Fields   []fieldRow
+	Timeline []timelineRow
+	Events   []map[string]string
+	Sales    []map[string]string
+	// Run is the run of a delete or forget just asked for.
+	Run *runView
+	// CanDestroy is whether the user may delete and forget.
+	CanDestroy bool
+}
+
+type fieldRow struct{ Name, Value string }
+
+// timelineRow is one event of the customer's history.
+type timelineRow struct {
+	Version              int64
+	At                   string
+	Type                 string
+	RunID, Actor, Source string
+	Changes              []fieldRow
+	Fields               []string
+	Redacted             bool
+	CorrelationID        string
+}
+
+// handleCustomer shows a customer: its fields, its whole history in
+// order, and the events and sales that name it. A forgotten customer
+// shows as forgotten and nothing more.
+func (c *Console) handleCustomer(g *gin.Context) error {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	id := g.Param("id")
+	h, err := c.deps.CustomerHistory.Customer(ctx, co.ID, id)
+	if err != nil {
+		return err
+	}
+	v := customerView{ID: id, Forgotten: h.Forgotten, Deleted: h.Deleted,
+		CanDestroy: commands.MayDestroy(principalOf(g))}
+	if runID := g.Query("run"); runID != "" {
+		if v.Run, err = c.runOf(ctx, co.ID, runID, 10); err != nil {
+			return err
+		}
+	}
+	if h.Forgotten {
+		c.render(g, http.StatusOK, "customer", "Forgotten customer", "customers", v)
+		return nil
+	}
+	raw, err := c.customer.Doc(ctx, co.ID, id)
+	if err != nil && domain.ErrorCode(err) != domain.NotFound {
+		return err
+	}
+	if err == nil {
+		doc, err := decodeDoc(raw)
+		if err != nil {
+			return err
+		}
+		names := make([]string, 0, len(doc))
+		for k := range doc {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			v.Fields = append(v.Fields, fieldRow{Name: k, Value: shown(doc[k])})
+		}
+	}
+	for _, e := range h.Events {
+		v.Timeline = append(v.Timeline, timelineRow{
+			Version: e.Version, At: e.RecordedAt.Format("2006-01-02 15:04:05.000 UTC"), Type: e.Type,
+			RunID: e.Metadata.RunID, Actor: e.Metadata.Actor, Source: e.Metadata.Source,
+			CorrelationID: e.Metadata.CorrelationID, Changes: changeRows(e.Changes), Fields: e.Fields, Redacted: e.Redacted,
+		})
+	}
+	if v.Events, err = activityOf(ctx, c.events, co.ID, id, []string{"id", "type", "date", "product_id", "path"}); err != nil {
+		return err
+	}
+	if v.Sales, err = activityOf(ctx, c.sales, co.ID, id, []string{"sale_external_id", "sale_date", "sale_state", "sale_total"}); err != nil {
+		return err
+	}
+	c.render(g, http.StatusOK, "customer", "Customer", "customers", v)
+	return nil
+}
+
+// changeRows lists what an event changed, field by field.
+func changeRows(ch *customer.Changes) []fieldRow {
+	if ch == nil {
+		return nil
+	}
+	var out []fieldRow
+	names := make([]string, 0, len(ch.Set))
+	for k := range ch.Set {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		out = append(out, fieldRow{Name: k, Value: "= " + shown(normalise(ch.Set[k]))})
+	}
+	for _, k := range ch.Unset {
+		out = append(out, fieldRow{Name: k, Value: "removed"})
+	}
+	for _, m := range []struct {
+		op  string
+		set map[string][]string
+	}{{"added", ch.Add}, {"taken out", ch.Remove}} {
+		for _, k := range sortedKeys(m.set) {
+			out = append(out, fieldRow{Name: k, Value: m.op + ": " + strings.Join(m.set[k], ", ")})
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// normalise turns a []string (as Changes may hold) into []any for shown.
+func normalise(v any) any {
+	if l, ok := v.([]string); ok {
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out
+	}
+	return v
+}
+
+// identity fields find a customer in a record; customer_token first, as
+// it names exactly one customer and nothing else.
+var identityFields = []string{customer.FieldToken, customer.FieldExternalID, customer.FieldEmail, customer.FieldPhoneNumber}
+
+// identityOf folds the history into the customer's current identifiers.
+func identityOf(h readmodels.History) map[string]string {
+	out := map[string]string{}
+	for _, e := range h.Events {
+		if e.Changes == nil {
+			continue
+		}
+		for _, f := range identityFields {
+			if v, ok := e.Changes.Set[f].(string); ok {
+				out[f] = v
+			}
+			if slices.Contains(e.Changes.Unset, f) {
+				delete(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// activityOf reads the customer's newest events or sales, at most
+// pageSize, as rows of columns.
+func activityOf(ctx context.Context, r CustomerActivity, companyID, customerID string, columns []string) ([]map[string]string, error) {
+	if r == nil {
+		return nil, nil
+	}
+	docs, err := r.OfCustomer(ctx, companyID, customerID, pageSize)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]string, 0, len(docs))
+	for _, raw := range docs {
+		doc, err := decodeDoc(raw)
+		if err != nil {
+			return nil, err
+		}
+		row := map[string]string{}
+		for _, col := range columns {
+			row[col] = shown(doc[col])
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// destroyActions are the irreversible acts on a customer the console
+// offers, each the record field the API takes for it.
+var destroyActions = map[string]struct {
+	field, verb, warning string
+}{
+	"delete": {customer.FieldIsDeleted, "Delete",
+		"Deleting cannot be undone: the customer leaves retrieval and marketing, and every later record for it is rejected."},
+	"forget": {customer.FieldIsForgotten, "Forget",
+		"Forgetting cannot be undone: the customer's data key is destroyed, so every value in its history, events and sales becomes unreadable for good, in the log and in every backup. Only the fact that it was forgotten remains."},
+}
+
+// confirmView is the confirmation page of a delete or forget.
+type confirmView struct {
+	ID, Action, Verb, Warning string
+	Identity                  []fieldRow
+}
+
+// handleConfirmDestroy asks to confirm a delete or forget, naming what
+// cannot be undone. Only admins may (commands.MayDestroy): others get a
+// 403 page.
+func (c *Console) handleConfirmDestroy(g *gin.Context) error {
+	a, ok := destroyActions[g.Param("action")]
+	if !ok {
+		return domain.Errorf(domain.NotFound, "no such page")
+	}
+	if !commands.MayDestroy(principalOf(g)) {
+		return errMayNotDestroy()
+	}
+	h, err := c.deps.CustomerHistory.Customer(g.Request.Context(), companyOf(g).ID, g.Param("id"))
+	if err != nil {
+		return err
+	}
+	v := confirmView{ID: h.CustomerID, Action: g.Param("action"), Verb: a.verb, Warning: a.warning}
+	ident := identityOf(h)
+	for _, f := range identityFields {
+		if val, ok := ident[f]; ok {
+			v.Identity = append(v.Identity, fieldRow{Name: f, Value: val})
+		}
+	}
+	c.render(g, http.StatusOK, "confirm", a.verb+" customer", "customers", v)
+	return nil
+}
+
+func errMayNotDestroy() error {
+	return domain.Errorf(domain.Forbidden, "deleting and forgetting need the admin role")
+}
+
+// handleDestroy deletes or forgets the customer as the API does: it
+// uploads the one customer record that asks for it (its identifier and
+// is_deleted or is_forgotten), and shows the customer with its run.
+func (c *Console) handleDestroy(g *gin.Context) error {
+	a, ok := destroyActions[g.Param("action")]
+	if !ok {
+		return domain.Errorf(domain.NotFound, "no such page")
+	}
+	p := principalOf(g)
+	if !commands.MayDestroy(p) {
+		return errMayNotDestroy()
+	}
+	if c.deps.Importers[importing.Customers] == nil {
+		return domain.Errorf(domain.NotFound, "customers are not imported by this server")
+	}
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	h, err := c.deps.CustomerHistory.Customer(ctx, co.ID, g.Param("id"))
+	if err != nil {
+		return err
+	}
+	ident := identityOf(h)
+	record := map[string]any{a.field: true}
+	for _, f := range identityFields {
+		// One identifier: the first of token, external_id, email, phone.
+		if v, ok := ident[f]; ok {
+			record[f] = v
+			break
+		}
+	}
+	if len(record) == 1 {
+		return domain.Errorf(domain.Conflict, "the customer has no identifier left to name it by")
+	}
+	body, err := json.Marshal([]any{record})
+	if err != nil {
+		return err
+	}
+	up, err := c.deps.Uploads.Handle(api.CommandContext(g, source), commands.StageUpload{
+		Principal: p, Entity: importing.Customers, Format: ingest.JSON, Body: bytes.NewReader(body), Source: source,
+	})
+	if err != nil {
+		return err
+	}
+	g.Redirect(http.StatusSeeOther, Prefix+"/customers/"+url.PathEscape(h.CustomerID)+"?run="+url.QueryEscape(up.RunID))
+	return nil
+}
+
+// source is the source recorded on the runs and events of what the
+// console does.
+const source = "console"

@@ -1,0 +1,322 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// The datatargets pages read what GET /api/datatargets/..., .../retrieve/
+// and the outlet log endpoints read, through the same read model
+// (api.Datatargets), and show outlet credentials masked to whoever the
+// API masks them for (api.MaskedOutletRequest, api.MaskedAttempt).
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// datatargetsView is the list of datatargets.
+type datatargetsView struct {
+	Datatargets []datatargetRow
+}
+
+type datatargetRow struct {
+	ID, Name, Type, Datatype string
+	Enabled                  bool
+	Messages                 int64
+	Outlets, Failing         int
+}
+
+func (c *Console) handleDatatargets(g *gin.Context) error {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	list, err := c.deps.Datatargets.Datatargets(ctx, co.ID)
+	if err != nil {
+		return err
+	}
+	failing, err := c.p2.outlets.FailingOutlets(ctx, co.ID)
+	if err != nil {
+		return err
+	}
+	nFailing := map[string]int{}
+	for _, s := range failing {
+		nFailing[s.DatatargetID]++
+	}
+	v := datatargetsView{}
+	for _, d := range list {
+		v.Datatargets = append(v.Datatargets, datatargetRow{
+			ID: d.ID, Name: d.Name, Type: string(d.Type), Datatype: string(d.Settings.Datatype), Enabled: d.Enabled,
+			Messages: d.LastMessageNumber, Outlets: len(d.Outlets), Failing: nFailing[d.ID],
+		})
+	}
+	c.render(g, http.StatusOK, "datatargets", "Datatargets", "datatargets", v)
+	return nil
+}
+
+// datatargetView is a datatarget's page: its outlets and a page of its
+// messages.
+type datatargetView struct {
+	D        datatarget.Datatarget
+	Fields   string
+	Outlets  []outletRow
+	Messages []messageRow
+	// After is the number the page of messages starts after.
+	After int64
+	// Next and Prev are the addresses of the next and first pages.
+	Next, First string
+}
+
+type outletRow struct {
+	ID, Type, Method, URL, State, StateClass string
+	Delivered, Batches                       int64
+	FailedAttempts                           int
+	LastAttempt, NextAttempt, DisabledReason string
+	Entries                                  int64
+}
+
+type messageRow struct {
+	Number int64
+	Body   string
+}
+
+// handleDatatarget shows a datatarget: its outlets with their state and
+// its messages, a page at a time (?after=<number>), as
+// GET /api/datatargets/<id>/retrieve/?after= reads them.
+func (c *Console) handleDatatarget(g *gin.Context) error {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	d, err := c.deps.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	if err != nil {
+		return err
+	}
+	after, err := queryInt(g, "after", 0)
+	if err != nil {
+		return err
+	}
+	page, err := c.deps.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	if err != nil {
+		return err
+	}
+	states, err := c.p2.outlets.OutletStates(ctx, co.ID, d.ID)
+	if err != nil {
+		return err
+	}
+	v := datatargetView{D: d, After: after, Outlets: outletRows(principalOf(g), d.Outlets, states)}
+	for i, f := range d.Settings.Fields {
+		if i > 0 {
+			v.Fields += ", "
+		}
+		v.Fields += f
+	}
+	for i, m := range page.Messages {
+		// Messages are numbered consecutively: the page's last is
+		// LastMessageNumber.
+		v.Messages = append(v.Messages, messageRow{Number: page.LastMessageNumber - int64(len(page.Messages)-1-i), Body: indentJSON(m)})
+	}
+	if len(page.Messages) == pageSize && page.LastMessageNumber < d.LastMessageNumber {
+		v.Next = datatargetPath(d.ID) + "?after=" + formatInt(page.LastMessageNumber) + "#messages"
+	}
+	if after > 0 {
+		v.First = datatargetPath(d.ID) + "#messages"
+	}
+	c.render(g, http.StatusOK, "datatarget", d.Name, "datatargets", v)
+	return nil
+}
+
+// outletRows joins outlets with their delivery states.
+func outletRows(p access.Principal, outlets []datatarget.Outlet, states []readmodels.OutletState) []outletRow {
+	byID := map[string]readmodels.OutletState{}
+	for _, s := range states {
+		byID[s.OutletID] = s
+	}
+	var out []outletRow
+	for _, o := range outlets {
+		u, _ := api.MaskedOutletRequest(p, o)
+		s := byID[o.ID]
+		r := outletRow{ID: o.ID, Type: o.Type, Method: o.Request.Method, URL: u,
+			Delivered: o.Progress.LastDeliveredMessageNumber, Batches: o.Progress.DeliveredBatchCount,
+			FailedAttempts: s.FailedAttempts, LastAttempt: whenZero(s.LastAttemptAt), NextAttempt: whenZero(s.NextAttemptAt),
+			DisabledReason: s.DisabledReason, Entries: s.Entries}
+		r.State, r.StateClass = outletState(o, s)
+		out = append(out, r)
+	}
+	return out
+}
+
+// outletState names an outlet's state for people.
+func outletState(o datatarget.Outlet, s readmodels.OutletState) (label, class string) {
+	switch {
+	case !o.Enabled:
+		return "disabled", "bad"
+	case s.FailedAttempts > 0:
+		return "failing (" + strconv.Itoa(s.FailedAttempts) + " attempts)", "bad"
+	case s.Entries == 0:
+		return "waiting for a message", "idle"
+	default:
+		return "delivering", "ok"
+	}
+}
+
+// indentJSON writes a message indented for reading; a body that is no
+// JSON (none is) is shown as it is.
+func indentJSON(b []byte) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return string(b)
+	}
+	return out.String()
+}
+
+// queryInt reads a whole number of at least 0 from the query, def when
+// absent.
+func queryInt(g *gin.Context, name string, def int64) (int64, error) {
+	s := g.Query(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, domain.Errorf(domain.Invalid, "%s must be a whole number of at least 0", name)
+	}
+	return n, nil
+}
+
+// outletView is an outlet's page: its request, state and attempt log,
+// and one attempt's raw request and reply when one is chosen.
+type outletView struct {
+	D        datatarget.Datatarget
+	O        outletRow
+	Secret   bool
+	Headers  []fieldRow
+	Content  string
+	Batched  bool
+	MaxBatch int
+	Interval string
+	Log      []logRow
+	Total    int64
+	// Next is the address of the next (older) page of the log.
+	Next string
+	// Attempt is the attempt chosen, nil when none.
+	Attempt *attemptView
+}
+
+type logRow struct {
+	Number                        int64
+	Date, Status, Reason, Address string
+	HTTPStatus                    int
+	Batch                         int64
+	Size                          int
+	TimeMS                        int64
+	OK                            bool
+}
+
+type attemptView struct {
+	logRow
+	Available      bool
+	Request, Reply string
+	Masked         bool
+}
+
+// logPageSize is the length of a page of the attempt log.
+const logPageSize = 50
+
+// handleOutlet shows an outlet and its attempt log, newest first
+// (?from=<entry> for older pages), as
+// GET /api/datatargets/<id>/outlets/<outlet_id>/log/ reads them.
+func (c *Console) handleOutlet(g *gin.Context) error {
+	v, err := c.outletPage(g, 0)
+	if err != nil {
+		return err
+	}
+	c.render(g, http.StatusOK, "outlet", "Outlet", "datatargets", v)
+	return nil
+}
+
+// handleAttempt shows one attempt of an outlet, with its raw request and
+// reply as .../log/<entry_number>/ answers them, above the outlet's log.
+func (c *Console) handleAttempt(g *gin.Context) error {
+	n, err := strconv.ParseInt(g.Param("entry"), 10, 64)
+	if err != nil || n < 1 {
+		return domain.Errorf(domain.NotFound, "no such log entry")
+	}
+	v, err := c.outletPage(g, n)
+	if err != nil {
+		return err
+	}
+	c.render(g, http.StatusOK, "outlet", "Attempt "+formatInt(n), "datatargets", v)
+	return nil
+}
+
+func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	p := principalOf(g)
+	d, err := c.deps.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	if err != nil {
+		return outletView{}, err
+	}
+	o, err := c.deps.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
+	if err != nil {
+		return outletView{}, err
+	}
+	states, err := c.p2.outlets.OutletStates(ctx, co.ID, d.ID)
+	if err != nil {
+		return outletView{}, err
+	}
+	rows := outletRows(p, []datatarget.Outlet{o}, states)
+	_, headers := api.MaskedOutletRequest(p, o)
+	v := outletView{D: d, O: rows[0], Secret: o.Secret != "", Batched: o.IsBatched, MaxBatch: o.MaxBatchSize,
+		Interval: o.MinRequestInterval.String(), Content: indentJSON(o.Request.Content)}
+	for _, k := range sortedHeaderNames(headers) {
+		v.Headers = append(v.Headers, fieldRow{Name: k, Value: headers[k]})
+	}
+	from, err := queryInt(g, "from", 0)
+	if err != nil {
+		return v, err
+	}
+	page, err := c.deps.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: co.ID, DatatargetID: d.ID, OutletID: o.ID,
+		From: from, Limit: logPageSize, Descending: true})
+	if err != nil {
+		return v, err
+	}
+	v.Total = page.TotalCount
+	for _, e := range page.Entries {
+		v.Log = append(v.Log, newLogRow(d.ID, o.ID, e))
+	}
+	if page.Next > 0 {
+		v.Next = outletPath(d.ID, o.ID) + "?from=" + formatInt(page.Next) + "#log"
+	}
+	if entry > 0 {
+		e, err := c.deps.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, entry)
+		if err != nil {
+			return v, err
+		}
+		request, reply := api.MaskedAttempt(p, e)
+		v.Attempt = &attemptView{logRow: newLogRow(d.ID, o.ID, e), Available: e.HTTPRequestAvailable,
+			Request: request, Reply: reply, Masked: !api.RevealsCredentials(p)}
+	}
+	return v, nil
+}
+
+func newLogRow(datatargetID, outletID string, e datatarget.LogEntry) logRow {
+	return logRow{Number: e.EntryNumber, Date: e.Date.UTC().Format("2006-01-02 15:04:05.000 UTC"), Status: e.Status,
+		Reason: e.FailReason, HTTPStatus: e.HTTPStatus, Batch: e.BatchNumber, Size: e.BatchSize, TimeMS: e.RequestTimeMS,
+		OK: e.Status == datatarget.StatusOK, Address: attemptPath(datatargetID, outletID, e.EntryNumber)}
+}
+
+func sortedHeaderNames(h map[string]string) []string {
+	out := make([]string, 0, len(h))
+	for k := range h {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,247 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// What the overview, datatargets and access pages read beside the API's
+// own read models (Deps). Each is a read model on Deps.Pool unless given.
+
+// AccessTokens lists a company's access tokens; readmodels.Access
+// implements it.
+type AccessTokens interface {
+	AccessTokens(ctx context.Context, companyID string) ([]access.AccessToken, error)
+}
+
+// OutletStates reads how outlets deliver; readmodels.Datatargets
+// implements it.
+type OutletStates interface {
+	OutletStates(ctx context.Context, companyID, datatargetID string) ([]readmodels.OutletState, error)
+	FailingOutlets(ctx context.Context, companyID string) ([]readmodels.OutletState, error)
+}
+
+// ImportDays sums import runs per day; readmodels.Imports implements it.
+type ImportDays interface {
+	ImportDays(ctx context.Context, companyID string, since time.Time, loc *time.Location) ([]readmodels.ImportDay, error)
+}
+
+// ProjectionStatus reports how far the async projections are, and
+// whether they parked the company (projections.Runtime.CompanyStatus);
+// nil leaves the lag off the overview.
+type ProjectionStatus func(ctx context.Context, companyID string) ([]projections.ProjectionStatus, error)
+
+// phase2 are the dependencies of the overview, datatargets, campaigns
+// and access pages.
+type phase2 struct {
+	tokens      AccessTokens
+	outlets     OutletStates
+	importDays  ImportDays
+	projections ProjectionStatus
+}
+
+func newPhase2(d Deps) phase2 {
+	p := phase2{tokens: d.Tokens, outlets: d.Outlets, importDays: d.ImportDays, projections: d.Projections}
+	if p.tokens == nil {
+		p.tokens = readmodels.NewAccess(d.Pool)
+	}
+	if p.outlets == nil {
+		p.outlets = readmodels.NewDatatargets(d.Pool)
+	}
+	if p.importDays == nil {
+		p.importDays = readmodels.NewImports(d.Pool)
+	}
+	return p
+}
+
+// overviewDays is how many days the overview's import chart shows,
+// today included.
+const overviewDays = 14
+
+// maxFailingShown bounds the failing outlets the overview lists (each
+// costs a read of its last attempt).
+const maxFailingShown = 20
+
+// overviewView is the overview page.
+type overviewView struct {
+	Imports                  barChart
+	Runs, Accepted, Rejected int64
+	Since                    string
+	// Lag is nil when the server does not say (no ProjectionStatus).
+	Lag          []lagRow
+	LagAvailable bool
+	Failing      []failingRow
+	// MoreFailing counts the failing outlets not listed.
+	MoreFailing int
+}
+
+type lagRow struct {
+	Name      string
+	Lag       int64
+	UpdatedAt string
+	Parked    bool
+	CaughtUp  bool
+}
+
+// failingRow is an outlet that is not delivering now.
+type failingRow struct {
+	Datatarget, DatatargetID, OutletID, URL string
+	Disabled                                bool
+	Reason                                  string
+	FailedAttempts                          int
+	LastAttempt, NextAttempt                string
+	// Attempt is the address of the last attempt's page, "" when none.
+	Attempt string
+}
+
+// handleOverview is the console's home: the imports of the last days as
+// a chart, the projections' lag, and the outlets failing now.
+func (c *Console) handleOverview(g *gin.Context) error {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	loc := co.Location()
+	now := time.Now().In(loc)
+	since := now.AddDate(0, 0, -(overviewDays - 1))
+	days, err := c.p2.importDays.ImportDays(ctx, co.ID, since, loc)
+	if err != nil {
+		return err
+	}
+	v := overviewView{Since: since.Format("2006-01-02")}
+	byDay := map[string]readmodels.ImportDay{}
+	for _, d := range days {
+		byDay[d.Day.Format("2006-01-02")] = d
+		v.Runs += d.Runs
+		v.Accepted += d.Accepted
+		v.Rejected += d.Rejected
+	}
+	var points []chartPoint
+	for i := range overviewDays {
+		day := since.AddDate(0, 0, i)
+		d := byDay[day.Format("2006-01-02")]
+		points = append(points, chartPoint{Label: day.Format("Jan 2"), Values: []float64{float64(d.Accepted), float64(d.Rejected)}})
+	}
+	v.Imports = newBarChart("imports-chart", "Records imported per day", []chartSeries{
+		{Name: "accepted", Class: "chart-ok"}, {Name: "rejected", Class: "chart-bad"},
+	}, points, formatCount)
+
+	if c.p2.projections != nil {
+		v.LagAvailable = true
+		st, err := c.p2.projections(ctx, co.ID)
+		if err != nil {
+			return err
+		}
+		for _, s := range st {
+			r := lagRow{Name: s.Name, Lag: s.Lag, Parked: s.StalledCompanies > 0, CaughtUp: s.Lag == 0, UpdatedAt: "–"}
+			if !s.UpdatedAt.IsZero() {
+				r.UpdatedAt = s.UpdatedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+			}
+			v.Lag = append(v.Lag, r)
+		}
+	}
+
+	if v.Failing, v.MoreFailing, err = c.failingOutlets(ctx, g, co.ID); err != nil {
+		return err
+	}
+	c.render(g, http.StatusOK, "overview", "Overview", "overview", v)
+	return nil
+}
+
+// failingOutlets lists the company's outlets that are not delivering,
+// each with its last attempt.
+func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID string) ([]failingRow, int, error) {
+	states, err := c.p2.outlets.FailingOutlets(ctx, companyID)
+	if err != nil || len(states) == 0 || c.deps.Datatargets == nil {
+		return nil, 0, err
+	}
+	more := max(0, len(states)-maxFailingShown)
+	states = states[:min(len(states), maxFailingShown)]
+	list, err := c.deps.Datatargets.Datatargets(ctx, companyID)
+	if err != nil {
+		return nil, 0, err
+	}
+	outlets := map[string]datatarget.Outlet{}
+	names := map[string]string{}
+	for _, d := range list {
+		names[d.ID] = d.Name
+		for _, o := range d.Outlets {
+			outlets[o.ID] = o
+		}
+	}
+	p := principalOf(g)
+	var out []failingRow
+	for _, s := range states {
+		o := outlets[s.OutletID]
+		u, _ := api.MaskedOutletRequest(p, o)
+		r := failingRow{
+			Datatarget: names[s.DatatargetID], DatatargetID: s.DatatargetID, OutletID: s.OutletID, URL: u,
+			Disabled: !s.Enabled, Reason: s.DisabledReason, FailedAttempts: s.FailedAttempts,
+			LastAttempt: whenZero(s.LastAttemptAt), NextAttempt: whenZero(s.NextAttemptAt),
+		}
+		page, err := c.deps.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: companyID, DatatargetID: s.DatatargetID,
+			OutletID: s.OutletID, Limit: 1, Descending: true})
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(page.Entries) == 1 {
+			e := page.Entries[0]
+			if e.Status != datatarget.StatusOK && r.Reason == "" {
+				r.Reason = e.FailReason
+			}
+			r.Attempt = attemptPath(s.DatatargetID, s.OutletID, e.EntryNumber)
+		}
+		out = append(out, r)
+	}
+	return out, more, nil
+}
+
+// whenZero writes a time, "–" for none.
+func whenZero(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func datatargetPath(id string) string { return Prefix + "/datatargets/" + url.PathEscape(id) }
+
+func outletPath(datatargetID, outletID string) string {
+	return datatargetPath(datatargetID) + "/outlets/" + url.PathEscape(outletID)
+}
+
+func attemptPath(datatargetID, outletID string, n int64) string {
+	return outletPath(datatargetID, outletID) + "/log/" + formatInt(n)
+}
+
+// routesPhase2 registers the overview, datatargets, campaigns and access
+// pages with the console's session middleware (in). The datatargets and
+// campaigns pages are served when the API serves their read models.
+func (c *Console) routesPhase2(in func(method, path string, upload bool, h handler)) {
+	if c.deps.Datatargets != nil {
+		in(http.MethodGet, "/datatargets", false, c.handleDatatargets)
+		in(http.MethodGet, "/datatargets/:id", false, c.handleDatatarget)
+		in(http.MethodGet, "/datatargets/:id/outlets/:outlet", false, c.handleOutlet)
+		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/log/:entry", false, c.handleAttempt)
+	}
+	if c.deps.Campaigns != nil {
+		in(http.MethodGet, "/campaigns", false, c.handleCampaigns)
+		in(http.MethodGet, "/campaigns/:key", false, c.handleCampaign)
+	}
+	in(http.MethodGet, "/access", false, c.handleAccess)
+	in(http.MethodPost, "/access/tokens", false, c.handleCreateToken)
+	in(http.MethodPost, "/access/tokens/:token/revoke", false, c.handleRevokeToken)
+	in(http.MethodPost, "/access/integrations", false, c.handleCreateIntegration)
+	if c.deps.SFTPKeys != nil {
+		in(http.MethodPost, "/access/sftp-keys", false, c.handleAddSFTPKey)
+		in(http.MethodPost, "/access/sftp-keys/:key/remove", false, c.handleRemoveSFTPKey)
+	}
+}

@@ -1,0 +1,581 @@
+package bus
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	wnats "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/nats"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+
+	"github.com/clientele/clientele/internal/pg"
+)
+
+// RelayGroup is the consumer group, in the outbox tables, of the relay
+// that forwards the outbox to NATS (see NATS). It is a durable
+// identifier: renaming it would forward every message still in the
+// outbox again (harmlessly, consumers skip what they have done).
+const RelayGroup = "nats_relay"
+
+// NATSConfig configures the NATS JetStream transport. Zero fields take
+// the defaults documented on each.
+type NATSConfig struct {
+	// URL is the server's address, nats://HOST:PORT, or several
+	// comma-separated (a cluster). Required. Its query may set ack_wait
+	// (a Go duration), which overrides AckWait.
+	URL string
+	// AckWait is how long JetStream waits for a consumer to ack a message
+	// before it redelivers it, to another node when one holds the group.
+	// It bounds the pause of a consumer group after a node dies holding a
+	// message (at most one message of a group is in flight, see NATS), and
+	// must exceed the longest a handler takes: a handler still at work
+	// when it passes sees its message redelivered alongside (harmless,
+	// handlers are idempotent, but wasted work). Default 30s.
+	AckWait time.Duration
+	// MaxAge is how long a stream keeps a message: a consumer group that
+	// is away for longer finds its oldest messages gone, and catches up
+	// from the event log, as the consumers do whenever a message is
+	// missing. Default 24h.
+	MaxAge time.Duration
+	// Replicas is the number of copies JetStream keeps of each stream, on
+	// a cluster of at least as many servers. Default 1.
+	Replicas int
+	// RetryInterval is how long a subscriber waits before subscribing
+	// again when NATS cannot be reached, and how long the relay waits
+	// before it starts again after an error. Default 1s.
+	RetryInterval time.Duration
+	// PruneInterval is how often the relay deletes from the outbox the
+	// messages it forwarded. Default 1m.
+	PruneInterval time.Duration
+	// Relay configures the relay's reading of the outbox tables.
+	// BatchSize defaults to 100 here: the relay's handler only publishes,
+	// so the subscriber's transaction stays short.
+	Relay PostgresConfig
+	// Logger receives the transport's and Watermill's logs. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *NATSConfig) setDefaults() error {
+	if c.AckWait == 0 {
+		c.AckWait = 30 * time.Second
+	}
+	if c.MaxAge == 0 {
+		c.MaxAge = 24 * time.Hour
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.RetryInterval == 0 {
+		c.RetryInterval = time.Second
+	}
+	if c.PruneInterval == 0 {
+		c.PruneInterval = time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Relay.BatchSize == 0 {
+		c.Relay.BatchSize = 100
+	}
+	if c.Relay.Logger == nil {
+		c.Relay.Logger = c.Logger
+	}
+	servers, ackWait, err := ParseNATSURL(c.URL)
+	if err != nil {
+		return err
+	}
+	c.URL = servers
+	if ackWait > 0 {
+		c.AckWait = ackWait
+	}
+	return nil
+}
+
+// Validate reports every invalid field.
+func (c NATSConfig) Validate() error {
+	var errs []error
+	if _, _, err := ParseNATSURL(c.URL); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AckWait < 0 || c.MaxAge < 0 || c.RetryInterval < 0 || c.PruneInterval < 0 {
+		errs = append(errs, errors.New("bus: AckWait, MaxAge, RetryInterval or PruneInterval is negative"))
+	}
+	if c.Replicas < 0 {
+		errs = append(errs, errors.New("bus: Replicas is negative"))
+	}
+	errs = append(errs, c.Relay.Validate())
+	return errors.Join(errs...)
+}
+
+// ParseNATSURL checks a --bus URL, nats://HOST:PORT[,nats://HOST:PORT...]
+// with an optional ?ack_wait=DURATION, and returns the servers without
+// the query and the ack wait (0 when not given).
+func ParseNATSURL(raw string) (servers string, ackWait time.Duration, err error) {
+	if raw == "" {
+		return "", 0, errors.New("bus: no NATS URL")
+	}
+	var out []string
+	for _, s := range strings.Split(raw, ",") {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil {
+			return "", 0, fmt.Errorf("bus: NATS URL %q: %w", s, err)
+		}
+		if u.Scheme != "nats" && u.Scheme != "tls" || u.Host == "" || u.Path != "" {
+			return "", 0, fmt.Errorf("bus: NATS URL %q: want nats://HOST:PORT", s)
+		}
+		for k, v := range u.Query() {
+			if k != "ack_wait" {
+				return "", 0, fmt.Errorf("bus: NATS URL %q: unknown parameter %q (known: ack_wait)", s, k)
+			}
+			if ackWait, err = time.ParseDuration(v[0]); err != nil || ackWait <= 0 {
+				return "", 0, fmt.Errorf("bus: NATS URL %q: ack_wait %q: want a positive duration such as 30s", s, v[0])
+			}
+		}
+		u.RawQuery = ""
+		out = append(out, u.String())
+	}
+	return strings.Join(out, ","), ackWait, nil
+}
+
+// NATS is the Transport over NATS JetStream.
+//
+// Publishing still goes through the SQL outbox alone, in the transaction
+// of the change (CommitPublisher, ingest's scheduling), so a message
+// exists exactly when its change does, whatever the broker's state. A
+// relay moves the outbox rows of each topic to JetStream: a Watermill
+// router handler that reads the outbox as the consumer group RelayGroup
+// (the PostgreSQL transport's subscriber, one reader at a time across
+// nodes, in log order) and publishes each message, synchronously, with
+// its UUID as the JetStream message id (duplicates of a relay that
+// crashed before its outbox ack are dropped by the stream's duplicate
+// window). Every process that subscribes runs it; the group's offset
+// lock makes one node relay at a time. Watermill's forwarder component
+// would do the same, but only for messages written in its envelope to a
+// topic of its own: the outbox would differ with the transport, and the
+// PostgreSQL transport could no longer read it. Here the outbox is the
+// same for both, so a deployment changes transport with a restart.
+//
+// Each topic is a stream of the same name whose subjects are
+// TOPIC.COMPANY: one subject per company (natsSubject). A consumer group
+// is a durable push consumer of the stream named after the group (the
+// projector, the import worker), its nodes a queue (deliver) group, with
+// MaxAckPending 1: at most one message of the group is in flight, across
+// every node and redelivery, so the group sees the stream in its order,
+// which is the outbox's, which is the log's. That is the order a
+// projector needs (its checkpoint is one position in the whole log, not
+// one per company) and the order the import worker applies chunks in,
+// the same guarantee as the PostgreSQL transport's offset lock. Partitions
+// of companies with a consumer each would let different companies go in
+// parallel, but a projector's single checkpoint would serialise them
+// anyway. The subjects per company keep each company's messages apart in
+// the stream (for inspection, and for consumers that may one day filter
+// by company), and one company's messages are always in order.
+//
+// A message that is lost (expired, or dropped by a stream that was
+// recreated) or duplicated skips or doubles nothing: messages only
+// announce commits and chunks, the consumers check each against the
+// event log and their checkpoints, and catch up from the log when they
+// find a gap.
+type NATS struct {
+	cfg    NATSConfig
+	pg     *Postgres
+	pool   *pgxpool.Pool
+	logger watermill.LoggerAdapter
+
+	mu      sync.Mutex
+	conn    *nats.Conn
+	relays  map[string]bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closed  bool
+	streams map[string]bool
+}
+
+var _ Transport = (*NATS)(nil)
+
+var errNATSClosed = errors.New("bus: the NATS transport is closed")
+
+// NewNATS returns the JetStream transport; pool is the database of the
+// outbox. It connects on first use, not here.
+func NewNATS(pool *pgxpool.Pool, cfg NATSConfig) (*NATS, error) {
+	if pool == nil {
+		return nil, errors.New("bus: nil pool")
+	}
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := NewPostgres(pool, cfg.Relay)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &NATS{cfg: cfg, pg: p, pool: pool, logger: Logger(cfg.Logger), relays: map[string]bool{},
+		streams: map[string]bool{}, ctx: ctx, cancel: cancel}, nil
+}
+
+// AckWait is the transport's ack wait (NATSConfig.AckWait).
+func (n *NATS) AckWait() time.Duration { return n.cfg.AckWait }
+
+// options are the connection options of every connection: reconnect for
+// ever, since a consumer must outlive an outage of NATS.
+func (n *NATS) options(name string) []nats.Option {
+	log := n.cfg.Logger
+	return []nats.Option{
+		nats.Name("clientele " + name),
+		nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(n.cfg.RetryInterval),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("bus: disconnected from NATS; reconnecting", "connection", name, "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) {
+			log.Info("bus: reconnected to NATS", "connection", name, "server", c.ConnectedUrlRedacted())
+		}),
+	}
+}
+
+// jetStream returns the transport's own connection's JetStream context,
+// connecting first.
+func (n *NATS) jetStream() (nats.JetStreamContext, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, errNATSClosed
+	}
+	if n.conn == nil {
+		c, err := nats.Connect(n.cfg.URL, n.options("transport")...)
+		if err != nil {
+			return nil, fmt.Errorf("bus: connect to NATS: %w", err)
+		}
+		n.conn = c
+	}
+	return n.conn.JetStream()
+}
+
+// EnsureStream creates the stream of topic when it does not exist. An
+// existing stream is left as it is: an operator may have tuned it.
+func (n *NATS) EnsureStream(topic string) error {
+	n.mu.Lock()
+	done := n.streams[topic]
+	n.mu.Unlock()
+	if done {
+		return nil
+	}
+	js, err := n.jetStream()
+	if err != nil {
+		return err
+	}
+	_, err = js.StreamInfo(topic)
+	if errors.Is(err, nats.ErrStreamNotFound) {
+		_, err = js.AddStream(&nats.StreamConfig{
+			Name:        topic,
+			Description: "Clientele outbox topic " + topic + ", one subject per company",
+			Subjects:    []string{topic + ".>"},
+			Retention:   nats.LimitsPolicy,
+			Storage:     nats.FileStorage,
+			MaxAge:      n.cfg.MaxAge,
+			Replicas:    n.cfg.Replicas,
+			Duplicates:  2 * time.Minute,
+		})
+		if errors.Is(err, nats.ErrStreamNameAlreadyInUse) {
+			err = nil // another node created it
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("bus: stream %s: %w", topic, err)
+	}
+	n.mu.Lock()
+	n.streams[topic] = true
+	n.mu.Unlock()
+	return nil
+}
+
+// ensureConsumer creates or updates the durable consumer of group on
+// topic's stream: the transport, not the client library, owns its
+// configuration, so that a changed AckWait applies on restart instead of
+// failing the subscription.
+func (n *NATS) ensureConsumer(topic, group string) error {
+	js, err := n.jetStream()
+	if err != nil {
+		return err
+	}
+	cfg := &nats.ConsumerConfig{
+		Durable:        group,
+		Description:    "Clientele consumer group " + group,
+		DeliverSubject: "clientele-deliver." + topic + "." + group,
+		DeliverGroup:   group,
+		DeliverPolicy:  nats.DeliverAllPolicy,
+		AckPolicy:      nats.AckExplicitPolicy,
+		AckWait:        n.cfg.AckWait,
+		MaxAckPending:  1,
+		FilterSubject:  topic + ".>",
+	}
+	info, err := js.ConsumerInfo(topic, group)
+	switch {
+	case errors.Is(err, nats.ErrConsumerNotFound):
+		_, err = js.AddConsumer(topic, cfg)
+	case err == nil && (info.Config.AckWait != cfg.AckWait || info.Config.MaxAckPending != 1):
+		cfg.DeliverSubject = info.Config.DeliverSubject
+		_, err = js.UpdateConsumer(topic, cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("bus: consumer %s of %s: %w", group, topic, err)
+	}
+	return nil
+}
+
+// durableName matches the names JetStream accepts for a stream or a
+// durable consumer that are also plain to read.
+var durableName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Subscriber returns a subscriber of consumerGroup. Subscribing to a
+// topic creates the topic's stream and the group's consumer when they do
+// not exist, and starts the topic's relay in this process.
+func (n *NATS) Subscriber(consumerGroup string) (message.Subscriber, error) {
+	if !durableName.MatchString(consumerGroup) {
+		return nil, fmt.Errorf("bus: consumer group %q: want letters, digits, _ and - only", consumerGroup)
+	}
+	return &natsSubscriber{n: n, group: consumerGroup, log: n.cfg.Logger.With("consumer_group", consumerGroup)}, nil
+}
+
+// natsSubscriber subscribes a consumer group through watermill-nats,
+// one Watermill subscriber (one connection) per topic.
+type natsSubscriber struct {
+	n     *NATS
+	group string
+	log   *slog.Logger
+
+	mu   sync.Mutex
+	subs []*wnats.Subscriber
+}
+
+// Subscribe subscribes to topic, waiting for NATS while it cannot be
+// reached, until ctx ends: as with the PostgreSQL transport, an outage
+// at start must not stop the Watermill router for good.
+func (s *natsSubscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	if !durableName.MatchString(topic) {
+		return nil, fmt.Errorf("bus: topic %q: want letters, digits, _ and - only", topic)
+	}
+	var outage bool
+	for {
+		msgs, err := s.subscribe(ctx, topic)
+		if err == nil {
+			if outage {
+				s.log.Info("bus: subscribed once NATS answered", "topic", topic)
+			}
+			s.n.startRelay(topic)
+			return msgs, nil
+		}
+		if ctx.Err() != nil || errors.Is(err, errNATSClosed) {
+			return nil, err
+		}
+		if !outage {
+			outage = true
+			s.log.Warn("bus: cannot subscribe to NATS; retrying until it answers", "topic", topic,
+				"retry_every", s.n.cfg.RetryInterval.String(), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(s.n.cfg.RetryInterval):
+		}
+	}
+}
+
+func (s *natsSubscriber) subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	if err := s.n.EnsureStream(topic); err != nil {
+		return nil, err
+	}
+	if err := s.n.ensureConsumer(topic, s.group); err != nil {
+		return nil, err
+	}
+	group := s.group
+	sub, err := wnats.NewSubscriber(wnats.SubscriberConfig{
+		URL:              s.n.cfg.URL,
+		QueueGroupPrefix: group,
+		SubscribersCount: 1,
+		AckWaitTimeout:   s.n.cfg.AckWait,
+		SubscribeTimeout: 30 * time.Second,
+		NatsOptions:      s.n.options(group + " " + topic),
+		Unmarshaler:      &wnats.NATSMarshaler{},
+		SubjectCalculator: func(queueGroup, topic string) *wnats.SubjectDetail {
+			return &wnats.SubjectDetail{Primary: topic + ".>", QueueGroup: queueGroup}
+		},
+		JetStream: wnats.JetStreamConfig{
+			// Bound to the consumer ensureConsumer made; acked by the
+			// handler only (ManualAck: without it the client would ack a
+			// message whose handler outlived AckWaitTimeout).
+			SubscribeOptions:  []nats.SubOpt{nats.Bind(topic, group), nats.ManualAck()},
+			DurablePrefix:     group,
+			DurableCalculator: func(prefix, _ string) string { return prefix },
+		},
+	}, s.n.logger.With(watermill.LogFields{"consumer_group": group}))
+	if err != nil {
+		return nil, fmt.Errorf("bus: subscriber %q: %w", group, err)
+	}
+	msgs, err := sub.Subscribe(ctx, topic)
+	if err != nil {
+		_ = sub.Close()
+		return nil, err
+	}
+	s.mu.Lock()
+	s.subs = append(s.subs, sub)
+	s.mu.Unlock()
+	return msgs, nil
+}
+
+// Close closes the subscriptions.
+func (s *natsSubscriber) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, sub := range s.subs {
+		errs = append(errs, sub.Close())
+	}
+	s.subs = nil
+	return errors.Join(errs...)
+}
+
+// natsSubject is the subject of a message of topic about company:
+// TOPIC.COMPANY, the company's id as it is when it is a plain token (a
+// UUID is), else hex-encoded behind "x-"; "_" when there is none.
+func natsSubject(topic, company string) string {
+	switch {
+	case company == "":
+		return topic + "._"
+	case durableName.MatchString(company) && !strings.HasPrefix(company, "x-"):
+		return topic + "." + company
+	default:
+		return topic + ".x-" + hex.EncodeToString([]byte(company))
+	}
+}
+
+// startRelay starts the relay of topic in this process, once.
+func (n *NATS) startRelay(topic string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed || n.relays[topic] {
+		return
+	}
+	n.relays[topic] = true
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.relay(n.ctx, topic)
+	}()
+}
+
+// relay forwards the outbox rows of topic to its stream until ctx ends,
+// starting again after RetryInterval when it stops on an error, and
+// prunes what it forwarded every PruneInterval.
+func (n *NATS) relay(ctx context.Context, topic string) {
+	log := n.cfg.Logger.With("relay", topic)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(n.cfg.PruneInterval):
+			}
+			if k, err := Prune(ctx, n.pool, topic, []string{RelayGroup}); err != nil && ctx.Err() == nil {
+				log.Log(ctx, pg.Level(err), "bus: prune the relayed messages", "err", err)
+			} else if k > 0 {
+				log.Debug("bus: pruned relayed messages", "messages", k)
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		err := n.runRelay(ctx, topic)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Error("bus: the relay to NATS stopped; starting it again", "retry_in", n.cfg.RetryInterval.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(n.cfg.RetryInterval):
+		}
+	}
+}
+
+// runRelay runs one Watermill router that forwards topic.
+func (n *NATS) runRelay(ctx context.Context, topic string) error {
+	conn, err := nats.Connect(n.cfg.URL, n.options("relay "+topic)...)
+	if err != nil {
+		return err
+	}
+	pub, err := wnats.NewPublisherWithNatsConn(conn, wnats.PublisherPublishConfig{
+		Marshaler:         &wnats.NATSMarshaler{},
+		SubjectCalculator: wnats.DefaultSubjectCalculator,
+		JetStream:         wnats.JetStreamConfig{TrackMsgId: true},
+	}, n.logger)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	defer pub.Close()
+	sub, err := n.pg.Subscriber(RelayGroup)
+	if err != nil {
+		return err
+	}
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 30 * time.Second}, n.logger)
+	if err != nil {
+		return err
+	}
+	h := router.AddNoPublisherHandler(RelayGroup+"_"+topic, topic, sub, func(msg *message.Message) error {
+		if err := n.EnsureStream(topic); err != nil {
+			return err
+		}
+		out := message.NewMessage(msg.UUID, msg.Payload)
+		out.Metadata = msg.Metadata
+		return pub.Publish(natsSubject(topic, msg.Metadata.Get("company_id")), out)
+	})
+	// A few quick attempts, then the message is nacked: the outbox
+	// subscriber's transaction, which holds back every reader of the
+	// log, must not wait out an outage of NATS; the row is read again
+	// after the subscriber's ResendInterval.
+	retry := RetryForever(time.Second, n.logger)
+	retry.MaxRetries = 3
+	h.AddMiddleware(retry.Middleware)
+	err = router.Run(ctx)
+	if err == nil && ctx.Err() == nil {
+		err = errors.New("the router stopped")
+	}
+	return err
+}
+
+// Close stops the relays and closes the transport's connection. The
+// subscribers are closed by their routers.
+func (n *NATS) Close() error {
+	n.mu.Lock()
+	n.closed = true
+	conn := n.conn
+	n.mu.Unlock()
+	n.cancel()
+	n.wg.Wait()
+	if conn != nil {
+		conn.Close()
+	}
+	return nil
+}

@@ -1,0 +1,285 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// Datasync of campaigns (docs/campaigns.md, Datasync; migration 00029).
+//
+// A datasync datatarget of datatype campaigns takes each campaign, with
+// its statistics, after each change of the campaign or of its figures.
+// The figures are this projection's, so it writes those messages itself:
+// after applying a batch (a commit, a page of commits when it catches up
+// or rebuilds), in the same transaction, one message per datatarget of
+// the company for each campaign the batch changed, the campaign read
+// as GET /api/campaign/actions/ answers it (readmodels, within the
+// transaction: its own new figures). The messages are numbered and
+// encoded as the datasync projection's (syncRows, encodeSyncMessage,
+// restrict), into queues of their own (campaign_sync_targets and
+// campaign_sync_messages), which retrieval and outlets read as they read
+// the datasync projection's.
+//
+// Exactly once: the messages and the checkpoint are in one transaction,
+// and a datatarget records the log position of the last batch it took
+// and takes none that ends at or before it; so a batch applied again,
+// and a rebuild replaying the log, send nothing twice (the queues are not
+// rebuilt: a rebuild's pages are not the commits the messages were for).
+
+// campaignsAlwaysSent are the fields every campaigns message carries
+// whatever the datatarget's fields: the campaign's identity.
+var campaignsAlwaysSent = []string{"campaign_key"}
+
+// syncCreation is a datasync datatarget of campaigns created in a batch.
+type syncCreation struct {
+	id, company string
+	fields      []string
+	fromStart   bool
+	at          eventstore.Position
+}
+
+// campaignSyncTarget is a campaign_sync_targets row.
+type campaignSyncTarget struct {
+	id, company string
+	fields      []string
+	last        int64
+	applied     eventstore.Position
+	fromStart   bool // created in this batch with from_start
+}
+
+// noteDatatarget records e, a DatatargetCreated, when it creates a
+// datasync datatarget of campaigns.
+func (b *statsBatch) noteDatatarget(e eventstore.RecordedEvent) error {
+	var ev datatarget.Created
+	if err := decode(e, &ev); err != nil {
+		return err
+	}
+	if ev.Type != datatarget.Datasync || ev.Settings == nil || ev.Settings.Datatype != datatarget.Campaigns {
+		return nil
+	}
+	b.syncCreated = append(b.syncCreated, syncCreation{id: ev.ID, company: e.Metadata.CompanyID, fields: ev.Settings.Fields,
+		fromStart: ev.Settings.FromStart, at: e.Position})
+	return nil
+}
+
+// syncCampaigns writes the datasync messages of the campaigns the batch
+// changed (b.changed), ending at last, recorded at at.
+func (b *statsBatch) syncCampaigns(ctx context.Context, tx pgx.Tx, last eventstore.Position, at time.Time) error {
+	companies := map[string]bool{}
+	for ref := range b.changed {
+		companies[ref.company] = true
+	}
+	for _, c := range b.syncCreated {
+		companies[c.company] = true
+	}
+	if len(companies) == 0 {
+		return nil
+	}
+	targets, err := b.lockSyncTargets(ctx, tx, slices.Sorted(maps.Keys(companies)))
+	if err != nil || len(targets) == 0 {
+		return err
+	}
+	byCompany := map[string][]*campaignSyncTarget{}
+	for _, t := range targets {
+		if t.applied.Less(last) || t.fromStart {
+			byCompany[t.company] = append(byCompany[t.company], t)
+		}
+	}
+	updateID := strconv.FormatInt(last.Global, 10)
+	var rows syncRows
+	for _, co := range slices.Sorted(maps.Keys(byCompany)) {
+		ts := byCompany[co]
+		var keys []string
+		for ref := range b.changed {
+			if ref.company == co {
+				keys = append(keys, ref.key)
+			}
+		}
+		all := slices.ContainsFunc(ts, func(t *campaignSyncTarget) bool { return t.fromStart })
+		if len(keys) == 0 && !all {
+			continue
+		}
+		slices.Sort(keys)
+		states, err := campaignStates(ctx, tx, co, keys, all)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			for _, st := range states {
+				if !t.fromStart && !slices.Contains(keys, st.key) {
+					continue
+				}
+				body, err := encodeSyncMessage(updateID, datatarget.Campaigns, restrict(st.fields, campaignsAlwaysSent, t.fields))
+				if err != nil {
+					return err
+				}
+				t.last++
+				rows.add(t.id, co, st.key, updateID, t.last, body, at, false)
+			}
+			t.applied = last
+		}
+	}
+	if err := rows.insertInto(ctx, tx, "campaign_sync_messages"); err != nil {
+		return err
+	}
+	ids, numbers, xids, positions := []string{}, []int64{}, []string{}, []int64{}
+	for _, ts := range byCompany {
+		for _, t := range ts {
+			ids, numbers = append(ids, t.id), append(numbers, t.last)
+			xids, positions = append(xids, strconv.FormatUint(t.applied.TxID, 10)), append(positions, t.applied.Global)
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE campaign_sync_targets t SET last_message_number = u.last, applied_tx = u.tx::xid8,
+			applied_position = u.position
+		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS u(id, last, tx, position)
+		WHERE t.datatarget_id = u.id`, ids, numbers, xids, positions); err != nil {
+		return fmt.Errorf("projections: campaign_stats: datasync targets: %w", err)
+	}
+	return nil
+}
+
+// lockSyncTargets records the batch's new datatargets and returns the
+// datatargets of the companies, locked: a rebuild writes them too.
+func (b *statsBatch) lockSyncTargets(ctx context.Context, tx pgx.Tx, companies []string) ([]*campaignSyncTarget, error) {
+	var batch pgx.Batch
+	var created []string
+	if n := len(b.syncCreated); n > 0 {
+		ids, cos, fields, xids, positions := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
+		for i, c := range b.syncCreated {
+			f, err := json.Marshal(c.fields)
+			if err != nil {
+				return nil, err
+			}
+			ids[i], cos[i], fields[i] = c.id, c.company, string(f)
+			xids[i], positions[i] = strconv.FormatUint(c.at.TxID, 10), c.at.Global
+		}
+		// A datatarget takes the changes after its creation; one created
+		// again (a batch applied twice, a rebuild) is left as it is.
+		batch.Queue(`INSERT INTO campaign_sync_targets (datatarget_id, company_id, fields, applied_tx, applied_position)
+			SELECT id, company_id, CASE WHEN f = 'null' THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(f::jsonb)) END,
+				tx::xid8, position
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS u(id, company_id, f, tx, position)
+			ON CONFLICT (datatarget_id) DO NOTHING RETURNING datatarget_id`, ids, cos, fields, xids, positions).Query(func(rows pgx.Rows) error {
+			var err error
+			created, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+	}
+	var out []*campaignSyncTarget
+	batch.Queue(`SELECT datatarget_id, company_id, fields, last_message_number, applied_tx::text, applied_position
+		FROM campaign_sync_targets WHERE company_id = ANY($1) ORDER BY datatarget_id FOR UPDATE`, companies).Query(func(rows pgx.Rows) error {
+		var t campaignSyncTarget
+		var xid string
+		_, err := pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.fields, &t.last, &xid, &t.applied.Global}, func() error {
+			var err error
+			if t.applied.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+				return err
+			}
+			c := t
+			out = append(out, &c)
+			return nil
+		})
+		return err
+	})
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, fmt.Errorf("projections: campaign_stats: datasync targets: %w", err)
+	}
+	for _, t := range out {
+		if !slices.Contains(created, t.id) {
+			continue
+		}
+		for _, c := range b.syncCreated {
+			// from_start: every campaign as it is now, as the
+			// datatarget's first messages.
+			if c.id == t.id && c.fromStart {
+				t.fromStart = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// campaignState is a campaign with its statistics, as a message's data.
+type campaignState struct {
+	key    string
+	fields map[string]json.RawMessage
+}
+
+// campaignStates reads the company's campaigns of keys (all of them when
+// all), with their statistics, as GET /api/campaign/actions/ answers them,
+// within tx, in key order. Keys of no campaign (activity of a campaign
+// not created yet) have none.
+func campaignStates(ctx context.Context, tx pgx.Tx, companyID string, keys []string, all bool) ([]campaignState, error) {
+	var tz string
+	if err := tx.QueryRow(ctx, `SELECT timezone FROM companies WHERE id = $1`, companyID).Scan(&tz); err != nil && err != pgx.ErrNoRows {
+		return nil, fmt.Errorf("projections: campaign_stats: company %s: %w", companyID, err)
+	}
+	q := readmodels.StatsQuery{CompanyID: companyID, Ascending: true, Limit: readmodels.StatsMaxLimit,
+		Location: company.Company{Timezone: tz}.Location()}
+	var out []campaignState
+	read := func(q readmodels.StatsQuery) error {
+		for {
+			page, err := readmodels.CampaignsIn(tx).CampaignStats(ctx, q)
+			if err != nil {
+				return fmt.Errorf("projections: campaign_stats: datasync: %w", err)
+			}
+			for _, cs := range page.Campaigns {
+				st, err := encodeCampaignState(cs)
+				if err != nil {
+					return err
+				}
+				out = append(out, st)
+			}
+			if page.Next == "" {
+				return nil
+			}
+			q.After = page.Next
+		}
+	}
+	if all {
+		if err := read(q); err != nil {
+			return nil, err
+		}
+	} else {
+		for chunk := range slices.Chunk(keys, readmodels.StatsMaxLimit) {
+			q.Keys = chunk
+			if err := read(q); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b campaignState) int {
+		if a.key < b.key {
+			return -1
+		}
+		if a.key > b.key {
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+func encodeCampaignState(cs readmodels.CampaignStats) (campaignState, error) {
+	st := campaignState{key: cs.Campaign.Key}
+	j, err := json.Marshal(readmodels.CampaignStatsJSON{CampaignJSON: readmodels.NewCampaignJSON(cs.Campaign), Stats: cs.Stats})
+	if err == nil {
+		err = json.Unmarshal(j, &st.fields)
+	}
+	if err != nil {
+		return st, fmt.Errorf("projections: campaign_stats: datasync of %s: %w", cs.Campaign.Key, err)
+	}
+	return st, nil
+}
