@@ -47,13 +47,19 @@ func TestPagedCatchUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.New(pool)
+	// last is the position of the last commit appended: the log shows
+	// it once no earlier transaction of the server (of any database, as
+	// other tests' are) may still commit before it.
+	var last eventstore.Position
 	appendEvent := func(company, stream, typ string) {
 		t.Helper()
-		if _, err := store.Append(ctx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
+		c, err := store.Append(ctx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
 			Streams: []eventstore.StreamAppend{{StreamID: stream, ExpectedVersion: eventstore.Any,
-				Events: []eventstore.Event{{Type: typ, Data: []byte(`{}`)}}}}}); err != nil {
+				Events: []eventstore.Event{{Type: typ, Data: []byte(`{}`)}}}}})
+		if err != nil {
 			t.Fatal(err)
 		}
+		last = c.Last
 	}
 	p := &paged{}
 	r, err := NewRuntime(RuntimeConfig{Pool: pool, Store: store, Async: []Projector{p}, MessageAttempts: 1,
@@ -77,9 +83,20 @@ func TestPagedCatchUp(t *testing.T) {
 	}
 	catchUp := func() {
 		t.Helper()
-		head, err := store.Head(ctx)
-		if err != nil {
-			t.Fatal(err)
+		var head eventstore.Position
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var err error
+			if head, err = store.Head(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !head.Less(last) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the log's head %v never reached the last commit %v", head, last)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 		if _, err := r.catchUp(ctx, p, head); err != nil {
 			t.Fatal(err)
