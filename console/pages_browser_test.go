@@ -81,7 +81,13 @@ func TestBrowserCustomerSearchTimelineForget(t *testing.T) {
 		chromedp.WaitVisible(css("#search")),
 		chromedp.SendKeys(css(`#search input[name="f"]`), "email"),
 		chromedp.SendKeys(css(`#search input[name="v"]`), "ann@example.com"),
-		chromedp.Click(css("#search-submit")),
+	)
+	// The unfiltered list shows the same rows until the search's page
+	// replaces it: wait for that page to load.
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(css("#search-submit"))); err != nil {
+		t.Fatalf("search by email: %v", err)
+	}
+	run(t, ctx, "read the search's results",
 		chromedp.WaitVisible(css(`#customers a.open`)),
 		shot("customers"),
 		textInto(css("#customers tbody"), &rows),
