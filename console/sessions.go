@@ -48,13 +48,30 @@ func (s *sessions) create(ctx context.Context, companyID, userID string) (string
 	if _, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= $1`, now); err != nil {
 		return "", fmt.Errorf("console: clear expired sessions: %w", err)
 	}
+	hash := secret.HashToken(token)
 	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (token_hash, company_id, user_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`, secret.HashToken(token), companyID, userID, now, now.Add(s.ttl))
+		VALUES ($1, $2, $3, $4, $5)`, hash, companyID, userID, now, now.Add(s.ttl))
 	if err != nil {
 		return "", fmt.Errorf("console: create session: %w", err)
 	}
+	// Successful log-ins are not limited as failed ones are: without a
+	// bound, a user (or a script with its password) logging in again and
+	// again would grow the table without limit within one TTL. A log-in
+	// beyond maxSessionsPerUser ends the user's oldest sessions.
+	_, err = s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash IN (
+			SELECT token_hash FROM console_sessions
+			WHERE company_id = $1 AND user_id = $2 AND token_hash <> $3
+			ORDER BY created_at DESC, token_hash OFFSET $4)`, companyID, userID, hash, maxSessionsPerUser-1)
+	if err != nil {
+		return "", fmt.Errorf("console: end a user's oldest sessions: %w", err)
+	}
 	return token, nil
 }
+
+// maxSessionsPerUser bounds a user's live sessions (a browser each), so
+// that the table holds at most this many rows per user besides the
+// expired rows of one TTL.
+const maxSessionsPerUser = 10
 
 // lookup returns the user of a live session within the company, or an
 // Unauthorized error: a session of another company (a cookie carried to

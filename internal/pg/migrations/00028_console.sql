@@ -13,6 +13,8 @@ CREATE TABLE console_sessions (
     expires_at timestamptz NOT NULL
 );
 CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
+-- A log-in keeps the user's newest sessions only (console/sessions.go).
+CREATE INDEX console_sessions_user ON console_sessions (company_id, user_id, created_at);
 
 -- The console lists a company's import runs, newest first (ids are
 -- UUIDv7: creation order).

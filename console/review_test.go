@@ -1,0 +1,183 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/console"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/readmodels"
+)
+
+// TestSessionsPerUserBounded: successful log-ins are not limited as
+// failed ones are, so each log-in past console.MaxSessionsPerUser ends
+// the user's oldest session: the table holds a bounded number of rows per
+// user however often it logs in. The oldest cookie then opens nothing,
+// the newer ones and another user's session still do.
+func TestSessionsPerUserBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	staff := e.client(acmeHost)
+	staff.logIn(e.staff.Email, "")
+	var browsers []*client
+	for range console.MaxSessionsPerUser + 2 {
+		c := e.client(acmeHost)
+		c.logIn(e.admin.Email, "")
+		browsers = append(browsers, c)
+	}
+	var n int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM console_sessions WHERE user_id = $1`, e.admin.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != console.MaxSessionsPerUser {
+		t.Fatalf("%d sessions of the user after %d log-ins, want at most %d", n, len(browsers), console.MaxSessionsPerUser)
+	}
+	for i, c := range browsers {
+		res, _ := c.do(http.MethodGet, "/console/customers", nil, nil)
+		ended := i < len(browsers)-console.MaxSessionsPerUser
+		if ended && (res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/login")) {
+			t.Errorf("log-in %d, one of the oldest: %d %s, want the log-in page", i, res.StatusCode, res.Header.Get("Location"))
+		}
+		if !ended && res.StatusCode != http.StatusOK {
+			t.Errorf("log-in %d, one of the newest: %d, want the page", i, res.StatusCode)
+		}
+	}
+	if res, _ := staff.do(http.MethodGet, "/console/customers", nil, nil); res.StatusCode != http.StatusOK {
+		t.Errorf("another user's session after the admin's log-ins: %d", res.StatusCode)
+	}
+}
+
+// TestRevokeOtherCompanyToken: an admin of one company who sends the
+// revoke form with another company's token id gets a 404, and the token
+// stays.
+func TestRevokeOtherCompanyToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	globex := access.Principal{CompanyID: e.globex.ID, UserID: e.globexAdmin.ID, OwnerID: access.UserOwner(e.globexAdmin.ID),
+		Roles: []access.Role{access.RoleAdmin}}
+	tok, _, err := e.cmds.CreateAccessToken.Handle(ctx, commands.CreateAccessToken{Principal: globex, Name: "globex's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.client(acmeHost)
+	c.logIn(e.admin.Email, "")
+	res, body := c.do(http.MethodPost, "/console/access/tokens/"+tok.ID+"/revoke", url.Values{}, sameOrigin)
+	if res.StatusCode != http.StatusNotFound || strings.Contains(body, "globex") {
+		t.Fatalf("acme's admin revoking globex's token: %d, want 404", res.StatusCode)
+	}
+	list, err := readmodels.NewAccess(e.pool).AccessTokens(ctx, e.globex.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != tok.ID {
+		t.Fatalf("globex's tokens after acme's attempt: %+v", list)
+	}
+	if _, body := c.do(http.MethodGet, "/console/access", nil, nil); strings.Contains(body, tok.ID) {
+		t.Errorf("acme's access page lists globex's token")
+	}
+}
+
+// TestSessionExpiry: a session past its expiry opens no page, and the
+// next log-in (of anyone) deletes its row.
+func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.client(acmeHost)
+	c.logIn(e.staff.Email, "")
+	if _, err := e.pool.Exec(ctx, `UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, e.staff.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := c.do(http.MethodGet, "/console/customers", nil, nil)
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/login") {
+		t.Fatalf("an expired session: %d %s, want the log-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+	e.client(acmeHost).logIn(e.admin.Email, "")
+	var n int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM console_sessions WHERE user_id = $1`, e.staff.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d expired sessions left after a log-in, want none", n)
+	}
+}
+
+// TestUserReadPerRequest: the session's user is read again on every
+// request, so a change of its roles applies to its open session at once,
+// and a removed user's session opens nothing. (No command changes or
+// removes users yet; the test changes the read model as one would.)
+func TestUserReadPerRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mustImport(e.acme, importing.Customers, "external_id\nR-1\n")
+	id := e.waitCustomer(e.acme, "external_id", "R-1")
+	c := e.client(acmeHost)
+	c.logIn(e.admin.Email, "")
+	if res, _ := c.do(http.MethodGet, "/console/customers/"+id+"/forget", nil, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("the forget page as admin: %d", res.StatusCode)
+	}
+	if _, err := e.pool.Exec(ctx, `UPDATE users SET roles = '{staff}' WHERE id = $1`, e.admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := c.do(http.MethodGet, "/console/customers/"+id+"/forget", nil, nil); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("the forget page after the admin role was taken: %d, want 403", res.StatusCode)
+	}
+	if _, err := e.pool.Exec(ctx, `DELETE FROM users WHERE id = $1`, e.admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := c.do(http.MethodGet, "/console/customers", nil, nil)
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/login") {
+		t.Fatalf("a removed user's session: %d %s, want the log-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+// TestLogInReplacesSession: a log-in never keeps the session value the
+// browser brought: a value planted in the browser (here a live session
+// of another user) is ended, and the browser gets a new one.
+func TestLogInReplacesSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	planter := e.client(acmeHost)
+	planter.logIn(e.staff.Email, "")
+	u := mustURL(t, e.url(acmeHost, "/console/"))
+	planted := planter.http.Jar.Cookies(u)
+	victim := e.client(acmeHost)
+	victim.http.Jar.SetCookies(u, []*http.Cookie{{Name: "clientele_console", Value: planted[0].Value, Path: "/console/"}})
+	victim.logIn(e.admin.Email, "")
+	if got := victim.http.Jar.Cookies(u); len(got) != 1 || got[0].Value == planted[0].Value {
+		t.Fatalf("after the log-in the browser holds %v, want a new session value", got)
+	}
+	res, _ := planter.do(http.MethodGet, "/console/customers", nil, nil)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the planted value after the victim's log-in: %d, want the log-in page", res.StatusCode)
+	}
+	if res, body := victim.do(http.MethodGet, "/console/customers", nil, nil); res.StatusCode != http.StatusOK || !strings.Contains(body, e.admin.Email) {
+		t.Fatalf("the victim's page: %d, want the admin's", res.StatusCode)
+	}
+}
+
+// TestSameOriginBehindTLSProxy: behind a proxy that ends TLS, a browser
+// too old for Sec-Fetch-Site sends Origin https://<host>; the server sees
+// plain HTTP with the same Host, and the form is accepted (the check is
+// by host and port, not scheme), its cookie Secure.
+func TestSameOriginBehindTLSProxy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	origin := strings.Replace(e.url(acmeHost, ""), "http://", "https://", 1)
+	res, body := e.client(acmeHost).do(http.MethodPost, "/console/login",
+		url.Values{"email": {e.admin.Email}, "password": {password}},
+		map[string]string{"Origin": origin, "X-Forwarded-Proto": "https"})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("log-in from %s through the proxy: %d\n%s", origin, res.StatusCode, body)
+	}
+	if ck := cookieOf(t, res); !ck.Secure {
+		t.Fatalf("cookie %+v: want Secure", ck)
+	}
+}
