@@ -98,8 +98,24 @@ func (b *statsBatch) touch(k memberKey, at time.Time) {
 // sales are written, then the members they touch decided again, then the
 // datasync messages of the campaigns the batch changed written
 // (campaign_stats_sync.go), in a handful of round trips whatever the
-// batch's size.
+// batch's size. A batch of several commits is applied in parts where a
+// datatarget of campaigns starts or took its last change inside it
+// (syncSegments), so that it takes exactly the changes after that.
 func (p *CampaignStats) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	segments, err := syncSegments(ctx, tx, events)
+	if err != nil {
+		return err
+	}
+	for _, seg := range segments {
+		if err := p.applyBatch(ctx, tx, seg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyBatch applies events, as Apply, as one batch.
+func (p *CampaignStats) applyBatch(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	b := statsBatch{campaigns: map[campaignRef]time.Time{}, activations: map[campaignRef]time.Time{},
 		deletedAt: map[activityKey]time.Time{}, touched: map[memberKey]time.Time{}, changed: map[campaignRef]bool{}}
 	var sales []statsSaleChange

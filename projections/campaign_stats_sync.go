@@ -59,6 +59,85 @@ type campaignSyncTarget struct {
 	fromStart   bool // created in this batch with from_start
 }
 
+// syncSegments splits a batch of several commits (a page of the paged
+// catch-up or of a rebuild) after each position inside it where a
+// datatarget of campaigns of its companies starts (a DatatargetCreated)
+// or took its last change (applied, written by the live projector before
+// a rebuild reaches it). A batch's messages are the campaigns it changed,
+// which it does not tell apart by position: whole, it would give such a
+// datatarget the campaigns changed before its creation, or send again
+// those it took. In parts, each datatarget is before or after each part.
+// The figures come out the same however the events are grouped, an event
+// at a time included (TestCampaignStatsProjectionBatching); a batch of
+// one commit, the live case, is never split.
+//
+// The datatargets are locked here, in one statement in datatarget order
+// (as lockSyncTargets locks them), until the end of the transaction: a
+// rebuild and the live projector both write them, and applied must not
+// move between this read and the batch's messages; locked in one
+// statement rather than part by part, the parts of two such batches
+// cannot deadlock.
+func syncSegments(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) ([][]eventstore.RecordedEvent, error) {
+	if len(events) == 0 || events[0].Position.TxID == events[len(events)-1].Position.TxID {
+		return [][]eventstore.RecordedEvent{events}, nil
+	}
+	first, last := events[0].Position, events[len(events)-1].Position
+	var cuts []eventstore.Position
+	seen := map[string]bool{}
+	var companies []string
+	for _, e := range events {
+		if !seen[e.Metadata.CompanyID] {
+			seen[e.Metadata.CompanyID] = true
+			companies = append(companies, e.Metadata.CompanyID)
+		}
+		if e.Type == datatarget.CreatedType {
+			cuts = append(cuts, e.Position)
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT applied_tx::text, applied_position FROM campaign_sync_targets
+		WHERE company_id = ANY($1) ORDER BY datatarget_id FOR UPDATE`, companies)
+	if err != nil {
+		return nil, fmt.Errorf("projections: campaign_stats: datasync targets: %w", err)
+	}
+	var xid string
+	var at eventstore.Position
+	if _, err := pgx.ForEachRow(rows, []any{&xid, &at.Global}, func() error {
+		var err error
+		if at.TxID, err = strconv.ParseUint(xid, 10, 64); err == nil && !at.Less(first) && at.Less(last) {
+			cuts = append(cuts, at)
+		}
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("projections: campaign_stats: datasync targets: %w", err)
+	}
+	if len(cuts) == 0 {
+		return [][]eventstore.RecordedEvent{events}, nil
+	}
+	slices.SortFunc(cuts, func(a, b eventstore.Position) int {
+		if a.Less(b) {
+			return -1
+		}
+		if b.Less(a) {
+			return 1
+		}
+		return 0
+	})
+	// A part ends after event i when a cut is at or after it and before
+	// the next event.
+	var out [][]eventstore.RecordedEvent
+	start, c := 0, 0
+	for i := range len(events) - 1 {
+		for c < len(cuts) && cuts[c].Less(events[i].Position) {
+			c++
+		}
+		if c < len(cuts) && cuts[c].Less(events[i+1].Position) {
+			out = append(out, events[start:i+1])
+			start = i + 1
+		}
+	}
+	return append(out, events[start:]), nil
+}
+
 // noteDatatarget records e, a DatatargetCreated, when it creates a
 // datasync datatarget of campaigns.
 func (b *statsBatch) noteDatatarget(e eventstore.RecordedEvent) error {
@@ -156,6 +235,12 @@ func (b *statsBatch) lockSyncTargets(ctx context.Context, tx pgx.Tx, companies [
 	var batch pgx.Batch
 	var created []string
 	if n := len(b.syncCreated); n > 0 {
+		// The existing datatargets first, then the new ones: so does
+		// every writer (syncSegments), and one that inserted a new
+		// datatarget waits for no lock the other holds while the other
+		// waits for that insert (a rebuild and the live projector
+		// applying the same creation).
+		batch.Queue(`SELECT FROM campaign_sync_targets WHERE company_id = ANY($1) ORDER BY datatarget_id FOR UPDATE`, companies)
 		ids, cos, fields, xids, positions := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
 		for i, c := range b.syncCreated {
 			f, err := json.Marshal(c.fields)
