@@ -52,6 +52,10 @@ func startNode(t *testing.T, vars map[string]string) *node {
 	}
 	n := &node{cmd: cmd, out: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = n.out, n.out
+	// The node dies with the test process, even one that go test's
+	// -timeout ends without running the cleanups: a node left behind
+	// would retry its database and NATS for ever.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

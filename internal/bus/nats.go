@@ -55,7 +55,8 @@ type NATSConfig struct {
 	// before it starts again after an error. Default 1s.
 	RetryInterval time.Duration
 	// PruneInterval is how often the relay deletes from the outbox the
-	// messages it forwarded. Default 1m.
+	// messages it forwarded, and makes again the stream and this
+	// process's consumers when NATS lost them (heal). Default 1m.
 	PruneInterval time.Duration
 	// Relay configures the relay's reading of the outbox tables.
 	// BatchSize defaults to 100 here: the relay's handler only publishes,
@@ -201,6 +202,9 @@ type NATS struct {
 	wg      sync.WaitGroup
 	closed  bool
 	streams map[string]bool
+	// groups are the consumer groups subscribed in this process, by
+	// topic: heal recreates their consumers when NATS lost them.
+	groups map[string]map[string]bool
 }
 
 var _ Transport = (*NATS)(nil)
@@ -225,7 +229,7 @@ func NewNATS(pool *pgxpool.Pool, cfg NATSConfig) (*NATS, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &NATS{cfg: cfg, pg: p, pool: pool, logger: Logger(cfg.Logger), relays: map[string]bool{},
-		streams: map[string]bool{}, ctx: ctx, cancel: cancel}, nil
+		streams: map[string]bool{}, groups: map[string]map[string]bool{}, ctx: ctx, cancel: cancel}, nil
 }
 
 // AckWait is the transport's ack wait (NATSConfig.AckWait).
@@ -338,7 +342,41 @@ func (n *NATS) ensureConsumer(topic, group string) error {
 	if err != nil {
 		return fmt.Errorf("bus: consumer %s of %s: %w", group, topic, err)
 	}
+	n.mu.Lock()
+	if n.groups[topic] == nil {
+		n.groups[topic] = map[string]bool{}
+	}
+	n.groups[topic][group] = true
+	n.mu.Unlock()
 	return nil
+}
+
+// heal makes sure the stream of topic and the consumers of the groups
+// subscribed to it in this process exist, creating again those that NATS
+// lost: a server that came back with an empty store, or an operator who
+// deleted or recreated a stream or a consumer. The subscriptions stay as
+// they are: a consumer made again delivers to the same subject, so they
+// receive its messages. Without it the relay would publish to a stream
+// that is gone, and the groups receive nothing, until the processes
+// restart (the consumers would still catch up from the log, but only
+// after StallAfter each time).
+func (n *NATS) heal(topic string) error {
+	n.mu.Lock()
+	if n.conn != nil && !n.conn.IsConnected() {
+		n.mu.Unlock()
+		return nil // an outage: NATS lost nothing we can tell yet
+	}
+	delete(n.streams, topic)
+	groups := make([]string, 0, len(n.groups[topic]))
+	for g := range n.groups[topic] {
+		groups = append(groups, g)
+	}
+	n.mu.Unlock()
+	errs := []error{n.EnsureStream(topic)}
+	for _, g := range groups {
+		errs = append(errs, n.ensureConsumer(topic, g))
+	}
+	return errors.Join(errs...)
 }
 
 // durableName matches the names JetStream accepts for a stream or a
@@ -352,7 +390,8 @@ func (n *NATS) Subscriber(consumerGroup string) (message.Subscriber, error) {
 	if !durableName.MatchString(consumerGroup) {
 		return nil, fmt.Errorf("bus: consumer group %q: want letters, digits, _ and - only", consumerGroup)
 	}
-	return &natsSubscriber{n: n, group: consumerGroup, log: n.cfg.Logger.With("consumer_group", consumerGroup)}, nil
+	return &natsSubscriber{n: n, group: consumerGroup, log: n.cfg.Logger.With("consumer_group", consumerGroup),
+		stop: make(chan struct{})}, nil
 }
 
 // natsSubscriber subscribes a consumer group through watermill-nats,
@@ -364,6 +403,42 @@ type natsSubscriber struct {
 
 	mu   sync.Mutex
 	subs []*wnats.Subscriber
+	// stop, closed by Close, makes the forwarders nack what they hold.
+	stop     chan struct{}
+	stopOnce sync.Once
+	fwd      sync.WaitGroup
+	// held are the JetStream messages received and not yet handed to
+	// the consumer, for the nacks of a Close (see forward).
+	held sync.Map // *message.Message -> *nats.Msg
+}
+
+// Unmarshal implements wnats.Unmarshaler: watermill-nats' own, noting
+// each message until the consumer takes it, and nacking at once one
+// that comes once Close began.
+func (s *natsSubscriber) Unmarshal(m *nats.Msg) (*message.Message, error) {
+	msg, err := (&wnats.NATSMarshaler{}).Unmarshal(m)
+	if err != nil || m.Reply == "" {
+		return msg, err
+	}
+	select {
+	case <-s.stop:
+		handOn(m)
+	default:
+		s.held.Store(msg, m)
+	}
+	return msg, nil
+}
+
+// handOn nacks m, asking JetStream for it again after a second, by when
+// the subscription that got it has ended: at once, it could come back
+// to it.
+func handOn(m *nats.Msg) { _ = m.Respond([]byte(`-NAK {"delay": 1000000000}`)) }
+
+// handOnHeld nacks the message of msg if no one did yet.
+func (s *natsSubscriber) handOnHeld(msg *message.Message) {
+	if m, ok := s.held.LoadAndDelete(msg); ok {
+		handOn(m.(*nats.Msg))
+	}
 }
 
 // Subscribe subscribes to topic, waiting for NATS while it cannot be
@@ -407,14 +482,16 @@ func (s *natsSubscriber) subscribe(ctx context.Context, topic string) (<-chan *m
 		return nil, err
 	}
 	group := s.group
-	sub, err := wnats.NewSubscriber(wnats.SubscriberConfig{
-		URL:              s.n.cfg.URL,
+	conn, err := nats.Connect(s.n.cfg.URL, s.n.options(group+" "+topic)...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: subscriber %q: connect to NATS: %w", group, err)
+	}
+	sub, err := wnats.NewSubscriberWithNatsConn(conn, wnats.SubscriberSubscriptionConfig{
 		QueueGroupPrefix: group,
 		SubscribersCount: 1,
 		AckWaitTimeout:   s.n.cfg.AckWait,
 		SubscribeTimeout: 30 * time.Second,
-		NatsOptions:      s.n.options(group + " " + topic),
-		Unmarshaler:      &wnats.NATSMarshaler{},
+		Unmarshaler:      s,
 		SubjectCalculator: func(queueGroup, topic string) *wnats.SubjectDetail {
 			return &wnats.SubjectDetail{Primary: topic + ".>", QueueGroup: queueGroup}
 		},
@@ -428,29 +505,87 @@ func (s *natsSubscriber) subscribe(ctx context.Context, topic string) (<-chan *m
 		},
 	}, s.n.logger.With(watermill.LogFields{"consumer_group": group}))
 	if err != nil {
+		conn.Close()
 		return nil, fmt.Errorf("bus: subscriber %q: %w", group, err)
 	}
 	msgs, err := sub.Subscribe(ctx, topic)
 	if err != nil {
-		_ = sub.Close()
+		// Not sub.Close: after a failed Subscribe it waits its
+		// CloseTimeout for a subscription that never started, and then
+		// returns before closing the connection, which would reconnect
+		// for ever. Nothing else of sub runs yet.
+		conn.Close()
 		return nil, err
 	}
 	s.mu.Lock()
 	s.subs = append(s.subs, sub)
+	s.fwd.Add(1)
 	s.mu.Unlock()
-	return msgs, nil
+	out := make(chan *message.Message)
+	go s.forward(ctx, msgs, out)
+	return out, nil
+}
+
+// forward hands the messages of in to out until in ends, and nacks
+// those that come once Close began or ctx ended. watermill-nats drops,
+// on Close, a message its consumer has not taken without nacking it:
+// with one message of the group in flight, the group's other nodes
+// would wait AckWait for it at every clean stop of a node. The nack goes
+// straight to JetStream (handOn), since watermill-nats' own (msg.Nack)
+// races its Close.
+func (s *natsSubscriber) forward(ctx context.Context, in <-chan *message.Message, out chan<- *message.Message) {
+	defer s.fwd.Done()
+	defer close(out)
+	for msg := range in {
+		// Claimed here, a message is nacked here or taken, never both.
+		m, claimed := s.held.LoadAndDelete(msg)
+		if !claimed && s.stopped() {
+			continue // Close nacked it
+		}
+		select {
+		case out <- msg:
+			continue
+		case <-s.stop:
+		case <-ctx.Done():
+		}
+		if claimed {
+			handOn(m.(*nats.Msg))
+		}
+	}
+}
+
+func (s *natsSubscriber) stopped() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // Close closes the subscriptions.
 func (s *natsSubscriber) Close() error {
+	// First the nacks of what the consumer did not take, wherever it
+	// is (forward, watermill-nats, Unmarshal), then watermill-nats'
+	// Close.
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.held.Range(func(msg, _ any) bool {
+		s.handOnHeld(msg.(*message.Message))
+		return true
+	})
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	var errs []error
 	for _, sub := range s.subs {
 		errs = append(errs, sub.Close())
 	}
 	s.subs = nil
-	return errors.Join(errs...)
+	s.mu.Unlock()
+	err := errors.Join(errs...)
+	if err == nil {
+		// The subscriptions ended, and so do the forwarders.
+		s.fwd.Wait()
+	}
+	return err
 }
 
 // natsSubject is the subject of a message of topic about company:
@@ -484,7 +619,7 @@ func (n *NATS) startRelay(topic string) {
 
 // relay forwards the outbox rows of topic to its stream until ctx ends,
 // starting again after RetryInterval when it stops on an error, and
-// prunes what it forwarded every PruneInterval.
+// prunes what it forwarded and heals the topic every PruneInterval.
 func (n *NATS) relay(ctx context.Context, topic string) {
 	log := n.cfg.Logger.With("relay", topic)
 	var wg sync.WaitGroup
@@ -502,6 +637,9 @@ func (n *NATS) relay(ctx context.Context, topic string) {
 				log.Log(ctx, pg.Level(err), "bus: prune the relayed messages", "err", err)
 			} else if k > 0 {
 				log.Debug("bus: pruned relayed messages", "messages", k)
+			}
+			if err := n.heal(topic); err != nil && ctx.Err() == nil {
+				log.Warn("bus: check the stream and the consumers on NATS", "err", err)
 			}
 		}
 	}()
@@ -549,7 +687,15 @@ func (n *NATS) runRelay(ctx context.Context, topic string) error {
 		}
 		out := message.NewMessage(msg.UUID, msg.Payload)
 		out.Metadata = msg.Metadata
-		return pub.Publish(natsSubject(topic, msg.Metadata.Get("company_id")), out)
+		err := pub.Publish(natsSubject(topic, msg.Metadata.Get("company_id")), out)
+		if errors.Is(err, nats.ErrNoStreamResponse) {
+			// No stream answered: NATS lost it. The retry publishes to
+			// the stream made again, which the consumers receive.
+			if herr := n.heal(topic); herr != nil {
+				err = errors.Join(err, herr)
+			}
+		}
+		return err
 	})
 	// A few quick attempts, then the message is nacked: the outbox
 	// subscriber's transaction, which holds back every reader of the

@@ -2,7 +2,9 @@ package bus_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +96,186 @@ func TestNATSOutage(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, receive(t, msgs, len(want)), eq); diff != "" {
 		t.Errorf("the group subscribed during the outage received (-want +got):\n%s", diff)
+	}
+}
+
+// TestNATSLostStreamAndConsumer: NATS loses the stream (a server back
+// with an empty store, an operator who deleted it), then a group's
+// consumer alone. The relay makes the stream again, every process makes
+// its groups' consumers again, and the subscriptions, left as they
+// were, receive the messages published after, in order.
+func TestNATSLostStreamAndConsumer(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	srv := natstest.New(t)
+	tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: srv.URL(), RetryInterval: 100 * time.Millisecond,
+		PruneInterval: 100 * time.Millisecond,
+		Relay:         bus.PostgresConfig{PollInterval: 10 * time.Millisecond, ResendInterval: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acked := func(n uint64) func() bool {
+		return func() bool {
+			info, err := js.ConsumerInfo(bus.CommitsTopic, "healed")
+			return err == nil && info.AckFloor.Consumer == n && info.NumAckPending == 0
+		}
+	}
+	eq := cmp.Comparer(func(a, b note) bool { return a == b })
+	want := interleaved(0, 15)
+	msgs, _ := subscribe(t, tr, "healed", bus.CommitsTopic)
+	publish(t, pool, bus.CommitsTopic, want[:5]...)
+	got := receive(t, msgs, 5)
+	waitFor(t, acked(5))
+
+	if err := js.DeleteStream(bus.CommitsTopic); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, pool, bus.CommitsTopic, want[5:10]...)
+	got = append(got, receive(t, msgs, 5)...)
+	waitFor(t, acked(5)) // a new consumer: its sequence starts again
+
+	if err := js.DeleteConsumer(bus.CommitsTopic, "healed"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, err := js.ConsumerInfo(bus.CommitsTopic, "healed"); return err == nil })
+	// The consumer made again delivers the stream from its start: the
+	// five messages it already had come again (at least once), then the
+	// new ones.
+	publish(t, pool, bus.CommitsTopic, want[10:]...)
+	again := receive(t, msgs, 10)
+	if diff := cmp.Diff(want[5:], again, eq); diff != "" {
+		t.Errorf("after the consumer was lost (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[:10], got, eq); diff != "" {
+		t.Errorf("before and after the stream was lost (-want +got):\n%s", diff)
+	}
+}
+
+// TestNATSFailedSubscribeLeavesNoConnection: a subscription that fails
+// after its consumer was checked (here for good: an operator's consumer
+// of the group's name without a deliver group; as well NATS going away
+// at that moment) is retried, and each failed attempt closes the
+// connection it opened. watermill-nats' Close of a subscriber whose
+// Subscribe failed waits its CloseTimeout and then leaves the connection
+// open, reconnecting for ever.
+func TestNATSFailedSubscribeLeavesNoConnection(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	srv := natstest.New(t)
+	logs := &lockedBuffer{}
+	tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: srv.URL(), RetryInterval: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	if err := tr.EnsureStream(bus.CommitsTopic); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AddConsumer(bus.CommitsTopic, &nats.ConsumerConfig{Durable: "odd", DeliverSubject: "odd.deliver",
+		AckPolicy: nats.AckExplicitPolicy, AckWait: tr.AckWait(), MaxAckPending: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := tr.Subscriber("odd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := sub.Subscribe(ctx, bus.CommitsTopic)
+		done <- err
+	}()
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "cannot subscribe to NATS") })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("subscribed to a consumer without a deliver group")
+	}
+	// The group's connections, as the server sees them.
+	conns := func() int {
+		res, err := http.Get(srv.MonitorURL() + "/connz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var connz struct{ Connections []struct{ Name string } }
+		if err := json.NewDecoder(res.Body).Decode(&connz); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range connz.Connections {
+			if strings.HasPrefix(c.Name, "clientele odd ") {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, func() bool { return conns() == 0 })
+}
+
+// TestNATSCloseHandsOnHeldMessage: a node that stops cleanly while NATS
+// has pushed it a message its handler has not taken hands the message
+// on at once (nacks it), instead of holding its group for the ack wait,
+// here ten minutes, far longer than the test waits.
+func TestNATSCloseHandsOnHeldMessage(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	srv := natstest.New(t)
+	tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: srv.URL() + "?ack_wait=10m", RetryInterval: 100 * time.Millisecond,
+		Relay: bus.PostgresConfig{PollInterval: 10 * time.Millisecond, ResendInterval: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Node A subscribes and takes nothing.
+	subA, err := tr.Subscriber("handover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := subA.Subscribe(context.Background(), bus.CommitsTopic); err != nil {
+		t.Fatal(err)
+	}
+	want := interleaved(0, 3)
+	publish(t, pool, bus.CommitsTopic, want...)
+	waitFor(t, func() bool {
+		info, err := js.ConsumerInfo(bus.CommitsTopic, "handover")
+		return err == nil && info.NumAckPending == 1
+	})
+	if err := subA.Close(); err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := subscribe(t, tr, "handover", bus.CommitsTopic)
+	if diff := cmp.Diff(want, receive(t, msgs, len(want)), cmp.Comparer(func(a, b note) bool { return a == b })); diff != "" {
+		t.Errorf("node B received (-want +got):\n%s", diff)
 	}
 }

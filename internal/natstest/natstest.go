@@ -30,11 +30,12 @@ type Server struct {
 	url      string
 	once     sync.Once
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	out  *buffer
-	done chan struct{}
-	err  error
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	out     *buffer
+	done    chan struct{}
+	err     error
+	monitor string
 }
 
 // New starts a server for tb and stops it when tb ends. A missing
@@ -93,7 +94,7 @@ func Start(ctx context.Context) (*Server, error) {
 
 // start runs the server on port and waits until it listens.
 func (s *Server) start(ctx context.Context, port string) error {
-	cmd := exec.Command(s.bin, "-a", "127.0.0.1", "-p", port, "-js", "-sd", filepath.Join(s.dir, "store"),
+	cmd := exec.Command(s.bin, "-a", "127.0.0.1", "-p", port, "-m", "-1", "-js", "-sd", filepath.Join(s.dir, "store"),
 		"--ports_file_dir", s.dir)
 	out := &buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -113,9 +114,11 @@ func (s *Server) start(ctx context.Context, port string) error {
 	ports := filepath.Join(s.dir, fmt.Sprintf("nats-server_%d.ports", cmd.Process.Pid))
 	for {
 		if b, err := os.ReadFile(ports); err == nil {
-			var p struct{ Nats []string }
-			if json.Unmarshal(b, &p) == nil && len(p.Nats) > 0 {
-				s.url = p.Nats[0]
+			var p struct{ Nats, Monitoring []string }
+			if json.Unmarshal(b, &p) == nil && len(p.Nats) > 0 && len(p.Monitoring) > 0 {
+				s.mu.Lock()
+				s.url, s.monitor = p.Nats[0], p.Monitoring[0]
+				s.mu.Unlock()
 				return nil
 			}
 		}
@@ -136,7 +139,7 @@ func (s *Server) Stop() error { return s.stop() }
 
 // Restart starts the server Stop stopped, on the same port.
 func (s *Server) Restart(ctx context.Context) error {
-	_, port, err := net.SplitHostPort(strings.TrimPrefix(s.url, "nats://"))
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(s.URL(), "nats://"))
 	if err != nil {
 		return err
 	}
@@ -165,7 +168,19 @@ func (s *Server) stop() error {
 }
 
 // URL is the server's client URL, nats://127.0.0.1:PORT.
-func (s *Server) URL() string { return s.url }
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// MonitorURL is the server's monitoring endpoint, http://127.0.0.1:PORT
+// (a port of its own at each start), for /connz, /jsz and the like.
+func (s *Server) MonitorURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.monitor
+}
 
 // PID is the server's process id.
 func (s *Server) PID() int {
