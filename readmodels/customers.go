@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/domain/customer"
 )
 
 // Customers reads the customers read model (projections.Customers).
@@ -22,7 +24,15 @@ func NewCustomers(pool *pgxpool.Pool) *Customers {
 // customersTable is the retrieval shape of the customers table. Deleted
 // customers are hidden; forgotten ones are shown, anonymised, so that a
 // client keeping a copy learns to anonymise its own.
-var customersTable = docTable{name: "customers", id: "customer_id", visible: "NOT is_deleted"}
+// The identifiers are index-backed filters (migration 00030): the parser
+// stores each as text, so they are strings in doc.
+var customersTable = docTable{name: "customers", id: "customer_id", visible: "NOT is_deleted",
+	stringIndexed: map[string]bool{
+		customer.FieldEmail:       true,
+		customer.FieldPhoneNumber: true,
+		customer.FieldExternalID:  true,
+		customer.FieldToken:       true,
+	}}
 
 // Retrieve returns one page of the company's customers as retrieval shows
 // them, in id (creation) order. The read model follows the log

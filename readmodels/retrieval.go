@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -65,12 +66,19 @@ type Page struct {
 // page is read in primary-key order from the cursor with a LIMIT, so the
 // scan stops once the page is full; a filter that matches few rows reads
 // the company's rows from the cursor on (docs/retrieval.md, "What a
-// filter costs").
+// filter costs"), but for the fields of stringIndexed.
 type docTable struct {
 	name, id, visible string
 	// numeric marks an integer id column (events' ids): pages are in its
 	// numeric order (9 before 10), and a cursor is its decimal text.
 	numeric bool
+	// stringIndexed are fields whose value in doc is always a JSON string
+	// when present, each with an index on (company_id, (doc ->> field),
+	// id) WHERE visible AND doc ->> field IS NOT NULL. A filter on one is
+	// doc ->> field = value: for a string field exactly the rows that the
+	// containment documents of filterDocs find (a string never equals a
+	// number, a boolean or a list), read through that index.
+	stringIndexed map[string]bool
 }
 
 // after is the lower bound of a page's ids: the cursor as the id
@@ -92,33 +100,10 @@ func (t docTable) after(cursor string) (any, error) {
 // page reads one page of t. It asks for one row more than the limit to
 // know whether another page follows.
 func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Page, error) {
-	if q.Limit < 1 || q.Limit > MaxLimit {
-		return Page{}, fmt.Errorf("readmodels: %s: limit %d out of 1..%d", t.name, q.Limit, MaxLimit)
-	}
-	after, err := t.after(q.After)
+	sql, args, err := t.pageSQL(q)
 	if err != nil {
 		return Page{}, err
 	}
-	args := []any{q.CompanyID, after}
-	var where strings.Builder
-	for _, f := range q.Filters {
-		alts := filterDocs(f)
-		where.WriteString(" AND (")
-		for i, d := range alts {
-			if i > 0 {
-				where.WriteString(" OR ")
-			}
-			args = append(args, d)
-			fmt.Fprintf(&where, "doc @> $%d::jsonb", len(args))
-		}
-		where.WriteString(")")
-	}
-	args = append(args, q.Limit+1)
-	id := pgx.Identifier{t.id}.Sanitize()
-	// The id is read as text under another name, so that ORDER BY takes
-	// the column itself: an integer id orders numerically.
-	sql := fmt.Sprintf(`SELECT %s::text AS page_cursor, doc FROM %s WHERE company_id = $1 AND %s > $2 AND %s%s ORDER BY %s LIMIT $%d`,
-		id, pgx.Identifier{t.name}.Sanitize(), id, t.visible, where.String(), id, len(args))
 	rows, err := pool.Query(ctx, sql, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("readmodels: %s: %w", t.name, err)
@@ -145,6 +130,51 @@ func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Pa
 	return p, nil
 }
 
+// pageSQL is the query of a page of t, and its arguments.
+func (t docTable) pageSQL(q PageQuery) (string, []any, error) {
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return "", nil, fmt.Errorf("readmodels: %s: limit %d out of 1..%d", t.name, q.Limit, MaxLimit)
+	}
+	after, err := t.after(q.After)
+	if err != nil {
+		return "", nil, err
+	}
+	args := []any{q.CompanyID, after}
+	var where strings.Builder
+	for _, f := range q.Filters {
+		if t.stringIndexed[f.Field] {
+			// The field is one of stringIndexed's keys, written in the
+			// code, and so safe as a literal: the expression must be
+			// the index's own for the planner to use it.
+			v, ok := storableString(f.Value)
+			if !ok {
+				where.WriteString(" AND false")
+				continue
+			}
+			args = append(args, v)
+			fmt.Fprintf(&where, " AND doc ->> '%s' = $%d", f.Field, len(args))
+			continue
+		}
+		alts := filterDocs(f)
+		where.WriteString(" AND (")
+		for i, d := range alts {
+			if i > 0 {
+				where.WriteString(" OR ")
+			}
+			args = append(args, d)
+			fmt.Fprintf(&where, "doc @> $%d::jsonb", len(args))
+		}
+		where.WriteString(")")
+	}
+	args = append(args, q.Limit+1)
+	id := pgx.Identifier{t.id}.Sanitize()
+	// The id is read as text under another name, so that ORDER BY takes
+	// the column itself: an integer id orders numerically.
+	sql := fmt.Sprintf(`SELECT %s::text AS page_cursor, doc FROM %s WHERE company_id = $1 AND %s > $2 AND %s%s ORDER BY %s LIMIT $%d`,
+		id, pgx.Identifier{t.name}.Sanitize(), id, t.visible, where.String(), id, len(args))
+	return sql, args, nil
+}
+
 // filterDocs returns the containment documents of which the doc must
 // contain one: {"f": v} and {"f": [v]} (a list holding v), for v the text
 // and, when the text reads as one, the boolean or number. Containment is
@@ -169,6 +199,22 @@ func filterDocs(f Filter) []string {
 		}
 	}
 	return out
+}
+
+// storableString returns the string that the filter value v stands for in
+// a string field, as filterDocs makes it: invalid UTF-8 becomes U+FFFD, as
+// encoding/json writes it. ok is false when no stored string can equal it:
+// jsonb holds no NUL character.
+func storableString(v string) (s string, ok bool) {
+	if strings.ContainsRune(v, 0) {
+		return "", false
+	}
+	if utf8.ValidString(v) {
+		return v, true
+	}
+	b, _ := json.Marshal(v) // a string always encodes
+	err := json.Unmarshal(b, &s)
+	return s, err == nil
 }
 
 // isJSONNumber reports whether s is a number as JSON writes it (so not

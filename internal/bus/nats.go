@@ -15,6 +15,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	wnats "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/nats"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
@@ -657,6 +658,12 @@ func (n *NATS) relay(ctx context.Context, topic string) {
 	}
 }
 
+// errRelayDisconnected nacks an outbox row at once while the relay's
+// connection to NATS is down, so that the outbox subscriber's transaction
+// does not stay open through the outage (it holds back every reader of
+// the log, pg_snapshot_xmin being the whole server's).
+var errRelayDisconnected = errors.New("bus: the relay is not connected to NATS")
+
 // runRelay runs one Watermill router that forwards topic.
 func (n *NATS) runRelay(ctx context.Context, topic string) error {
 	conn, err := nats.Connect(n.cfg.URL, n.options("relay "+topic)...)
@@ -682,6 +689,9 @@ func (n *NATS) runRelay(ctx context.Context, topic string) error {
 		return err
 	}
 	h := router.AddNoPublisherHandler(RelayGroup+"_"+topic, topic, sub, func(msg *message.Message) error {
+		if !conn.IsConnected() {
+			return errRelayDisconnected
+		}
 		if err := n.EnsureStream(topic); err != nil {
 			return err
 		}
@@ -703,6 +713,9 @@ func (n *NATS) runRelay(ctx context.Context, topic string) error {
 	// after the subscriber's ResendInterval.
 	retry := RetryForever(time.Second, n.logger)
 	retry.MaxRetries = 3
+	// While NATS is away, not even the quick attempts: each would wait
+	// out JetStream's publish timeout inside that transaction.
+	retry.ShouldRetry = func(p middleware.RetryParams) bool { return !errors.Is(p.Err, errRelayDisconnected) }
 	h.AddMiddleware(retry.Middleware)
 	err = router.Run(ctx)
 	if err == nil && ctx.Err() == nil {
