@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // A checkpoint is the last position a projector applied, kept in
@@ -150,18 +151,11 @@ func resetCheckpoint(ctx context.Context, tx pgx.Tx, name string, pos eventstore
 	return nil
 }
 
-// countEvents counts the events after `after` up to and including upTo.
-// The range is a scan of the events primary key, so it costs what it
-// counts: cheap for a lag, a full scan from the start of the log.
-func countEvents(ctx context.Context, q querier, after, upTo eventstore.Position) (int64, error) {
-	if !after.Less(upTo) {
-		return 0, nil
-	}
-	var n int64
-	err := q.QueryRow(ctx, `SELECT count(*) FROM events
-		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
-		  AND (transaction_id, global_position) <= ($3::text::xid8, $4)`,
-		strconv.FormatUint(after.TxID, 10), after.Global, strconv.FormatUint(upTo.TxID, 10), upTo.Global).Scan(&n)
+// countEvents counts the events after `after` up to and including upTo
+// (postgres.Log.CountEvents): cheap for a lag, a full scan from the start
+// of the log.
+func countEvents(ctx context.Context, q postgres.Querier, after, upTo eventstore.Position) (int64, error) {
+	n, err := postgres.NewLog(q).CountEvents(ctx, after, upTo)
 	if err != nil {
 		return 0, fmt.Errorf("projections: count events: %w", err)
 	}

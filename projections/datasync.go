@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 )
@@ -75,20 +75,18 @@ func (*Datasync) Tables() []string { return []string{"datasync_targets", "datasy
 // a company without datatargets (the common case) is then not read at all.
 //
 // Whether the commit creates one the header says, when it lists the
-// commit's types; asking the log instead means reading the type of every
-// event of the commit, a thousand for an import.
+// commit's types; asking the log instead (for a header written before
+// headers listed them) means reading the type of every event of the
+// commit, a thousand for an import, so the log is asked only when the
+// company has no datatarget.
 func (*Datasync) WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error) {
 	if h.Types != nil && slices.Contains(h.Types, datatarget.CreatedType) {
 		return true, nil
 	}
 	var wants bool
-	var err error
-	if h.Types != nil {
-		err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM datasync_targets WHERE company_id = $1)`, h.CompanyID).Scan(&wants)
-	} else {
-		err = tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM datasync_targets WHERE company_id = $1)
-			OR EXISTS (SELECT 1 FROM events WHERE transaction_id = $2::text::xid8 AND event_type = $3)`,
-			h.CompanyID, strconv.FormatUint(h.TxID, 10), datatarget.CreatedType).Scan(&wants)
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM datasync_targets WHERE company_id = $1)`, h.CompanyID).Scan(&wants)
+	if err == nil && !wants && h.Types == nil {
+		wants, err = postgres.NewLog(tx).CommitHasType(ctx, h.TxID, datatarget.CreatedType)
 	}
 	if err != nil {
 		return false, fmt.Errorf("datasync: wants commit: %w", err)

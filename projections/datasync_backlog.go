@@ -3,7 +3,6 @@ package projections
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,20 +28,7 @@ func (p *Datasync) backlog(ctx context.Context, tx pgx.Tx, ts *syncTargets, t *s
 	types := p.feeds[t.datatype].eventTypes()
 	var after eventstore.Position
 	for {
-		// events.transaction_id: the bare name would order by the output
-		// column, the text (see nextCommit).
-		rows, err := tx.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
-				transaction_id::text, global_position
-			FROM events WHERE company_id = $1 AND event_type = ANY($2)
-				AND (transaction_id, global_position) > ($3::text::xid8, $4)
-				AND (transaction_id, global_position) < ($5::text::xid8, $6)
-			ORDER BY events.transaction_id, events.global_position LIMIT $7`,
-			t.company, types, strconv.FormatUint(after.TxID, 10), after.Global,
-			strconv.FormatUint(t.applied.TxID, 10), t.applied.Global, backlogPage)
-		if err != nil {
-			return fmt.Errorf("projections: datasync: backlog of %s: %w", t.id, err)
-		}
-		evs, err := postgres.ScanEvents(rows)
+		evs, err := postgres.NewLog(tx).ReadCompanyTypes(ctx, t.company, types, after, t.applied, backlogPage)
 		if err != nil {
 			return fmt.Errorf("projections: datasync: backlog of %s: %w", t.id, err)
 		}

@@ -85,7 +85,7 @@ func (f catalogFeed) state(id string, doc map[string]any) (entityState, error) {
 }
 
 // readChangedStreams reads the streams of changes from their start up to
-// the last change of each (readStreamsUpTo), and returns them with, by
+// the last change of each (postgres.Log.ReadStreamsUpTo), and returns them with, by
 // global position, the index in changes of each change: a feed folds
 // each stream and takes the entity's state at each change.
 func readChangedStreams(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]eventstore.RecordedEvent, map[int64]int, error) {
@@ -103,25 +103,9 @@ func readChangedStreams(ctx context.Context, tx pgx.Tx, changes []*eventstore.Re
 		upto[j] = max(upto[j], e.StreamVersion)
 		at[e.Position.Global] = i
 	}
-	history, err := readStreamsUpTo(ctx, tx, streams, upto)
-	return history, at, err
-}
-
-// readStreamsUpTo reads the events of each stream up to its version in
-// upto, in one query, stream by stream in version order.
-func readStreamsUpTo(ctx context.Context, tx pgx.Tx, streams []string, upto []int64) ([]eventstore.RecordedEvent, error) {
-	rows, err := tx.Query(ctx, `SELECT e.stream_id, e.stream_version, e.event_type, e.data, e.metadata, e.recorded_at,
-			e.transaction_id::text, e.global_position
-		FROM unnest($1::text[], $2::bigint[]) AS w(stream_id, upto)
-		JOIN streams s ON s.stream_id = w.stream_id
-		JOIN events e ON e.stream_key = s.stream_key AND e.stream_version <= w.upto
-		ORDER BY e.stream_key, e.stream_version`, streams, upto)
+	history, err := postgres.NewLog(tx).ReadStreamsUpTo(ctx, streams, upto)
 	if err != nil {
-		return nil, fmt.Errorf("read streams: %w", err)
+		return nil, nil, fmt.Errorf("read streams: %w", err)
 	}
-	history, err := postgres.ScanEvents(rows)
-	if err != nil {
-		return nil, fmt.Errorf("read streams: %w", err)
-	}
-	return history, nil
+	return history, at, nil
 }

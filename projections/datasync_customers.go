@@ -9,6 +9,7 @@ import (
 
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 )
 
@@ -55,9 +56,9 @@ func (f customersFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventst
 		upto[j] = max(upto[j], e.StreamVersion)
 		at[e.Position.Global] = i
 	}
-	history, err := readStreamsUpTo(ctx, tx, streams, upto)
+	history, err := postgres.NewLog(tx).ReadStreamsUpTo(ctx, streams, upto)
 	if err != nil {
-		return nil, fmt.Errorf("projections: datasync: customers: %w", err)
+		return nil, fmt.Errorf("projections: datasync: customers: read streams: %w", err)
 	}
 	keys := map[customerKey][]byte{}
 	for company, ids := range byCompany {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 )
 
@@ -107,20 +108,12 @@ func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore
 }
 
 // recordedInLog adds to recs the EventRecorded of each company's id, read
-// from the log in one query (two index lookups each: events_activity_id).
+// from the log in one query (postgres.Log.EachEventRecorded).
 func recordedInLog(ctx context.Context, tx pgx.Tx, companies []string, ids []int64, recs map[activityKey]*activity.Recorded) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, `SELECT e.company_id, e.data FROM unnest($1::text[], $2::bigint[]) AS w(company_id, id)
-		JOIN events e ON e.company_id = w.company_id AND e.event_type = 'EventRecorded' AND e.data->'id' = to_jsonb(w.id)`,
-		companies, ids)
-	if err != nil {
-		return fmt.Errorf("projections: datasync: events: read recorded: %w", err)
-	}
-	var company string
-	var data []byte
-	_, err = pgx.ForEachRow(rows, []any{&company, &data}, func() error {
+	err := postgres.NewLog(tx).EachEventRecorded(ctx, companies, ids, func(company string, data []byte) error {
 		var rec activity.Recorded
 		if err := decodeNumbers(data, &rec); err != nil {
 			return err

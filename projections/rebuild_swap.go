@@ -65,18 +65,11 @@ func (rb *rebuilder) finish(ctx context.Context) error {
 // with the lock held no transaction has uncommitted events, and one that
 // is still running (waiting for the lock) appends only after the swap.
 func (rb *rebuilder) finishInline(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `LOCK TABLE events IN EXCLUSIVE MODE`); err != nil {
+	eventLog := postgres.NewLog(tx)
+	if err := eventLog.LockAppends(ctx); err != nil {
 		return err
 	}
-	// events.transaction_id: the bare name would order by the output
-	// column, the text (see nextCommit).
-	rows, err := tx.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at, transaction_id::text, global_position
-		FROM events WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
-		ORDER BY events.transaction_id, events.global_position`, strconv.FormatUint(rb.pos.TxID, 10), rb.pos.Global)
-	if err != nil {
-		return err
-	}
-	events, err := postgres.ScanEvents(rows)
+	events, err := eventLog.ReadAfter(ctx, rb.pos)
 	if err != nil || len(events) == 0 {
 		return err
 	}
