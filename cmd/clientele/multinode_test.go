@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,13 +85,18 @@ func (n *node) kill() {
 // TestMultiNodeNATS runs three serve processes on one PostgreSQL and one
 // NATS JetStream (--bus). Uploads go to every node; while the customers
 // are being applied and a webhook outlet delivers, the node that holds
-// the outlet's lease is killed with SIGKILL. The other two finish its
+// the outlet's lease is caught applying an import chunk and killed with
+// SIGKILL (stopped first, so that the chunk is certainly in its hands,
+// and checked still undone after its death). The other two finish its
 // work: every import run completes with its counts, every customer is
-// in the log and in the read model once, every projection catches up
-// (each applies a commit in the transaction that moves its checkpoint,
-// so exactly once), and the receiver gets every message in order, from
-// whichever node holds the lease, with at most the batch in flight at
-// the kill sent again.
+// in the log and in the read model once, every projector's checkpoint
+// reaches the head of the log having counted each event of the log
+// once (no commit skipped or applied twice), the receiver gets every
+// message in order, from whichever node holds the lease, with at most
+// the batch in flight at the kill sent again, and the work went through
+// NATS: the streams hold one message per commit and per chunk, and
+// their durable consumers, one per projector and one for the import
+// worker, were delivered and acked every message.
 func TestMultiNodeNATS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server and three serve processes")
@@ -113,7 +118,11 @@ func TestMultiNodeNATS(t *testing.T) {
 	mustRun(t, getenv, "user", "create", "--company", "acme", "--email", "ops@acme.test", "--password", "correct horse battery", "--role", "admin")
 	nodes := make([]*node, 3)
 	for i := range nodes {
-		nodes[i] = startNode(t, vars)
+		// Each node's connections carry its name, so that the test can
+		// tell which node's transaction holds an import chunk.
+		nv := maps.Clone(vars)
+		nv["DATABASE_URL"] = withAppName(db, nodeAppName(i))
+		nodes[i] = startNode(t, nv)
 	}
 	token := nodes[0].client.createToken("ops@acme.test", "correct horse battery")
 	for _, n := range nodes {
@@ -152,8 +161,8 @@ func TestMultiNodeNATS(t *testing.T) {
 		runIDs = append(runIDs, res.json(t)["run_id"].(string))
 	}
 
-	// Kill the node that holds the outlet's lease while the customers are
-	// being applied.
+	// Kill the node that holds the outlet's lease while it applies an
+	// import chunk.
 	conn, err := pgx.Connect(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
@@ -169,27 +178,7 @@ func TestMultiNodeNATS(t *testing.T) {
 		}
 		return total, strings.Join(states, ", ")
 	}
-	var victim int
-	c0.waitFor("a lease holder and customers being applied", time.Minute, func() (bool, string) {
-		var holder string
-		_ = conn.QueryRow(context.Background(), `SELECT lease_holder FROM outlet_deliveries`).Scan(&holder)
-		victim = -1
-		if parts := strings.Split(holder, ":"); len(parts) == 3 {
-			pid, _ := strconv.Atoi(parts[1])
-			for i, n := range nodes {
-				if n.cmd.Process.Pid == pid {
-					victim = i
-				}
-			}
-		}
-		n, states := accepted(c0)
-		return victim >= 0 && n > 0, fmt.Sprintf("lease holder %q; %s", holder, states)
-	})
-	before, _ := accepted(c0)
-	if before >= perRun*len(nodes) {
-		t.Fatal("every customer was applied before the kill; the test proves nothing")
-	}
-	nodes[victim].kill()
+	victim, chunk := killChunkApplier(t, conn, nodes, time.Minute)
 	killed := time.Now()
 	var alive []*node
 	for i, n := range nodes {
@@ -197,10 +186,24 @@ func TestMultiNodeNATS(t *testing.T) {
 			alive = append(alive, n)
 		}
 	}
-	t.Logf("killed node %d (the lease holder) with %d of %d customers applied, %d webhook requests received",
-		victim, before, perRun*len(nodes), rcv.requests())
-
 	c := alive[0].client
+	before, _ := accepted(c)
+	if before >= perRun*len(nodes) {
+		t.Fatal("every customer was applied before the kill; the test proves nothing")
+	}
+	// Its transaction ends with its connections: the chunk must then
+	// still be undone, for the others to apply.
+	c.waitFor("the killed node's connections closed", time.Minute, func() (bool, string) {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, nodeAppName(victim)).Scan(&n)
+		return err == nil && n == 0, fmt.Sprintf("%d connections, %v", n, err)
+	})
+	if done, err := chunkDone(context.Background(), conn, chunk); err != nil || done {
+		t.Fatalf("chunk %d of run %s, held by node %d when it was killed: applied %v, %v; want undone", chunk.seq, chunk.runID, victim, done, err)
+	}
+	t.Logf("killed node %d (the lease holder) applying chunk %d of run %s, with %d of %d customers applied, %d webhook requests received",
+		victim, chunk.seq, chunk.runID, before, perRun*len(nodes), rcv.requests())
+
 	c.waitFor("every import run completed", 5*time.Minute, func() (bool, string) {
 		n, states := accepted(c)
 		return n == perRun*len(nodes) && !strings.Contains(states, "scheduled") && !strings.Contains(states, "running"), states
@@ -230,6 +233,9 @@ func TestMultiNodeNATS(t *testing.T) {
 	}
 	t.Logf("projections caught up %v after the kill", time.Since(killed).Round(time.Millisecond))
 
+	// Every commit applied once by every projector.
+	checkEventsApplied(t, c, conn)
+
 	// Every customer once in the log and once in the read model.
 	var events, streams, rows int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT stream_id) FROM events WHERE event_type = 'CustomerUpserted'`).Scan(&events, &streams); err != nil {
@@ -257,6 +263,11 @@ func TestMultiNodeNATS(t *testing.T) {
 	if strings.Contains(holder, fmt.Sprintf(":%d:", nodes[victim].cmd.Process.Pid)) {
 		t.Errorf("the lease is still the killed node's: %s", holder)
 	}
+	if done, err := chunkDone(context.Background(), conn, chunk); err != nil || !done {
+		t.Errorf("chunk %d of run %s, which the killed node held: applied %v, %v", chunk.seq, chunk.runID, done, err)
+	}
+	// The work went through NATS.
+	checkNATSConsumers(t, c, nats.URL(), conn)
 	for _, n := range alive {
 		for _, line := range strings.Split(n.out.String(), "\n") {
 			if strings.Contains(line, `"status":500`) || strings.Contains(line, "panic") {
