@@ -316,6 +316,18 @@ func TestCampaignRulesCacheModifiedAt(t *testing.T) {
 		t.Fatalf("the second sales import made no commit")
 	}
 	check("sales that change no figure", saleAt, figures)
+
+	// O opens the campaign without being sent it: the open counts, O is
+	// not in the audience. O's sale in the window then changes no
+	// figure (it is stored on O's row, for the day O is sent it).
+	e.importAll(token, "/api/customers/upload/", `[{"external_id": "O"}]`)
+	e.importAll(token, "/api/events/upload/", `[
+		{"type": "MAIL_OPEN", "date": "2024-03-02T09:00:00Z", "customer_id": "O", "campaign_key": "cm"}]`)
+	openAt := e.rulesCommitTime(co, activity.TypeRecorded)
+	figures.Events = events(2, 0, 2, 0, 0, 0, 0)
+	check("an open outside the audience", openAt, figures)
+	e.importAll(token, "/api/sales/upload/", "["+rulesSale("S-O", "O", "2024-03-05T12:00:00Z", 800, "")+"]")
+	check("a sale of a customer outside the audience", openAt, figures)
 }
 
 // TestCampaignRulesReactionAtTheSaleInstant: a conversion needs a

@@ -172,9 +172,18 @@ func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 			// none of its campaigns): nothing to write.
 			continue
 		}
-		d.changed = true
-		if at.After(d.At) {
-			d.At = at
+		// The campaign's figures move only with what they count: a
+		// customer outside the audience (opened, never sent) whose
+		// sales in the window or first reaction change has its row
+		// rewritten, but its campaign neither gets a new
+		// cache_modified_at nor a datasync message.
+		if !sameConversions || nf.Counts != of.Counts || nf.Audience() != of.Audience() ||
+			nf.Unreachable() != of.Unreachable() || nf.Reacted() != of.Reacted() ||
+			(nf.Audience() && nf.WindowSales) != (of.Audience() && of.WindowSales) {
+			d.changed = true
+			if at.After(d.At) {
+				d.At = at
+			}
 		}
 		if nf.Member.Counts != ([campaign.NumFigures]int64{}) {
 			if memberChanged {
@@ -214,7 +223,7 @@ func decideChunkOf(ctx context.Context, tx pgx.Tx, touched map[memberKey]time.Ti
 			prods = append(prods, p)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && len(members) == 0 && len(gone[0]) == 0 && len(reconverted[0]) == 0 {
 		return nil
 	}
 	var b pgx.Batch
