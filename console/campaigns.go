@@ -1,22 +1,38 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/readmodels"
 )
 
 // The campaigns pages read what GET /api/beta/campaigns/ reads, with its
 // parameters read as it reads them (api.CampaignStatsQuery): the figures
 // the campaign_stats projection keeps. A campaign's page charts its
-// funnel and its conversions' revenue by product category; the
-// projection keeps totals over the window, not a series per day, so the
-// sales are charted by category and product, not over time.
+// funnel, its conversions day by day over the window (from the
+// conversions the projection keeps, readmodels.Campaigns.
+// CampaignSalesDays), and their revenue by product category and by
+// campaign product.
+
+// CampaignSalesDays reads a campaign's conversions per day;
+// readmodels.Campaigns implements it. A campaign's page charts them when
+// the API's campaigns read model (api.Deps.Campaigns) implements it too.
+type CampaignSalesDays interface {
+	CampaignSalesDays(ctx context.Context, q readmodels.SalesDaysQuery) ([]readmodels.SalesDay, error)
+}
+
+// maxDayBars bounds the bars of the sales over time: a longer window
+// chosen by dates is charted by spans of several days.
+const maxDayBars = 62
 
 // campaignsView is the list of campaigns with their figures.
 type campaignsView struct {
@@ -81,15 +97,21 @@ type campaignView struct {
 	Key, Name, Kind, State, Activated, Created string
 	Stats                                      *readmodels.Stats
 	Funnel, Categories, Products               barChart
-	Figures                                    []fieldRow
-	Events                                     []fieldRow
+	// DayRevenue and DaySales are the conversions over the window, per
+	// day (or per span of days); HasDays is false when the read model
+	// does not give them.
+	DayRevenue, DaySales barChart
+	HasDays              bool
+	Figures              []fieldRow
+	Events               []fieldRow
 	// Window is the sales window shown, and the form's values.
 	Window, SalesStart, SalesEnd string
 }
 
 // handleCampaign shows a campaign's figures: its funnel (sent, delivered,
-// opens, clicks) and its sales in the window as charts. sales_start and
-// sales_end (dates) choose the window, as on GET /api/beta/campaigns/.
+// opens, clicks) and its sales over the window, day by day, as charts.
+// sales_start and sales_end (dates) choose the window, as on
+// GET /api/beta/campaigns/.
 func (c *Console) handleCampaign(g *gin.Context) error {
 	co := companyOf(g)
 	q, err := api.CampaignStatsQuery(g.Request, co.ID, co.Location())
@@ -138,15 +160,97 @@ func (c *Console) handleCampaign(g *gin.Context) error {
 				{Label: "campaign products", Values: []float64{float64(s.Sales.CampaignProductRevenue)}},
 				{Label: "other products", Values: []float64{float64(s.Sales.OtherProductRevenue)}},
 			}, formatMinor)
-		switch {
-		case q.Sales != nil:
-			v.Window = q.Sales.Start.In(co.Location()).Format("2006-01-02") + " to " + q.Sales.End.In(co.Location()).Format("2006-01-02")
-		case s.DateRange != nil:
-			v.Window = s.DateRange.Start.In(co.Location()).Format("2006-01-02") + " to " + s.DateRange.End.In(co.Location()).Format("2006-01-02")
-		default:
+		w, own := campaign.WindowOf(cs.Campaign.ActivatedAt)
+		if q.Sales != nil {
+			w = *q.Sales
+		}
+		if sd, ok := c.deps.Campaigns.(CampaignSalesDays); ok {
+			days, err := sd.CampaignSalesDays(g.Request.Context(), readmodels.SalesDaysQuery{
+				CompanyID: co.ID, Key: cs.Campaign.Key, Location: co.Location(), Sales: q.Sales})
+			if err != nil {
+				return err
+			}
+			v.HasDays = true
+			v.DayRevenue, v.DaySales = dayCharts(w, days, co.Location())
+		}
+		if q.Sales != nil || own {
+			v.Window = w.Start.In(co.Location()).Format("2006-01-02") + " to " + w.End.In(co.Location()).Format("2006-01-02")
+		} else {
 			v.Window = "the campaign's own window"
 		}
 	}
 	c.render(g, http.StatusOK, "campaign", cs.Campaign.Name, "campaigns", v)
 	return nil
+}
+
+// dayCharts charts a campaign's conversions over the window w: the
+// revenue and the number of converted sales of each of its days (dates
+// in loc), days without any included. A window chosen by dates may be
+// long, or open at one end: it is narrowed to the days of the
+// conversions when longer than maxDayBars days, and then charted by
+// spans of several days if still longer.
+func dayCharts(w campaign.Window, days []readmodels.SalesDay, loc *time.Location) (revenue, sales barChart) {
+	first, last := dateOf(w.Start, loc), dateOf(w.End, loc)
+	if daysBetween(first, last) >= maxDayBars && len(days) > 0 {
+		first = later(first, days[0].Day)
+		last = earlier(last, days[len(days)-1].Day)
+	}
+	n := daysBetween(first, last) + 1
+	span := max(1, (n+maxDayBars-1)/maxDayBars)
+	var revenuePoints, salesPoints []chartPoint
+	if n > 0 {
+		bars := (n + span - 1) / span
+		rev, cnt := make([]float64, bars), make([]float64, bars)
+		for _, d := range days {
+			if i := daysBetween(first, d.Day); i >= 0 && i < n {
+				rev[i/span] += float64(d.Revenue)
+				cnt[i/span] += float64(d.Sales)
+			}
+		}
+		for i := range bars {
+			day := first.AddDate(0, 0, i*span)
+			label := day.Format("Jan 2")
+			if span == 1 && i > 0 && day.Day() != 1 {
+				label = strconv.Itoa(day.Day()) // the month is on the first bar and where it changes
+			}
+			revenuePoints = append(revenuePoints, chartPoint{Label: label, Values: []float64{rev[i]}})
+			salesPoints = append(salesPoints, chartPoint{Label: label, Values: []float64{cnt[i]}})
+		}
+	}
+	per := "per day"
+	if span > 1 {
+		per = "per " + strconv.Itoa(span) + " days"
+	}
+	revenue = newBarChart("sales-revenue-days", "Revenue of the conversions "+per, []chartSeries{{Name: "revenue", Class: "chart-main"}}, revenuePoints, formatMinor)
+	sales = newBarChart("sales-count-days", "Converted sales "+per, []chartSeries{{Name: "sales", Class: "chart-main"}}, salesPoints, formatCount)
+	return revenue, sales
+}
+
+// dateOf is t's date in loc, at midnight there.
+func dateOf(t time.Time, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, loc)
+}
+
+// daysBetween counts the days from the date a to the date b (both at
+// midnight in one location), negative when b is before a. Dates are
+// compared as such, so that a day of 23 or 25 hours counts one.
+func daysBetween(a, b time.Time) int {
+	ua := time.Date(a.Year(), a.Month(), a.Day(), 0, 0, 0, 0, time.UTC).Unix()
+	ub := time.Date(b.Year(), b.Month(), b.Day(), 0, 0, 0, 0, time.UTC).Unix()
+	return int((ub - ua) / (24 * 60 * 60)) // seconds, not a Duration: a window may span millennia
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

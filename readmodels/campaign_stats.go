@@ -349,44 +349,13 @@ func (q *Campaigns) statsGroups(ctx context.Context, companyID string, keys []st
 // its own (the beta endpoint) from its members and their sales, with the
 // rule the projection applies (campaign.FiguresOf).
 func (q *Campaigns) windowTotals(ctx context.Context, c campaign.Campaign, t statsTotals, w campaign.Window) (statsTotals, error) {
-	rows, err := q.pool.Query(ctx, `SELECT m.customer_id, m.counts, m.first_reaction, s.sale_id, s.sale_date, s.revenue, s.stat_rows
-		FROM campaign_stats_members m JOIN campaign_stats_sales s ON s.company_id = m.company_id AND s.customer_id = m.customer_id
-		WHERE m.company_id = $1 AND m.campaign_key = $2 AND s.counted AND s.sale_date BETWEEN $3 AND $4
-		ORDER BY m.customer_id, s.sale_date, s.sale_id`, c.CompanyID, c.Key, w.Start, w.End)
+	figures, err := q.windowFigures(ctx, c.CompanyID, c.Key, w)
 	if err != nil {
-		return t, fmt.Errorf("readmodels: campaign stats: window: %w", err)
-	}
-	members := map[string]campaign.Member{}
-	sales := map[string][]campaign.Sale{}
-	var customer string
-	var counts []int64
-	var first, date *time.Time
-	var s campaign.Sale
-	var statRows []byte
-	_, err = pgx.ForEachRow(rows, []any{&customer, &counts, &first, &s.ID, &date, &s.Revenue, &statRows}, func() error {
-		var m campaign.Member
-		copy(m.Counts[:], counts)
-		if first != nil {
-			m.FirstReaction = first.UTC()
-		}
-		members[customer] = m
-		sl := campaign.Sale{ID: s.ID, Counted: true, Revenue: s.Revenue}
-		if date != nil {
-			sl.Date = date.UTC()
-		}
-		if err := json.Unmarshal(statRows, &sl.Rows); err != nil {
-			return err
-		}
-		sales[customer] = append(sales[customer], sl)
-		return nil
-	})
-	if err != nil {
-		return t, fmt.Errorf("readmodels: campaign stats: window: %w", err)
+		return t, err
 	}
 	t.withSales, t.sales, t.revenue, t.units, t.first, t.last, t.groups = 0, 0, 0, 0, nil, nil, nil
 	products := map[string]campaign.ProductFigures{}
-	for customer, m := range members {
-		f := campaign.FiguresOf(m, w, true, sales[customer])
+	for _, f := range figures {
 		if f.Audience() && f.WindowSales {
 			t.withSales++
 		}
@@ -414,7 +383,7 @@ func (q *Campaigns) windowTotals(ctx context.Context, c campaign.Campaign, t sta
 		return t, nil
 	}
 	ids := slices.Collect(maps.Keys(products))
-	rows, err = q.pool.Query(ctx, `SELECT k.product_id, `+firstCategory+`
+	rows, err := q.pool.Query(ctx, `SELECT k.product_id, `+firstCategory+`
 		FROM unnest($2::text[]) AS k(product_id)
 		LEFT JOIN products pr ON pr.company_id = $1 AND pr.product_id = k.product_id`, c.CompanyID, ids)
 	if err != nil {
@@ -431,6 +400,51 @@ func (q *Campaigns) windowTotals(ctx context.Context, c campaign.Campaign, t sta
 		return t, fmt.Errorf("readmodels: campaign stats: categories: %w", err)
 	}
 	return t, nil
+}
+
+// windowFigures decides, for a window of a campaign's own, the part of
+// each of its members that has a counted sale in it, as the projection
+// decides it (campaign.FiguresOf).
+func (q *Campaigns) windowFigures(ctx context.Context, companyID, key string, w campaign.Window) ([]campaign.Figures, error) {
+	rows, err := q.pool.Query(ctx, `SELECT m.customer_id, m.counts, m.first_reaction, s.sale_id, s.sale_date, s.revenue, s.stat_rows
+		FROM campaign_stats_members m JOIN campaign_stats_sales s ON s.company_id = m.company_id AND s.customer_id = m.customer_id
+		WHERE m.company_id = $1 AND m.campaign_key = $2 AND s.counted AND s.sale_date BETWEEN $3 AND $4
+		ORDER BY m.customer_id, s.sale_date, s.sale_id`, companyID, key, w.Start, w.End)
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: campaign stats: window: %w", err)
+	}
+	members := map[string]campaign.Member{}
+	sales := map[string][]campaign.Sale{}
+	var customer string
+	var counts []int64
+	var first, date *time.Time
+	var s campaign.Sale
+	var statRows []byte
+	_, err = pgx.ForEachRow(rows, []any{&customer, &counts, &first, &s.ID, &date, &s.Revenue, &statRows}, func() error {
+		var m campaign.Member
+		copy(m.Counts[:], counts)
+		if first != nil {
+			m.FirstReaction = first.UTC()
+		}
+		members[customer] = m
+		sl := campaign.Sale{ID: s.ID, Counted: true, Revenue: s.Revenue}
+		if date != nil {
+			sl.Date = date.UTC()
+		}
+		if err := json.Unmarshal(statRows, &sl.Rows); err != nil {
+			return err
+		}
+		sales[customer] = append(sales[customer], sl)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: campaign stats: window: %w", err)
+	}
+	out := make([]campaign.Figures, 0, len(members))
+	for customer, m := range members {
+		out = append(out, campaign.FiguresOf(m, w, true, sales[customer]))
+	}
+	return out, nil
 }
 
 // parseStatsCursor reads a Next: the sort time and key of the last

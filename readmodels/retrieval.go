@@ -40,6 +40,16 @@ type PageQuery struct {
 	After string
 	// Limit is the page size, 1 to MaxLimit.
 	Limit int
+	// MaxScan, when above 0, bounds the rows a filtered page reads: at
+	// most MaxScan rows of the company after the cursor, in id order, are
+	// checked against the filters. When they hold fewer matches than
+	// Limit, the page is the matches found and its Next is the last row
+	// read (Page.ScanBounded), so that a search matching few rows costs at
+	// most MaxScan rows a page, not the whole company. It does not apply
+	// to a page without filters (every row matches) nor to one with a
+	// filter of stringIndexed (the index reads only matching rows).
+	// Retrieval (the API) leaves it 0: its pages are full but the last.
+	MaxScan int
 }
 
 // Page is one page of documents, in id order.
@@ -49,6 +59,15 @@ type Page struct {
 	// Next is the id of the last document when more documents follow (the
 	// After of the next page), and "" on the last page.
 	Next string
+	// ScanBounded reports that the page stopped at PageQuery.MaxScan
+	// before it was full: Docs are every match among the MaxScan rows
+	// after the cursor (maybe none) and Next is the last of those rows, a
+	// match or not. More rows follow.
+	ScanBounded bool
+	// Scanned is, for a page read under MaxScan, how many rows after the
+	// cursor it read up to Next (MaxScan when ScanBounded); 0 on the last
+	// page, and without the bound.
+	Scanned int
 }
 
 // docTable is a read-model table of retrievable documents. Every such
@@ -66,7 +85,8 @@ type Page struct {
 // page is read in primary-key order from the cursor with a LIMIT, so the
 // scan stops once the page is full; a filter that matches few rows reads
 // the company's rows from the cursor on (docs/retrieval.md, "What a
-// filter costs"), but for the fields of stringIndexed.
+// filter costs"), or up to PageQuery.MaxScan of them, but for the fields
+// of stringIndexed.
 type docTable struct {
 	name, id, visible string
 	// numeric marks an integer id column (events' ids): pages are in its
@@ -100,6 +120,9 @@ func (t docTable) after(cursor string) (any, error) {
 // page reads one page of t. It asks for one row more than the limit to
 // know whether another page follows.
 func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Page, error) {
+	if t.bounded(q) {
+		return t.boundedPage(ctx, pool, q)
+	}
 	sql, args, err := t.pageSQL(q)
 	if err != nil {
 		return Page{}, err
@@ -130,16 +153,71 @@ func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Pa
 	return p, nil
 }
 
-// pageSQL is the query of a page of t, and its arguments.
-func (t docTable) pageSQL(q PageQuery) (string, []any, error) {
-	if q.Limit < 1 || q.Limit > MaxLimit {
-		return "", nil, fmt.Errorf("readmodels: %s: limit %d out of 1..%d", t.name, q.Limit, MaxLimit)
+// bounded reports whether q is read under its scan bound: it has one,
+// and filters none of which an index serves.
+func (t docTable) bounded(q PageQuery) bool {
+	if q.MaxScan <= 0 || len(q.Filters) == 0 {
+		return false
 	}
-	after, err := t.after(q.After)
+	for _, f := range q.Filters {
+		if t.stringIndexed[f.Field] {
+			return false
+		}
+	}
+	return true
+}
+
+// boundedPage reads a page of t under q.MaxScan (boundedSQL): the
+// matches, then either the bound (the rows ranked MaxScan and MaxScan+1
+// after the cursor, when the page is not full) or how many rows lie
+// between the cursor and the page's last match (when it is).
+func (t docTable) boundedPage(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Page, error) {
+	sql, args, err := t.boundedSQL(q)
 	if err != nil {
-		return "", nil, err
+		return Page{}, err
 	}
-	args := []any{q.CompanyID, after}
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return Page{}, fmt.Errorf("readmodels: %s: %w", t.name, err)
+	}
+	p := Page{Docs: []json.RawMessage{}}
+	var ids, bound []string
+	var counted int
+	var kind string
+	var rowID *string
+	var doc []byte
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&kind, &rowID, &doc, &n}, func() error {
+		switch kind {
+		case "match":
+			ids = append(ids, *rowID)
+			p.Docs = append(p.Docs, json.RawMessage(append([]byte(nil), doc...)))
+		case "bound":
+			bound = append(bound, *rowID)
+		case "count":
+			counted = n
+		}
+		return nil
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("readmodels: %s: %w", t.name, err)
+	}
+	switch {
+	case len(p.Docs) > q.Limit:
+		p.Docs = p.Docs[:q.Limit]
+		p.Next, p.Scanned = ids[q.Limit-1], counted
+	case len(bound) == 2:
+		// Every row up to the bound was checked, and more follow: the
+		// next page starts after the bound, whether or not it matched.
+		p.Next, p.Scanned = bound[0], q.MaxScan
+		p.ScanBounded = len(p.Docs) < q.Limit
+	}
+	return p, nil
+}
+
+// filterSQL appends to args the values of q's filters and returns the
+// conditions on doc that they make, each led by " AND ".
+func (t docTable) filterSQL(q PageQuery, args []any) (string, []any) {
 	var where strings.Builder
 	for _, f := range q.Filters {
 		if t.stringIndexed[f.Field] {
@@ -166,12 +244,70 @@ func (t docTable) pageSQL(q PageQuery) (string, []any, error) {
 		}
 		where.WriteString(")")
 	}
+	return where.String(), args
+}
+
+// pageArgs checks q's limit and returns the arguments every page query
+// starts with: the company and the cursor.
+func (t docTable) pageArgs(q PageQuery) ([]any, error) {
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return nil, fmt.Errorf("readmodels: %s: limit %d out of 1..%d", t.name, q.Limit, MaxLimit)
+	}
+	after, err := t.after(q.After)
+	if err != nil {
+		return nil, err
+	}
+	return []any{q.CompanyID, after}, nil
+}
+
+// pageSQL is the query of a page of t, and its arguments.
+func (t docTable) pageSQL(q PageQuery) (string, []any, error) {
+	args, err := t.pageArgs(q)
+	if err != nil {
+		return "", nil, err
+	}
+	where, args := t.filterSQL(q, args)
 	args = append(args, q.Limit+1)
 	id := pgx.Identifier{t.id}.Sanitize()
 	// The id is read as text under another name, so that ORDER BY takes
 	// the column itself: an integer id orders numerically.
 	sql := fmt.Sprintf(`SELECT %s::text AS page_cursor, doc FROM %s WHERE company_id = $1 AND %s > $2 AND %s%s ORDER BY %s LIMIT $%d`,
-		id, pgx.Identifier{t.name}.Sanitize(), id, t.visible, where.String(), id, len(args))
+		id, pgx.Identifier{t.name}.Sanitize(), id, t.visible, where, id, len(args))
+	return sql, args, nil
+}
+
+// boundedSQL is the query of a page of t under q.MaxScan, and its
+// arguments: one statement, so that its parts read one snapshot. The
+// page's matches are found among at most MaxScan rows after the cursor
+// read in primary-key order, the filters checked above that scan, so
+// that they cannot lead the planner away from it (to a scan of the
+// whole company and a sort); the scan stops at the bound or as soon as
+// the page is full. Then, only when the page is not full, the rows
+// ranked MaxScan and MaxScan+1 after the cursor (from the index alone,
+// without reading the documents again), and only when it is, the count
+// of the rows up to its last match (Page.Scanned). Ranking each row of
+// the scan instead (row_number()) cost twice as much: the window
+// function copies every row it ranks. (The ids are read as text under
+// another name, so that ORDER BY takes the column itself, as in
+// pageSQL.)
+func (t docTable) boundedSQL(q PageQuery) (string, []any, error) {
+	args, err := t.pageArgs(q)
+	if err != nil {
+		return "", nil, err
+	}
+	args = append(args, q.MaxScan, q.Limit)
+	where, args := t.filterSQL(q, args)
+	id := pgx.Identifier{t.id}.Sanitize()
+	rows := fmt.Sprintf(`FROM %s WHERE company_id = $1 AND %s > $2 AND %s`, pgx.Identifier{t.name}.Sanitize(), id, t.visible)
+	sql := fmt.Sprintf(`WITH page AS (
+			SELECT %[1]s AS page_id, doc FROM (SELECT %[1]s, doc %[2]s ORDER BY %[1]s LIMIT $3) scan
+			WHERE true%[3]s ORDER BY %[1]s LIMIT $4 + 1)
+		(SELECT 'match', page_id::text AS page_cursor, doc, 0 FROM page ORDER BY page_id)
+		UNION ALL
+		(SELECT 'bound', %[1]s::text AS page_cursor, NULL, 0 %[2]s AND (SELECT count(*) FROM page) <= $4 ORDER BY %[1]s OFFSET $3 - 1 LIMIT 2)
+		UNION ALL
+		(SELECT 'count', NULL, NULL, count(*)::int %[2]s AND %[1]s <= (SELECT page_id FROM page ORDER BY page_id OFFSET $4 - 1 LIMIT 1)
+			AND (SELECT count(*) FROM page) > $4)`, id, rows, where)
 	return sql, args, nil
 }
 
