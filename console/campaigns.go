@@ -136,7 +136,7 @@ func (c *Console) handleCampaign(g *gin.Context) error {
 		for _, step := range funnelSteps {
 			points = append(points, chartPoint{Label: step, Values: []float64{float64(ev[step])}})
 		}
-		v.Funnel = newBarChart("funnel", "Funnel", []chartSeries{{Name: "customers", Class: "chart-main"}}, points, formatCount)
+		v.Funnel = newBarChart("funnel", "Funnel", []chartSeries{{Name: "events", Class: "chart-main"}}, points, formatCount)
 		for _, e := range s.Events {
 			v.Events = append(v.Events, fieldRow{Name: e.Name, Value: formatCount(float64(e.Count))})
 		}

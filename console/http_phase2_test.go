@@ -137,7 +137,7 @@ func TestCampaignPages(t *testing.T) {
 	c := e.client(acmeHost)
 	c.logIn(e.staff.Email, "")
 	body := c.waitPage("/console/campaigns/spring", "<th>sales</th><td>1</td>")
-	for _, want := range []string{`id="funnel"`, `<title>sent: 2 customers</title>`, `<title>opens: 1 customers</title>`,
+	for _, want := range []string{`id="funnel"`, `<title>sent: 2 events</title>`, `<title>opens: 1 events</title>`,
 		"<th>audience</th><td>2</td>", "<th>revenue</th><td>10.00</td>", `id="categories"`, "Uncategorised: 10.00 revenue"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the campaign page lacks %q", want)
