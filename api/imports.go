@@ -18,8 +18,13 @@ type Uploads interface {
 	Handle(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error)
 }
 
-// ImportRuns reads import runs; readmodels.Imports implements it.
+// ImportRuns reads import runs; readmodels.Imports implements it. The
+// console's imports pages read through the same methods.
 type ImportRuns interface {
+	// Runs returns up to limit runs of the company, newest first, whose
+	// ids are below before ("" for the first page), and the cursor of the
+	// next page ("" on the last). Warnings are not read.
+	Runs(ctx context.Context, companyID, before string, limit int) ([]readmodels.ImportRun, string, error)
 	// Run returns a run of the company, or a domain.NotFound error.
 	Run(ctx context.Context, companyID, runID string) (readmodels.ImportRun, error)
 	// Rejections returns a page of the run's rejections after a cursor,
@@ -67,8 +72,9 @@ func (s *Server) handleUpload(entity importing.Entity) handlerFunc {
 	}
 }
 
-// importJSON is an import run as answered.
-type importJSON struct {
+// importRunJSON is an import run without its warnings and rejections:
+// an item of GET /api/imports/, and the head of GET /api/imports/<id>/.
+type importRunJSON struct {
 	RunID      string           `json:"run_id"`
 	Entity     importing.Entity `json:"entity"`
 	State      importing.State  `json:"state"`
@@ -80,9 +86,31 @@ type importJSON struct {
 	CreatedAt  string           `json:"created_at"`
 	StartedAt  *string          `json:"started_at"`
 	FinishedAt *string          `json:"finished_at"`
-	Warnings   []warningJSON    `json:"warnings"`
-	Rejections []rejectionJSON  `json:"rejections"`
-	NextURL    string           `json:"next_url,omitempty"`
+}
+
+func newImportRunJSON(run readmodels.ImportRun) importRunJSON {
+	out := importRunJSON{
+		RunID: run.ID, Entity: run.Entity, State: run.State, Source: run.Source,
+		Received: run.Received, Accepted: run.Accepted, Rejected: run.Rejected, Failure: run.Failure,
+		CreatedAt: timestamp(run.CreatedAt),
+	}
+	if run.StartedAt != nil {
+		t := timestamp(*run.StartedAt)
+		out.StartedAt = &t
+	}
+	if run.FinishedAt != nil {
+		t := timestamp(*run.FinishedAt)
+		out.FinishedAt = &t
+	}
+	return out
+}
+
+// importJSON is an import run as GET /api/imports/<id>/ answers it.
+type importJSON struct {
+	importRunJSON
+	Warnings   []warningJSON   `json:"warnings"`
+	Rejections []rejectionJSON `json:"rejections"`
+	NextURL    string          `json:"next_url,omitempty"`
 }
 
 // warningJSON is a field the run's imported records carried that is no
@@ -119,21 +147,11 @@ func (s *Server) handleGetImport(c *gin.Context) error {
 		return err
 	}
 	out := importJSON{
-		RunID: run.ID, Entity: run.Entity, State: run.State, Source: run.Source,
-		Received: run.Received, Accepted: run.Accepted, Rejected: run.Rejected, Failure: run.Failure,
-		CreatedAt: timestamp(run.CreatedAt), Warnings: make([]warningJSON, 0, len(run.Warnings)),
+		importRunJSON: newImportRunJSON(run), Warnings: make([]warningJSON, 0, len(run.Warnings)),
 		Rejections: make([]rejectionJSON, 0, len(rejections)),
 	}
 	for _, w := range run.Warnings {
 		out.Warnings = append(out.Warnings, warningJSON(w))
-	}
-	if run.StartedAt != nil {
-		t := timestamp(*run.StartedAt)
-		out.StartedAt = &t
-	}
-	if run.FinishedAt != nil {
-		t := timestamp(*run.FinishedAt)
-		out.FinishedAt = &t
 	}
 	for _, r := range rejections {
 		rj := rejectionJSON{Index: r.Index, Reason: r.Reason}

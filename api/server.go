@@ -53,6 +53,10 @@ type Access interface {
 	Integration(ctx context.Context, companyID, id string) (access.Integration, error)
 	// Integrations returns every integration of the company.
 	Integrations(ctx context.Context, companyID string) ([]access.Integration, error)
+	// AccessTokens returns the company's access tokens (never their
+	// values), oldest first; GET /api/access-tokens/ and the console's
+	// access page list them (VisibleAccessTokens).
+	AccessTokens(ctx context.Context, companyID string) ([]access.AccessToken, error)
 }
 
 // Deps are what the server serves: read models, the command handlers and
@@ -83,7 +87,8 @@ type Deps struct {
 	Importers map[importing.Entity]commands.Importer
 	// Uploads stages uploads; required when Importers is not empty.
 	Uploads Uploads
-	// Imports reads import runs (GET /api/imports/<id>/, served when set).
+	// Imports reads import runs (GET /api/imports/ and
+	// GET /api/imports/<id>/, served when set).
 	Imports ImportRuns
 	// DataQueries runs POST /api/data/query/ (served when set).
 	DataQueries DataQueries
@@ -334,6 +339,7 @@ func (s *Server) routes() {
 	s.plain(http.MethodGet, "/api/openapi.yaml", s.handleOpenAPIYAML)
 	s.plain(http.MethodGet, "/api/openapi.json", s.handleOpenAPIJSON)
 
+	s.tenant(http.MethodGet, "/api/access-tokens/", s.handleListAccessTokens)
 	s.tenant(http.MethodPost, "/api/access-tokens/", s.handleCreateAccessToken, allowPassword)
 	s.tenant(http.MethodDelete, "/api/access-tokens/:id/", s.handleRevokeAccessToken)
 	s.tenant(http.MethodGet, "/api/integrations/", s.handleListIntegrations)
@@ -349,6 +355,7 @@ func (s *Server) routes() {
 
 	s.uploadRoutesOf(importing.Customers, "/api/customers/upload/", "/api/customer/upload/")
 	if s.imports != nil {
+		s.tenant(http.MethodGet, "/api/imports/", s.handleListImports)
 		s.tenant(http.MethodGet, "/api/imports/:id/", s.handleGetImport)
 	}
 

@@ -75,12 +75,9 @@ func (c *Console) accessPage(g *gin.Context) (accessView, error) {
 	if err != nil {
 		return v, err
 	}
-	for _, t := range tokens {
-		// A user sees its own tokens; an admin, who may create tokens for
-		// any integration, sees every token of the company.
-		if !v.AllTokens && t.OwnerID != p.Owner() {
-			continue
-		}
+	// The tokens GET /api/access-tokens/ lists to p: its own, or, to an
+	// admin, every token of the company.
+	for _, t := range api.VisibleAccessTokens(p, tokens) {
 		v.Tokens = append(v.Tokens, newTokenRow(t))
 	}
 	if err := api.MayReadIntegrations(p); err != nil {

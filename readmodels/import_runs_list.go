@@ -12,6 +12,7 @@ import (
 // are below before ("" for the first page), and the cursor of the next
 // page ("" on the last). Runs still receiving their upload are left out,
 // as Run leaves them out; warnings are not read (Run reads them).
+// GET /api/imports/ and the console's imports page both list through it.
 func (q *Imports) Runs(ctx context.Context, companyID, before string, limit int) ([]ImportRun, string, error) {
 	if limit < 1 || limit > MaxLimit {
 		return nil, "", fmt.Errorf("readmodels: import runs: limit %d out of 1..%d", limit, MaxLimit)
