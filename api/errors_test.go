@@ -27,7 +27,7 @@ func TestRoutingErrors(t *testing.T) {
 	if allow := res.header.Get("Allow"); !strings.Contains(allow, "GET") || !strings.Contains(allow, "POST") {
 		t.Errorf("Allow %q, want GET and POST", allow)
 	}
-	e.do(http.MethodGet, "/api/access-tokens/", bearer(token)).wantError(t, http.StatusMethodNotAllowed, "method_not_allowed")
+	e.do(http.MethodPut, "/api/access-tokens/", bearer(token)).wantError(t, http.StatusMethodNotAllowed, "method_not_allowed")
 }
 
 func TestBodyLimit(t *testing.T) {
