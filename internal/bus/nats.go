@@ -206,6 +206,14 @@ type NATS struct {
 	// groups are the consumer groups subscribed in this process, by
 	// topic: heal recreates their consumers when NATS lost them.
 	groups map[string]map[string]bool
+	// unverified are the topics whose stream this process found
+	// missing and has not yet read a message back from (see
+	// checkRelayed).
+	unverified map[string]bool
+	// making serialises the making and deleting of streams in this
+	// process: a stream made while NATS still deletes one of the same
+	// name is broken (see remakeStream).
+	making sync.Mutex
 }
 
 var _ Transport = (*NATS)(nil)
@@ -230,7 +238,8 @@ func NewNATS(pool *pgxpool.Pool, cfg NATSConfig) (*NATS, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &NATS{cfg: cfg, pg: p, pool: pool, logger: Logger(cfg.Logger), relays: map[string]bool{},
-		streams: map[string]bool{}, groups: map[string]map[string]bool{}, ctx: ctx, cancel: cancel}, nil
+		streams: map[string]bool{}, groups: map[string]map[string]bool{}, unverified: map[string]bool{},
+		ctx: ctx, cancel: cancel}, nil
 }
 
 // AckWait is the transport's ack wait (NATSConfig.AckWait).
@@ -283,12 +292,22 @@ func (n *NATS) EnsureStream(topic string) error {
 	if done {
 		return nil
 	}
+	n.making.Lock()
+	defer n.making.Unlock()
+	return n.ensureStream(topic)
+}
+
+// ensureStream is EnsureStream, n.making held.
+func (n *NATS) ensureStream(topic string) error {
 	js, err := n.jetStream()
 	if err != nil {
 		return err
 	}
 	_, err = js.StreamInfo(topic)
 	if errors.Is(err, nats.ErrStreamNotFound) {
+		n.mu.Lock()
+		n.unverified[topic] = true
+		n.mu.Unlock()
 		_, err = js.AddStream(&nats.StreamConfig{
 			Name:        topic,
 			Description: "Clientele outbox topic " + topic + ", one subject per company",
@@ -360,8 +379,10 @@ func (n *NATS) ensureConsumer(topic, group string) error {
 // receive its messages. Without it the relay would publish to a stream
 // that is gone, and the groups receive nothing, until the processes
 // restart (the consumers would still catch up from the log, but only
-// after StallAfter each time).
-func (n *NATS) heal(topic string) error {
+// after StallAfter each time). It also deletes and makes again a stream
+// that lost its store (see remakeStream): when remake is not empty, it
+// says why the relay found it so; else heal looks for itself.
+func (n *NATS) heal(topic, remake string) error {
 	n.mu.Lock()
 	if n.conn != nil && !n.conn.IsConnected() {
 		n.mu.Unlock()
@@ -373,11 +394,107 @@ func (n *NATS) heal(topic string) error {
 		groups = append(groups, g)
 	}
 	n.mu.Unlock()
-	errs := []error{n.EnsureStream(topic)}
+	n.making.Lock()
+	var err error
+	if remake != "" {
+		err = n.remakeStream(topic, remake)
+	} else if err = n.ensureStream(topic); err == nil {
+		err = n.checkStream(topic)
+	}
+	n.making.Unlock()
+	errs := []error{err}
 	for _, g := range groups {
 		errs = append(errs, n.ensureConsumer(topic, g))
 	}
 	return errors.Join(errs...)
+}
+
+// checkStream remakes the stream of topic when NATS cannot read its
+// first message (see remakeStream). n.making is held.
+func (n *NATS) checkStream(topic string) error {
+	js, err := n.jetStream()
+	if err != nil {
+		return err
+	}
+	first := func() (uint64, error) {
+		info, err := js.StreamInfo(topic)
+		if err != nil || info.State.Msgs == 0 {
+			return 0, err
+		}
+		return info.State.FirstSeq, nil
+	}
+	seq, err := first()
+	if err != nil || seq == 0 {
+		return err
+	}
+	if _, err := js.GetMsg(topic, seq); !errors.Is(err, nats.ErrMsgNotFound) {
+		return err
+	}
+	// Gone meanwhile (expired, deleted), or lost?
+	if again, err := first(); err != nil || again != seq {
+		return err
+	}
+	return n.remakeStream(topic, fmt.Sprintf("it cannot read its first message, %d", seq))
+}
+
+// remakeStream deletes the stream of topic and makes it again, empty.
+// n.making is held.
+//
+// A stream that NATS (2.9) made while it still deleted one of the same
+// name (it answers "not found" as soon as a deletion begins, and removes
+// the files after) is broken for good: the deletion removes the new
+// stream's files too, and the stream then acks messages it cannot
+// deliver, or fails to store them, while it and its consumers look
+// fine. A heal that finds the stream missing while an operator deletes
+// it makes it in that window. The stream that this process deletes
+// itself is gone when DeleteStream returns, so the one made after is
+// sound. The messages of the broken one are lost, as with any stream
+// NATS lost: the consumers catch up from the log.
+func (n *NATS) remakeStream(topic, why string) error {
+	n.cfg.Logger.Warn("bus: the stream on NATS lost its store; making it again", "stream", topic, "why", why)
+	js, err := n.jetStream()
+	if err != nil {
+		return err
+	}
+	if err := js.DeleteStream(topic); err != nil && !errors.Is(err, nats.ErrStreamNotFound) {
+		return fmt.Errorf("bus: delete the broken stream %s: %w", topic, err)
+	}
+	n.mu.Lock()
+	delete(n.streams, topic)
+	n.mu.Unlock()
+	return n.ensureStream(topic)
+}
+
+// jsErrStreamStoreFailed is JetStream's error code for a message that
+// a stream could not store.
+const jsErrStreamStoreFailed nats.ErrorCode = 10077
+
+// checkRelayed reads back the message the relay just published to
+// topic (ack), the first time since this process found the stream
+// missing: a stream made again then may be broken (see remakeStream),
+// and one that lost a message it acked is made again, so that the
+// relay's retry publishes the message to a stream that keeps it.
+// Streams that break after that check are found by heal's own, later,
+// and their messages lost.
+func (n *NATS) checkRelayed(js nats.JetStreamContext, topic string, ack *nats.PubAck) error {
+	n.mu.Lock()
+	check := n.unverified[topic]
+	n.mu.Unlock()
+	if !check {
+		return nil
+	}
+	_, err := js.GetMsg(topic, ack.Sequence)
+	if errors.Is(err, nats.ErrMsgNotFound) {
+		err = fmt.Errorf("bus: stream %s lost message %d as soon as it acked it", topic, ack.Sequence)
+		return errors.Join(err, n.heal(topic, err.Error()))
+	}
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	delete(n.unverified, topic)
+	n.mu.Unlock()
+	return nil
 }
 
 // durableName matches the names JetStream accepts for a stream or a
@@ -639,7 +756,7 @@ func (n *NATS) relay(ctx context.Context, topic string) {
 			} else if k > 0 {
 				log.Debug("bus: pruned relayed messages", "messages", k)
 			}
-			if err := n.heal(topic); err != nil && ctx.Err() == nil {
+			if err := n.heal(topic, ""); err != nil && ctx.Err() == nil {
 				log.Warn("bus: check the stream and the consumers on NATS", "err", err)
 			}
 		}
@@ -670,16 +787,11 @@ func (n *NATS) runRelay(ctx context.Context, topic string) error {
 	if err != nil {
 		return err
 	}
-	pub, err := wnats.NewPublisherWithNatsConn(conn, wnats.PublisherPublishConfig{
-		Marshaler:         &wnats.NATSMarshaler{},
-		SubjectCalculator: wnats.DefaultSubjectCalculator,
-		JetStream:         wnats.JetStreamConfig{TrackMsgId: true},
-	}, n.logger)
+	defer conn.Close()
+	js, err := conn.JetStream()
 	if err != nil {
-		conn.Close()
 		return err
 	}
-	defer pub.Close()
 	sub, err := n.pg.Subscriber(RelayGroup)
 	if err != nil {
 		return err
@@ -697,15 +809,23 @@ func (n *NATS) runRelay(ctx context.Context, topic string) error {
 		}
 		out := message.NewMessage(msg.UUID, msg.Payload)
 		out.Metadata = msg.Metadata
-		err := pub.Publish(natsSubject(topic, msg.Metadata.Get("company_id")), out)
-		if errors.Is(err, nats.ErrNoStreamResponse) {
+		m, err := (&wnats.NATSMarshaler{}).Marshal(natsSubject(topic, msg.Metadata.Get("company_id")), out)
+		if err != nil {
+			return err
+		}
+		ack, err := js.PublishMsg(m, nats.MsgId(msg.UUID))
+		var apiErr *nats.APIError
+		switch {
+		case errors.Is(err, nats.ErrNoStreamResponse):
 			// No stream answered: NATS lost it. The retry publishes to
 			// the stream made again, which the consumers receive.
-			if herr := n.heal(topic); herr != nil {
-				err = errors.Join(err, herr)
-			}
+			return errors.Join(err, n.heal(topic, ""))
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrStreamStoreFailed:
+			return errors.Join(err, n.heal(topic, "it cannot store a message: "+err.Error()))
+		case err != nil:
+			return err
 		}
-		return err
+		return n.checkRelayed(js, topic, ack)
 	})
 	// A few quick attempts, then the message is nacked: the outbox
 	// subscriber's transaction, which holds back every reader of the
