@@ -512,52 +512,31 @@ func (n *NATS) Subscriber(consumerGroup string) (message.Subscriber, error) {
 		stop: make(chan struct{})}, nil
 }
 
-// natsSubscriber subscribes a consumer group through watermill-nats,
-// one Watermill subscriber (one connection) per topic.
+// natsSubscriber subscribes a consumer group, one connection per topic.
+// It subscribes with nats.go itself, not watermill-nats: the latter's
+// Close unsubscribes, and nats.go then drops, without nacking them,
+// the messages NATS pushed that the subscription has not handled yet
+// (buffered in the client, or still on the wire). With one message of
+// the group in flight, the group's other nodes would wait AckWait for
+// it at every clean stop of a node. Here the subscription is drained,
+// so that each such message comes to deliver, which nacks it.
 type natsSubscriber struct {
 	n     *NATS
 	group string
 	log   *slog.Logger
 
-	mu   sync.Mutex
-	subs []*wnats.Subscriber
-	// stop, closed by Close, makes the forwarders nack what they hold.
-	stop     chan struct{}
-	stopOnce sync.Once
-	fwd      sync.WaitGroup
-	// held are the JetStream messages received and not yet handed to
-	// the consumer, for the nacks of a Close (see forward).
-	held sync.Map // *message.Message -> *nats.Msg
-}
-
-// Unmarshal implements wnats.Unmarshaler: watermill-nats' own, noting
-// each message until the consumer takes it, and nacking at once one
-// that comes once Close began.
-func (s *natsSubscriber) Unmarshal(m *nats.Msg) (*message.Message, error) {
-	msg, err := (&wnats.NATSMarshaler{}).Unmarshal(m)
-	if err != nil || m.Reply == "" {
-		return msg, err
-	}
-	select {
-	case <-s.stop:
-		handOn(m)
-	default:
-		s.held.Store(msg, m)
-	}
-	return msg, nil
+	mu sync.Mutex
+	// stop, closed by Close, ends the subscriptions.
+	stop chan struct{}
+	// subs are the subscriptions running, until their connection
+	// closed.
+	subs sync.WaitGroup
 }
 
 // handOn nacks m, asking JetStream for it again after a second, by when
 // the subscription that got it has ended: at once, it could come back
 // to it.
 func handOn(m *nats.Msg) { _ = m.Respond([]byte(`-NAK {"delay": 1000000000}`)) }
-
-// handOnHeld nacks the message of msg if no one did yet.
-func (s *natsSubscriber) handOnHeld(msg *message.Message) {
-	if m, ok := s.held.LoadAndDelete(msg); ok {
-		handOn(m.(*nats.Msg))
-	}
-}
 
 // Subscribe subscribes to topic, waiting for NATS while it cannot be
 // reached, until ctx ends: as with the PostgreSQL transport, an outage
@@ -600,75 +579,92 @@ func (s *natsSubscriber) subscribe(ctx context.Context, topic string) (<-chan *m
 		return nil, err
 	}
 	group := s.group
-	conn, err := nats.Connect(s.n.cfg.URL, s.n.options(group+" "+topic)...)
+	closed := make(chan struct{})
+	conn, err := nats.Connect(s.n.cfg.URL, append(s.n.options(group+" "+topic),
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))...)
 	if err != nil {
 		return nil, fmt.Errorf("bus: subscriber %q: connect to NATS: %w", group, err)
 	}
-	sub, err := wnats.NewSubscriberWithNatsConn(conn, wnats.SubscriberSubscriptionConfig{
-		QueueGroupPrefix: group,
-		SubscribersCount: 1,
-		AckWaitTimeout:   s.n.cfg.AckWait,
-		SubscribeTimeout: 30 * time.Second,
-		Unmarshaler:      s,
-		SubjectCalculator: func(queueGroup, topic string) *wnats.SubjectDetail {
-			return &wnats.SubjectDetail{Primary: topic + ".>", QueueGroup: queueGroup}
-		},
-		JetStream: wnats.JetStreamConfig{
-			// Bound to the consumer ensureConsumer made; acked by the
-			// handler only (ManualAck: without it the client would ack a
-			// message whose handler outlived AckWaitTimeout).
-			SubscribeOptions:  []nats.SubOpt{nats.Bind(topic, group), nats.ManualAck()},
-			DurablePrefix:     group,
-			DurableCalculator: func(prefix, _ string) string { return prefix },
-		},
-	}, s.n.logger.With(watermill.LogFields{"consumer_group": group}))
+	js, err := conn.JetStream()
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("bus: subscriber %q: %w", group, err)
 	}
-	msgs, err := sub.Subscribe(ctx, topic)
+	out := make(chan *message.Message)
+	// Bound to the consumer ensureConsumer made; acked by the consumer
+	// only (ManualAck).
+	_, err = js.QueueSubscribe(topic+".>", group, func(m *nats.Msg) { s.deliver(ctx, m, out) },
+		nats.Bind(topic, group), nats.ManualAck())
 	if err != nil {
-		// Not sub.Close: after a failed Subscribe it waits its
-		// CloseTimeout for a subscription that never started, and then
-		// returns before closing the connection, which would reconnect
-		// for ever. Nothing else of sub runs yet.
 		conn.Close()
-		return nil, err
+		return nil, fmt.Errorf("bus: subscriber %q: subscribe to %s: %w", group, topic, err)
 	}
 	s.mu.Lock()
-	s.subs = append(s.subs, sub)
-	s.fwd.Add(1)
+	if s.stopped() {
+		s.mu.Unlock()
+		conn.Close()
+		return nil, errNATSClosed
+	}
+	s.subs.Add(1)
 	s.mu.Unlock()
-	out := make(chan *message.Message)
-	go s.forward(ctx, msgs, out)
+	go func() {
+		defer s.subs.Done()
+		select {
+		case <-ctx.Done():
+		case <-s.stop:
+		}
+		// Drained, not unsubscribed (see natsSubscriber); the drain
+		// ends with the connection's close, once it has sent the nacks.
+		if err := conn.Drain(); err != nil {
+			conn.Close()
+		}
+		<-closed
+		close(out)
+	}()
 	return out, nil
 }
 
-// forward hands the messages of in to out until in ends, and nacks
-// those that come once Close began or ctx ended. watermill-nats drops,
-// on Close, a message its consumer has not taken without nacking it:
-// with one message of the group in flight, the group's other nodes
-// would wait AckWait for it at every clean stop of a node. The nack goes
-// straight to JetStream (handOn), since watermill-nats' own (msg.Nack)
-// races its Close.
-func (s *natsSubscriber) forward(ctx context.Context, in <-chan *message.Message, out chan<- *message.Message) {
-	defer s.fwd.Done()
-	defer close(out)
-	for msg := range in {
-		// Claimed here, a message is nacked here or taken, never both.
-		m, claimed := s.held.LoadAndDelete(msg)
-		if !claimed && s.stopped() {
-			continue // Close nacked it
+// deliver hands m to out and acks or nacks it as the consumer says, or
+// nacks it at once when the subscription ended (Close, or its ctx)
+// before the consumer took it.
+func (s *natsSubscriber) deliver(ctx context.Context, m *nats.Msg, out chan<- *message.Message) {
+	msg, err := (&wnats.NATSMarshaler{}).Unmarshal(m)
+	if err != nil {
+		s.log.Error("bus: cannot read a message from NATS", "subject", m.Subject, "err", err)
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msg.SetContext(ctx)
+	if s.stopped() || ctx.Err() != nil {
+		handOn(m)
+		return
+	}
+	select {
+	case out <- msg:
+	case <-s.stop:
+		handOn(m)
+		return
+	case <-ctx.Done():
+		handOn(m)
+		return
+	}
+	// JetStream redelivers the message after AckWait: an ack or a nack
+	// that comes later is of no use.
+	timeout := time.NewTimer(s.n.cfg.AckWait)
+	defer timeout.Stop()
+	select {
+	case <-msg.Acked():
+		if err := m.AckSync(); err != nil {
+			s.log.Warn("bus: cannot ack a message on NATS", "message_uuid", msg.UUID, "err", err)
 		}
-		select {
-		case out <- msg:
-			continue
-		case <-s.stop:
-		case <-ctx.Done():
+	case <-msg.Nacked():
+		if err := m.Nak(); err != nil {
+			s.log.Warn("bus: cannot nack a message on NATS", "message_uuid", msg.UUID, "err", err)
 		}
-		if claimed {
-			handOn(m.(*nats.Msg))
-		}
+	case <-timeout.C:
+	case <-s.stop:
+	case <-ctx.Done():
 	}
 }
 
@@ -681,29 +677,16 @@ func (s *natsSubscriber) stopped() bool {
 	}
 }
 
-// Close closes the subscriptions.
+// Close closes the subscriptions, nacking the messages NATS pushed that
+// the consumer did not take, and returns once they ended.
 func (s *natsSubscriber) Close() error {
-	// First the nacks of what the consumer did not take, wherever it
-	// is (forward, watermill-nats, Unmarshal), then watermill-nats'
-	// Close.
-	s.stopOnce.Do(func() { close(s.stop) })
-	s.held.Range(func(msg, _ any) bool {
-		s.handOnHeld(msg.(*message.Message))
-		return true
-	})
 	s.mu.Lock()
-	var errs []error
-	for _, sub := range s.subs {
-		errs = append(errs, sub.Close())
+	if !s.stopped() {
+		close(s.stop)
 	}
-	s.subs = nil
 	s.mu.Unlock()
-	err := errors.Join(errs...)
-	if err == nil {
-		// The subscriptions ended, and so do the forwarders.
-		s.fwd.Wait()
-	}
-	return err
+	s.subs.Wait()
+	return nil
 }
 
 // natsSubject is the subject of a message of topic about company:

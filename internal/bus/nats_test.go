@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
@@ -333,13 +334,17 @@ func TestNATSFailedSubscribeLeavesNoConnection(t *testing.T) {
 // TestNATSCloseHandsOnHeldMessage: a node that stops cleanly while NATS
 // has pushed it a message its handler has not taken hands the message
 // on at once (nacks it), instead of holding its group for the ack wait,
-// here ten minutes, far longer than the test waits.
+// here ten minutes, far longer than the test waits: also when the
+// message is still in the client library, or on the wire, as it may be
+// when Close follows NATS' push closely, as here.
 func TestNATSCloseHandsOnHeldMessage(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	srv := natstest.New(t)
+	logs := logOnFailure(t, srv)
 	tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: srv.URL() + "?ack_wait=10m", RetryInterval: 100 * time.Millisecond,
-		Relay: bus.PostgresConfig{PollInterval: 10 * time.Millisecond, ResendInterval: 50 * time.Millisecond}})
+		Relay:  bus.PostgresConfig{PollInterval: 10 * time.Millisecond, ResendInterval: 50 * time.Millisecond},
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: watermill.LevelTrace}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,11 +353,22 @@ func TestNATSCloseHandsOnHeldMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := nc.JetStream()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			info, err := js.ConsumerInfo(bus.CommitsTopic, "handover")
+			if err != nil {
+				t.Logf("consumer info: %v", err)
+				return
+			}
+			t.Logf("consumer: delivered %+v, ack floor %+v, ack pending %d, redelivered %d, waiting %d, pending %d",
+				info.Delivered, info.AckFloor, info.NumAckPending, info.NumRedelivered, info.NumWaiting, info.NumPending)
+		}
+	})
 	// Node A subscribes and takes nothing.
 	subA, err := tr.Subscriber("handover")
 	if err != nil {
