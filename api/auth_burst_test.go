@@ -37,7 +37,7 @@ func TestLogInBurst(t *testing.T) {
 	params := secret.PasswordParams
 	secret.PasswordParams = argon2id.DefaultParams
 	t.Cleanup(func() { secret.PasswordParams = params })
-	e := newEnv(t, frozenClock, func(c *api.Config, _ *api.Deps) {
+	e := newSerialEnv(t, frozenClock, func(c *api.Config, _ *api.Deps) {
 		c.PasswordChecks = slots
 		c.TrustedProxies = []string{"127.0.0.1"}
 		c.RateBurst = burst

@@ -26,6 +26,7 @@ var clientsDir = filepath.Join("..", "testdata", "clients")
 // field in its normal form. Then guests stay apart (one customer per guest email,
 // none with an external_id) and every customer has its own tracking token.
 func TestRealClients(t *testing.T) {
+	t.Parallel() // and so is each plugin's subtest (newEnv)
 	for _, plugin := range []string{"magento2", "woocommerce"} {
 		t.Run(plugin, func(t *testing.T) {
 			m := readClientManifest(t, plugin)

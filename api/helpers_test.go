@@ -82,7 +82,25 @@ type env struct {
 }
 
 // newEnv starts the server; configure may change its Config and Deps.
+//
+// The test runs in parallel with the other tests that do (t.Parallel):
+// each env has its own database, server, clock and logs. A test that
+// changes or measures what the whole process shares (secret.PasswordParams,
+// the memory statistics) uses newSerialEnv instead, and runs alone, before
+// the parallel tests.
 func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
+	t.Helper()
+	t.Parallel()
+	return startEnv(t, configure...)
+}
+
+// newSerialEnv is newEnv for a test that must run alone (see newEnv).
+func newSerialEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
+	t.Helper()
+	return startEnv(t, configure...)
+}
+
+func startEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)

@@ -176,7 +176,9 @@ func TestSlowBodyCutOff(t *testing.T) {
 // ReadTimeout ends it with a 400.
 func TestUploadMayStreamSlowly(t *testing.T) {
 	const timeout = time.Second
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.ReadTimeout, c.WriteTimeout = timeout, timeout })
+	// Alone: the write timeout of a second is every answer's, the log-in's
+	// included, which took longer than that among parallel tests.
+	e := newSerialEnv(t, func(c *api.Config, _ *api.Deps) { c.ReadTimeout, c.WriteTimeout = timeout, timeout })
 	token := e.userToken(e.admin, acmeHost)
 	conn := dial(t, e.listen())
 	br := bufio.NewReader(conn)

@@ -20,7 +20,7 @@ func TestUploadMemoryBounded(t *testing.T) {
 		size = 40 << 20
 	}
 	const recordSize = 300
-	e := newEnv(t, withImporters(&testimporter.Importer{})) // staging only: no worker
+	e := newSerialEnv(t, withImporters(&testimporter.Importer{})) // staging only: no worker
 	token := e.userToken(e.admin, acmeHost)
 
 	runtime.GC()

@@ -16,6 +16,7 @@ import (
 // check accepts exactly the JSON numbers PostgreSQL stores in jsonb (and
 // as numeric), and says how long the text the server prints for each is.
 func TestNumericMatchesServer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn, err := pgtest.NewPool(t).Acquire(ctx)
 	if err != nil {
