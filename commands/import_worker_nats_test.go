@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/ingest"
@@ -49,15 +47,7 @@ func TestImportWorkerOverNATSLostChunkMessages(t *testing.T) {
 	}
 	run := e.stage(upload(50, nil), 10)
 
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		info, err := js.StreamInfo(ingest.ChunksTopic)
 		if err == nil && info.State.Msgs == 5 {

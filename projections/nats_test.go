@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/natstest"
@@ -63,15 +61,7 @@ func TestAsyncOverNATS(t *testing.T) {
 		wg.Wait()
 	}
 	appendRound(0)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	waitFor(t, 10*time.Second, "the commits stream", func() bool {
 		_, err := js.StreamInfo(bus.CommitsTopic)
 		return err == nil

@@ -20,6 +20,7 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/ingest"
+	"github.com/clientele/clientele/internal/natstest"
 )
 
 // nodeAppName is the application_name of node i's database connections,
@@ -191,15 +192,7 @@ func killChunkApplier(t *testing.T, conn *pgx.Conn, nodes []*node, timeout time.
 func checkNATSConsumers(t *testing.T, c *outageClient, natsURL string, conn *pgx.Conn) {
 	t.Helper()
 	ctx := context.Background()
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, natsURL)
 	var commits, chunks uint64
 	if err := conn.QueryRow(ctx, `SELECT (SELECT count(DISTINCT transaction_id) FROM events), (SELECT count(*) FROM import_chunks)`).Scan(&commits, &chunks); err != nil {
 		t.Fatal(err)
@@ -229,6 +222,7 @@ func checkNATSConsumers(t *testing.T, c *outageClient, natsURL string, conn *pgx
 		}
 		var si *nats.StreamInfo
 		var infos map[string]*nats.ConsumerInfo
+		var err error
 		c.waitFor("the consumers of stream "+topic.stream+" drained", time.Minute, func() (bool, string) {
 			si, infos, err = state()
 			if errors.Is(err, nats.ErrStreamNotFound) {

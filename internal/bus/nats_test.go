@@ -135,15 +135,7 @@ func TestNATSLostStreamAndConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	acked := func(n uint64) func() bool {
 		return func() bool {
 			info, err := js.ConsumerInfo(bus.CommitsTopic, "healed")
@@ -217,15 +209,7 @@ func TestNATSStreamMadeWhileDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	msgs, _ := subscribe(t, tr, "remade", bus.CommitsTopic)
 	// Consumers of other groups make the deletion long: NATS removes
 	// the files of each before those of the stream.
@@ -279,15 +263,7 @@ func TestNATSFailedSubscribeLeavesNoConnection(t *testing.T) {
 	if err := tr.EnsureStream(bus.CommitsTopic); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	if _, err := js.AddConsumer(bus.CommitsTopic, &nats.ConsumerConfig{Durable: "odd", DeliverSubject: "odd.deliver",
 		AckPolicy: nats.AckExplicitPolicy, AckWait: tr.AckWait(), MaxAckPending: 1}); err != nil {
 		t.Fatal(err)
@@ -349,15 +325,7 @@ func TestNATSCloseHandsOnHeldMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := nc.JetStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, srv.URL())
 	t.Cleanup(func() {
 		if t.Failed() {
 			info, err := js.ConsumerInfo(bus.CommitsTopic, "handover")

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // ErrNoServer reports that the nats-server program is missing.
@@ -225,4 +227,21 @@ func (b *buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// JetStream connects to the NATS server at url for the rest of the test
+// and returns its JetStream context, for a test to look at or change the
+// streams and consumers a transport made.
+func JetStream(tb testing.TB, url string) nats.JetStreamContext {
+	tb.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	js, err := nc.JetStream()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return js
 }
