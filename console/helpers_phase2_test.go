@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -78,22 +76,7 @@ func (e *env) failingOutlet(n int) (datatargetID, outletID string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	dl, err := delivery.New(delivery.Config{
-		Pool: e.pool, Disable: e.cmds.DisableOutlet.BySystem, PollInterval: 20 * time.Millisecond,
-		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, MinBackoff: time.Hour, MaxBackoff: time.Hour,
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	dctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- dl.Run(dctx) }()
-	e.t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil && dctx.Err() == nil {
-			e.t.Errorf("delivery: %v", err)
-		}
-	})
+	e.deliver()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var failed int

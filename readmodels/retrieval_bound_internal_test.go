@@ -237,19 +237,7 @@ type planNode struct {
 func BenchmarkCustomerScanBound(b *testing.B) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(b)
-	_, err := pool.Exec(ctx, `INSERT INTO customers (company_id, customer_id, doc, version, created_at, updated_at)
-		SELECT 'co1', lpad(i::text, 8, '0'), jsonb_build_object('id', lpad(i::text, 8, '0'),
-			'email', 'p' || i || '@example.com', 'phone_number', '+3161' || lpad(i::text, 7, '0'),
-			'external_id', 'e-' || i, 'customer_token', md5(i::text),
-			'first_name', CASE WHEN i = 100000 THEN 'Rare' ELSE 'F' || i % 100 END,
-			'last_name', 'L' || i % 1000, 'can_email', i % 2 = 0, 'tags', jsonb_build_array('t' || i % 10)), 1, now(), now()
-		FROM generate_series(1, 100000) i`)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `VACUUM ANALYZE customers`); err != nil {
-		b.Fatal(err)
-	}
+	fillBenchCustomers(ctx, b, pool, "Rare")
 	rare := []Filter{{"first_name", "Rare"}}
 	for _, bc := range []struct {
 		name string
