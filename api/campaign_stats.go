@@ -1,7 +1,6 @@
 package api
 
 import (
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/readmodels"
@@ -78,23 +76,13 @@ func (s *Server) answerCampaignStats(c *gin.Context, beta bool) error {
 
 func statsQuery(r *http.Request, companyID string, loc *time.Location, beta bool) (readmodels.StatsQuery, error) {
 	q := readmodels.StatsQuery{CompanyID: companyID, Limit: readmodels.StatsDefaultLimit, Location: loc}
-	params, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return q, domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
-	}
 	known := statsParams
 	if beta {
 		known = append(slices.Clone(statsParams), betaParams...)
 	}
-	for _, name := range slices.Sorted(maps.Keys(params)) {
-		if slices.Contains(known, name) || name == "access-token" {
-			continue
-		}
-		list := strings.Join(known, ", ")
-		if f := values.SafeName(name); f != "" {
-			return q, invalidParam(f, "is not a parameter of this endpoint (%s)", list)
-		}
-		return q, domain.Errorf(domain.Invalid, "the query has a parameter that is none of this endpoint's (%s)", list)
+	params, err := onlyParams(r.URL, known)
+	if err != nil {
+		return q, err
 	}
 	// keys is comma-separated, and may also be repeated.
 	for _, v := range params["keys"] {

@@ -3,18 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/commands"
-	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/campaign"
-	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -68,29 +62,15 @@ var campaignParams = []string{"limit", "cursor", "from", "state", "kind"}
 
 func campaignQuery(r *http.Request, companyID string) (readmodels.CampaignQuery, error) {
 	q := readmodels.CampaignQuery{CompanyID: companyID}
-	params, err := url.ParseQuery(r.URL.RawQuery)
+	params, err := onlyParams(r.URL, campaignParams)
 	if err != nil {
-		return q, domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
-	}
-	for _, name := range slices.Sorted(maps.Keys(params)) {
-		if slices.Contains(campaignParams, name) || name == "access-token" {
-			continue
-		}
-		known := strings.Join(campaignParams, ", ")
-		if f := values.SafeName(name); f != "" {
-			return q, invalidParam(f, "is not a parameter of this endpoint (%s)", known)
-		}
-		return q, domain.Errorf(domain.Invalid, "the query has a parameter that is none of this endpoint's (%s)", known)
+		return q, err
 	}
 	if q.Limit, err = limitParam(params, readmodels.DefaultLimit, readmodels.MaxLimit); err != nil {
 		return q, err
 	}
-	for _, name := range []string{"cursor", "from"} {
-		if v := params.Get(name); v != "" {
-			if q.After, err = decodeCursor(v); err != nil || q.After == "" {
-				return q, invalidParam(name, "is not a cursor of this endpoint; follow next_url")
-			}
-		}
+	if q.After, err = cursorParam(params); err != nil {
+		return q, err
 	}
 	if v := params.Get("state"); v != "" {
 		if q.State = campaign.State(v); !q.State.Valid() {

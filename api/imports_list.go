@@ -1,16 +1,11 @@
 package api
 
 import (
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/domain"
-	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -50,29 +45,13 @@ func (s *Server) handleListImports(c *gin.Context) error {
 
 // importsListQuery reads limit and cursor (or its other name, from).
 func importsListQuery(u *url.URL) (limit int, before string, err error) {
-	params, err := url.ParseQuery(u.RawQuery)
+	params, err := onlyParams(u, importsListParams)
 	if err != nil {
-		return 0, "", domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
-	}
-	for _, name := range slices.Sorted(maps.Keys(params)) {
-		if slices.Contains(importsListParams, name) || name == "access-token" {
-			continue
-		}
-		known := strings.Join(importsListParams, ", ")
-		if f := values.SafeName(name); f != "" {
-			return 0, "", invalidParam(f, "is not a parameter of this endpoint (%s)", known)
-		}
-		return 0, "", domain.Errorf(domain.Invalid, "the query has a parameter that is none of this endpoint's (%s)", known)
+		return 0, "", err
 	}
 	if limit, err = limitParam(params, readmodels.DefaultLimit, readmodels.MaxLimit); err != nil {
 		return 0, "", err
 	}
-	for _, name := range []string{"cursor", "from"} {
-		if v := params.Get(name); v != "" {
-			if before, err = decodeCursor(v); err != nil || before == "" {
-				return 0, "", invalidParam(name, "is not a cursor of this endpoint; follow next_url")
-			}
-		}
-	}
-	return limit, before, nil
+	before, err = cursorParam(params)
+	return limit, before, err
 }

@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/base64"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -40,6 +43,43 @@ func limitParam(params url.Values, def, most int) (int, error) {
 		return 0, invalidParam("limit", "must be an integer from 1 to %d", most)
 	}
 	return n, nil
+}
+
+// onlyParams parses the query string of a listing whose parameters are
+// known: any other (access-token aside) is a 400 naming it, as an unknown
+// body field is, since a filter misspelt would list everything.
+func onlyParams(u *url.URL, known []string) (url.Values, error) {
+	params, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, domain.Errorf(domain.Invalid, "the query string is malformed: %v", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		if slices.Contains(known, name) || name == "access-token" {
+			continue
+		}
+		list := strings.Join(known, ", ")
+		if f := values.SafeName(name); f != "" {
+			return nil, invalidParam(f, "is not a parameter of this endpoint (%s)", list)
+		}
+		return nil, domain.Errorf(domain.Invalid, "the query has a parameter that is none of this endpoint's (%s)", list)
+	}
+	return params, nil
+}
+
+// cursorParam reads the cursor of a listing's next page, given as cursor
+// or as from: "" when there is none, a 400 when it is not one of ours.
+func cursorParam(params url.Values) (string, error) {
+	var after string
+	for _, name := range []string{"cursor", "from"} {
+		if v := params.Get(name); v != "" {
+			c, err := decodeCursor(v)
+			if err != nil || c == "" {
+				return "", invalidParam(name, "is not a cursor of this endpoint; follow next_url")
+			}
+			after = c
+		}
+	}
+	return after, nil
 }
 
 // retrievalQuery reads limit, cursor and filters from the request.
