@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
@@ -26,7 +26,7 @@ import (
 func (e *env) importCustomers(co company.Company, records ...string) {
 	e.t.Helper()
 	ctx := context.Background()
-	chunk := commands.Chunk{Company: co, RunID: "run-1", Metadata: eventstore.Metadata{CompanyID: co.ID, RunID: "run-1",
+	chunk := imports.Chunk{Company: co, RunID: "run-1", Metadata: eventstore.Metadata{CompanyID: co.ID, RunID: "run-1",
 		Actor: "tokens/tok-1", Source: "api", CorrelationID: "req-1"}, MayDestroy: true} // an admin's: the tests forget
 	for _, r := range records {
 		chunk.Records = append(chunk.Records, json.RawMessage(r))

@@ -7,15 +7,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/dataquery"
 )
 
-// DataQueries runs data queries; commands.RunDataQueryHandler implements
+// DataQueries runs data queries; imports.RunDataQueryHandler implements
 // it.
 type DataQueries interface {
-	Handle(ctx context.Context, cmd commands.RunDataQuery) (commands.DataQueryResult, error)
+	Handle(ctx context.Context, cmd imports.RunDataQuery) (imports.DataQueryResult, error)
 }
 
 // maxQueryBody bounds the body of a data query: a match and an update,
@@ -40,7 +40,7 @@ func (s *Server) handleDataQuery(c *gin.Context) error {
 	}
 	p, _ := principalOf(c)
 	co, _ := companyOf(c)
-	res, err := s.dataQueries.Handle(commandContext(c), commands.RunDataQuery{Principal: p, Company: co, Query: q})
+	res, err := s.dataQueries.Handle(commandContext(c), imports.RunDataQuery{Principal: p, Company: co, Query: q})
 	if err != nil {
 		return err
 	}

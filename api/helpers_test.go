@@ -25,6 +25,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
@@ -78,7 +79,7 @@ type env struct {
 	keys    crypto.KeyStore // customers' data keys
 	runtime *projections.Runtime
 	// importers are the server's Deps.Importers; runImports runs them.
-	importers map[importing.Entity]commands.Importer
+	importers map[importing.Entity]imports.Importer
 }
 
 // newEnv starts the server; configure may change its Config and Deps.
@@ -152,17 +153,17 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		Events:      readmodels.NewEvents(pool),
 		Sales:       readmodels.NewSales(pool),
 
-		Importers: map[importing.Entity]commands.Importer{
-			importing.Customers: commands.NewCustomerImporter(store, e.keys, func() time.Time { return created }),
-			importing.Shops:     commands.NewShopImporter(store),
-			importing.Products:  commands.NewProductImporter(store),
-			importing.Events:    commands.NewEventImporter(store, e.keys, func() time.Time { return created }),
-			importing.Sales:     commands.NewSaleImporter(store, e.keys, func() time.Time { return created }),
+		Importers: map[importing.Entity]imports.Importer{
+			importing.Customers: imports.NewCustomerImporter(store, e.keys, func() time.Time { return created }),
+			importing.Shops:     imports.NewShopImporter(store),
+			importing.Products:  imports.NewProductImporter(store),
+			importing.Events:    imports.NewEventImporter(store, e.keys, func() time.Time { return created }),
+			importing.Sales:     imports.NewSaleImporter(store, e.keys, func() time.Time { return created }),
 		},
-		Uploads: commands.NewStageUploadHandler(pool, ingest.Limits{}),
+		Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}),
 		Imports: readmodels.NewImports(pool),
-		DataQueries: commands.NewRunDataQueryHandler(readmodels.NewMatcher(pool),
-			commands.NewStageUploadHandler(pool, ingest.Limits{})),
+		DataQueries: imports.NewRunDataQueryHandler(readmodels.NewMatcher(pool),
+			imports.NewStageUploadHandler(pool, ingest.Limits{})),
 		SFTPKeys: readmodels.NewSFTPKeys(pool),
 	}
 	for _, f := range configure {

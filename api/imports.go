@@ -7,15 +7,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/readmodels"
 )
 
-// Uploads stages uploads; commands.StageUploadHandler implements it.
+// Uploads stages uploads; imports.StageUploadHandler implements it.
 type Uploads interface {
-	Handle(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error)
+	Handle(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error)
 }
 
 // ImportRuns reads import runs; readmodels.Imports implements it. The
@@ -61,7 +61,7 @@ func (s *Server) handleUpload(entity importing.Entity) handlerFunc {
 		p, _ := principalOf(c)
 		// The source is "api" for any HTTP upload, JSON or CSV (decisions.md,
 		// Answers): it says which door the records came in by.
-		up, err := s.uploads.Handle(commandContext(c), commands.StageUpload{
+		up, err := s.uploads.Handle(commandContext(c), imports.StageUpload{
 			Principal: p, Entity: entity, Format: format, Charset: charset, Body: c.Request.Body, Source: "api",
 		})
 		if err != nil {

@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/internal/ingest/testimporter"
 	"github.com/clientele/clientele/readmodels"
 )
 
 // withImporters replaces the server's Importers (and so its upload
 // routes) with imps.
-func withImporters(imps ...commands.Importer) func(*api.Config, *api.Deps) {
+func withImporters(imps ...imports.Importer) func(*api.Config, *api.Deps) {
 	return func(_ *api.Config, d *api.Deps) {
-		d.Importers = map[importing.Entity]commands.Importer{}
+		d.Importers = map[importing.Entity]imports.Importer{}
 		for _, imp := range imps {
 			d.Importers[imp.Entity()] = imp
 		}
@@ -40,7 +40,7 @@ func newImportEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) (*env
 // does, until the test ends.
 func (e *env) runImports() {
 	e.t.Helper()
-	w, err := commands.NewImportWorker(commands.ImportWorkerConfig{
+	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
 		Pool: e.pool, Importers: e.importers, Companies: readmodels.NewCompanies(e.pool, ""),
 		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/internal/ingest/ingesttest"
-	"github.com/clientele/clientele/internal/ingest/testimporter"
 )
 
 // TestUploadMemoryBounded streams a generated upload of 200 MB (40 MB

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/internal/ingest/testimporter"
+	"github.com/clientele/clientele/commands/imports/testimporter"
 )
 
 // TestUploadSpellings uploads through every spelling of both paths, as a

@@ -24,6 +24,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
@@ -84,7 +85,7 @@ type Deps struct {
 	// Importers are the Importers of the entities that can be uploaded:
 	// an entity gets its upload routes only when it has one (the import
 	// worker runs them; the server only needs to know which exist).
-	Importers map[importing.Entity]commands.Importer
+	Importers map[importing.Entity]imports.Importer
 	// Uploads stages uploads; required when Importers is not empty.
 	Uploads Uploads
 	// Imports reads import runs (GET /api/imports/ and
@@ -148,7 +149,7 @@ type Server struct {
 	datatargets Datatargets
 	campaigns   Campaigns
 
-	importers    map[importing.Entity]commands.Importer
+	importers    map[importing.Entity]imports.Importer
 	uploads      Uploads
 	imports      ImportRuns
 	dataQueries  DataQueries

@@ -10,13 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/projections"
 )
 
 // trackingToken is the form of an issued customer_token
-// (commands.NewCustomerToken).
+// (imports.NewCustomerToken).
 var trackingToken = regexp.MustCompile(`^[a-z2-7]{26}$`)
 
 // tokensByExternalID retrieves the company's customers and returns their
@@ -270,9 +270,9 @@ func TestIssueTokensToCustomersFromBeforeTokens(t *testing.T) {
 		}
 	}
 
-	h := commands.NewIssueCustomerTokensHandler(e.pool, e.store, e.keys, func() time.Time { return created })
-	got, err := h.Handle(ctx, commands.IssueCustomerTokens{Batch: 1})
-	if err != nil || got != (commands.IssuedCustomerTokens{Issued: 2}) {
+	h := imports.NewIssueCustomerTokensHandler(e.pool, e.store, e.keys, func() time.Time { return created })
+	got, err := h.Handle(ctx, imports.IssueCustomerTokens{Batch: 1})
+	if err != nil || got != (imports.IssuedCustomerTokens{Issued: 2}) {
 		t.Fatalf("Handle = %+v, %v; want 2 issued (not the deleted customer), none remaining", got, err)
 	}
 	e.waitProjections()
@@ -299,7 +299,7 @@ func TestIssueTokensToCustomersFromBeforeTokens(t *testing.T) {
 		!cmp.Equal(h1.Events[1].Fields, []string{"customer_token"}) {
 		t.Errorf("history: %s, want the second event by the system, setting customer_token", res.body)
 	}
-	if again, err := h.Handle(ctx, commands.IssueCustomerTokens{}); err != nil || again != (commands.IssuedCustomerTokens{}) {
+	if again, err := h.Handle(ctx, imports.IssueCustomerTokens{}); err != nil || again != (imports.IssuedCustomerTokens{}) {
 		t.Errorf("a second run: %+v, %v; want nothing done", again, err)
 	}
 }

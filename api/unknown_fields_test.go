@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/internal/ingest"
@@ -19,9 +19,9 @@ import (
 
 // chunkedUploads stages uploads with the handler h points to, set once the
 // server's pool exists: with small chunks, a short upload spans several.
-type chunkedUploads struct{ h *commands.StageUploadHandler }
+type chunkedUploads struct{ h *imports.StageUploadHandler }
 
-func (u chunkedUploads) Handle(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+func (u chunkedUploads) Handle(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 	return u.h.Handle(ctx, cmd)
 }
 
@@ -30,9 +30,9 @@ func (u chunkedUploads) Handle(ctx context.Context, cmd commands.StageUpload) (c
 // and the acme admin's token.
 func unknownFieldsEnv(t *testing.T) (*env, string) {
 	t.Helper()
-	h := new(commands.StageUploadHandler)
+	h := new(imports.StageUploadHandler)
 	e := newEnv(t, func(_ *api.Config, d *api.Deps) { d.Uploads = chunkedUploads{h} })
-	*h = commands.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 3})
+	*h = imports.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 3})
 	e.runProjections(projections.NewCustomers(e.keys), projections.NewShops(), projections.NewProducts(),
 		projections.NewEvents(e.keys), projections.NewSales(e.keys))
 	e.runImports()

@@ -50,7 +50,7 @@ func SFTPKeyStream(companyID, keyID string) string {
 // Handle parses the key and records it.
 func (h AddSFTPKeyHandler) Handle(ctx context.Context, cmd AddSFTPKey) (access.SFTPKey, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return access.SFTPKey{}, err
 	}
 	if err := checkSystemCompany(ctx, h.store, p); err != nil {
@@ -70,10 +70,10 @@ func (h AddSFTPKeyHandler) Handle(ctx context.Context, cmd AddSFTPKey) (access.S
 		return access.SFTPKey{}, err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: SFTPKeyStream(p.CompanyID, k.ID), ExpectedVersion: eventstore.NoStream,
-			Events: []eventstore.Event{event(access.SFTPKeyAddedType, access.SFTPKeyAdded{
+			Events: []eventstore.Event{eventstore.NewEvent(access.SFTPKeyAddedType, access.SFTPKeyAdded{
 				ID: k.ID, Name: k.Name, Fingerprint: k.Fingerprint, PublicKey: k.PublicKey,
 				CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt,
 			})},

@@ -5,9 +5,10 @@
 // The handlers of single commands (companies, users, integrations, tokens,
 // datatargets) depend only on the eventstore.Store port, so they run on
 // every adapter. The import pipeline (staging, the chunk worker, the
-// entity Importers) works on PostgreSQL: an import chunk changes
-// write-side tables (identity registry, customer state, data keys) in the
-// same transaction as its commit, through TxAppender. Uniqueness (company slugs, custom domains, user emails) is
+// entity Importers) is the package commands/imports; it works on
+// PostgreSQL: an import chunk changes write-side tables (identity
+// registry, customer state, data keys) in the same transaction as its
+// commit. Uniqueness (company slugs, custom domains, user emails) is
 // enforced by the event store too: a reservation stream per unique value,
 // appended with ExpectedVersion NoStream in the same commit as the entity,
 // turns a duplicate into a conflict without any read model.
@@ -19,7 +20,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -138,8 +138,8 @@ func WithRequest(ctx context.Context, source, correlationID string) context.Cont
 	return context.WithValue(ctx, requestKey{}, requestInfo{source: source, correlationID: correlationID})
 }
 
-// metadata returns the metadata of events appended for p in companyID.
-func metadata(ctx context.Context, p access.Principal, companyID string) eventstore.Metadata {
+// Metadata returns the metadata of events appended for p in companyID.
+func Metadata(ctx context.Context, p access.Principal, companyID string) eventstore.Metadata {
 	info, _ := ctx.Value(requestKey{}).(requestInfo)
 	if info.source == "" {
 		info.source = "api"
@@ -151,16 +151,6 @@ func metadata(ctx context.Context, p access.Principal, companyID string) eventst
 		info.correlationID = NewID()
 	}
 	return eventstore.Metadata{CompanyID: companyID, Actor: p.Actor(), Source: info.source, CorrelationID: info.correlationID}
-}
-
-// event encodes a domain event for the store.
-func event(typ string, data any) eventstore.Event {
-	b, err := json.Marshal(data)
-	if err != nil {
-		// Domain events are plain structs: this is a programming error.
-		panic(fmt.Sprintf("commands: encode %s: %v", typ, err))
-	}
-	return eventstore.Event{Type: typ, Data: b}
 }
 
 // conflictOn reports whether err is a version conflict on streamID.
@@ -181,7 +171,7 @@ func appendError(err error) error {
 	return err
 }
 
-func requireCompany(p access.Principal) error {
+func RequireCompany(p access.Principal) error {
 	if p.CompanyID == "" {
 		return domain.Errorf(domain.Invalid, "no company")
 	}

@@ -31,7 +31,7 @@ func claimDomains(ctx context.Context, store eventstore.Store, companyID string,
 		}
 		out = append(out, eventstore.StreamAppend{
 			StreamID: CompanyDomainStream(d), ExpectedVersion: version,
-			Events: []eventstore.Event{event(company.DomainClaimedType, company.DomainClaimed{Domain: d, CompanyID: companyID})},
+			Events: []eventstore.Event{eventstore.NewEvent(company.DomainClaimedType, company.DomainClaimed{Domain: d, CompanyID: companyID})},
 		})
 	}
 	for _, d := range old {
@@ -44,7 +44,7 @@ func claimDomains(ctx context.Context, store eventstore.Store, companyID string,
 		}
 		out = append(out, eventstore.StreamAppend{
 			StreamID: CompanyDomainStream(d), ExpectedVersion: version,
-			Events: []eventstore.Event{event(company.DomainReleasedType, company.DomainReleased{Domain: d, CompanyID: companyID})},
+			Events: []eventstore.Event{eventstore.NewEvent(company.DomainReleasedType, company.DomainReleased{Domain: d, CompanyID: companyID})},
 		})
 	}
 	return out, nil

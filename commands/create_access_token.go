@@ -40,7 +40,7 @@ func NewCreateAccessTokenHandler(store eventstore.Store, now func() time.Time) C
 // is returned only here: the event records its SHA-256 hash.
 func (h CreateAccessTokenHandler) Handle(ctx context.Context, cmd CreateAccessToken) (access.AccessToken, string, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return access.AccessToken{}, "", err
 	}
 	if err := checkSystemCompany(ctx, h.store, p); err != nil {
@@ -57,10 +57,10 @@ func (h CreateAccessTokenHandler) Handle(ctx context.Context, cmd CreateAccessTo
 		return access.AccessToken{}, "", err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: AccessTokenStream(p.CompanyID, t.ID), ExpectedVersion: eventstore.NoStream,
-			Events: []eventstore.Event{event(access.AccessTokenCreatedType, access.NewAccessTokenCreated(t, secret.HashToken(value)))},
+			Events: []eventstore.Event{eventstore.NewEvent(access.AccessTokenCreatedType, access.NewAccessTokenCreated(t, secret.HashToken(value)))},
 		}},
 	})
 	if err != nil {

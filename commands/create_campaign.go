@@ -44,7 +44,7 @@ const generateAttempts = 10
 // every duplicate is (user emails, company slugs).
 func (h CreateCampaignHandler) Handle(ctx context.Context, cmd CreateCampaign) (campaign.Campaign, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return campaign.Campaign{}, err
 	}
 	if err := campaign.MayManage(p); err != nil {
@@ -77,7 +77,7 @@ func (h CreateCampaignHandler) create(ctx context.Context, cmd CreateCampaign, k
 	}
 	stream := CampaignStream(p.CompanyID, key)
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams:  []eventstore.StreamAppend{{StreamID: stream, ExpectedVersion: eventstore.NoStream, Events: campaignEvents(events)}},
 	})
 	switch {
@@ -121,10 +121,10 @@ func (h CreateCampaignHandler) generate(ctx context.Context, cmd CreateCampaign)
 		return campaign.Campaign{}, err
 	}
 	done, err := h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{
 			{StreamID: CampaignKeysStream(p.CompanyID), ExpectedVersion: counter.version,
-				Events: []eventstore.Event{event(campaign.KeyGeneratedType, campaign.KeyGenerated{Number: n, Key: key})}},
+				Events: []eventstore.Event{eventstore.NewEvent(campaign.KeyGeneratedType, campaign.KeyGenerated{Number: n, Key: key})}},
 			{StreamID: CampaignStream(p.CompanyID, key), ExpectedVersion: eventstore.NoStream, Events: campaignEvents(events)},
 		},
 	})

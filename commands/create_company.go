@@ -51,15 +51,15 @@ func (h CreateCompanyHandler) Handle(ctx context.Context, cmd CreateCompany) (co
 		return company.Company{}, domain.Errorf(domain.Conflict, "company slug already taken")
 	}
 	streams := []eventstore.StreamAppend{
-		{StreamID: CompanyStream(c.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{event(company.CreatedType, company.NewCreated(c))}},
-		{StreamID: CompanySlugStream(c.Slug), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{event(company.SlugReservedType, company.SlugReserved{Slug: c.Slug, CompanyID: c.ID})}},
+		{StreamID: CompanyStream(c.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(company.CreatedType, company.NewCreated(c))}},
+		{StreamID: CompanySlugStream(c.Slug), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(company.SlugReservedType, company.SlugReserved{Slug: c.Slug, CompanyID: c.ID})}},
 	}
 	claims, err := claimDomains(ctx, h.store, c.ID, nil, c.Domains)
 	if err != nil {
 		return company.Company{}, err
 	}
 	streams = append(streams, claims...)
-	_, err = h.store.Append(ctx, eventstore.Commit{Metadata: metadata(ctx, cmd.Principal, c.ID), Streams: streams})
+	_, err = h.store.Append(ctx, eventstore.Commit{Metadata: Metadata(ctx, cmd.Principal, c.ID), Streams: streams})
 	switch {
 	case err == nil:
 		return c, nil

@@ -41,7 +41,7 @@ func NewCreateDatatargetHandler(store eventstore.Store, now func() time.Time) Cr
 // event's place in the log: its creation is this append, nothing more.
 func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarget) (datatarget.Datatarget, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return datatarget.Datatarget{}, err
 	}
 	if err := checkSystemCompany(ctx, h.store, p); err != nil {
@@ -54,10 +54,10 @@ func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarge
 		return datatarget.Datatarget{}, err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: DatatargetStream(p.CompanyID, d.ID), ExpectedVersion: eventstore.NoStream,
-			Events: []eventstore.Event{event(datatarget.CreatedType, datatarget.NewCreated(d))},
+			Events: []eventstore.Event{eventstore.NewEvent(datatarget.CreatedType, datatarget.NewCreated(d))},
 		}},
 	})
 	if err != nil {

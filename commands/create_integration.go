@@ -36,7 +36,7 @@ func NewCreateIntegrationHandler(store eventstore.Store, now func() time.Time) C
 // Handle creates the integration, enabled.
 func (h CreateIntegrationHandler) Handle(ctx context.Context, cmd CreateIntegration) (access.Integration, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return access.Integration{}, err
 	}
 	if err := checkSystemCompany(ctx, h.store, p); err != nil {
@@ -47,10 +47,10 @@ func (h CreateIntegrationHandler) Handle(ctx context.Context, cmd CreateIntegrat
 		return access.Integration{}, err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: IntegrationStream(p.CompanyID, i.ID), ExpectedVersion: eventstore.NoStream,
-			Events: []eventstore.Event{event(access.IntegrationCreatedType, access.NewIntegrationCreated(i))},
+			Events: []eventstore.Event{eventstore.NewEvent(access.IntegrationCreatedType, access.NewIntegrationCreated(i))},
 		}},
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ func NewCreateOutletHandler(store eventstore.Store, now func() time.Time) Create
 // first message.
 func (h CreateOutletHandler) Handle(ctx context.Context, cmd CreateOutlet) (datatarget.Outlet, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return datatarget.Outlet{}, err
 	}
 	if err := datatarget.MayManage(p); err != nil {
@@ -50,10 +50,10 @@ func (h CreateOutletHandler) Handle(ctx context.Context, cmd CreateOutlet) (data
 		return datatarget.Outlet{}, err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: OutletStream(p.CompanyID, o.ID), ExpectedVersion: eventstore.NoStream,
-			Events: []eventstore.Event{event(datatarget.OutletCreatedType, datatarget.NewOutletCreated(o))},
+			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletCreatedType, datatarget.NewOutletCreated(o))},
 		}},
 	})
 	if err != nil {

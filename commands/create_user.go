@@ -53,7 +53,7 @@ const TOTPIssuer = "Clientele"
 // same commit: a taken email is a Conflict.
 func (h CreateUserHandler) Handle(ctx context.Context, cmd CreateUser) (CreatedUser, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return CreatedUser{}, err
 	}
 	if !p.HasRole(access.RoleAdmin) {
@@ -88,10 +88,10 @@ func (h CreateUserHandler) Handle(ctx context.Context, cmd CreateUser) (CreatedU
 	out.User = u
 	emailStream := UserEmailStream(p.CompanyID, u.Email)
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{
-			{StreamID: UserStream(p.CompanyID, u.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{event(access.UserCreatedType, access.NewUserCreated(u))}},
-			{StreamID: emailStream, ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{event(access.UserEmailReservedType, access.UserEmailReserved{Email: u.Email, UserID: u.ID})}},
+			{StreamID: UserStream(p.CompanyID, u.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(access.UserCreatedType, access.NewUserCreated(u))}},
+			{StreamID: emailStream, ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(access.UserEmailReservedType, access.UserEmailReserved{Email: u.Email, UserID: u.ID})}},
 		},
 	})
 	switch {

@@ -36,7 +36,7 @@ func NewDisableOutletHandler(store eventstore.Store, now func() time.Time) Disab
 // Handle disables the outlet. Disabling a disabled outlet appends nothing.
 func (h DisableOutletHandler) Handle(ctx context.Context, cmd DisableOutlet) error {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return err
 	}
 	if err := datatarget.MayManage(p); err != nil {
@@ -47,10 +47,10 @@ func (h DisableOutletHandler) Handle(ctx context.Context, cmd DisableOutlet) err
 		return err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: OutletStream(p.CompanyID, o.ID), ExpectedVersion: version,
-			Events: []eventstore.Event{event(datatarget.OutletDisabledType, datatarget.OutletDisabled{
+			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletDisabledType, datatarget.OutletDisabled{
 				ID: o.ID, Reason: cmd.Reason, DisabledAt: stamp(h.now()),
 			})},
 		}},

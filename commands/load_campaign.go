@@ -61,7 +61,7 @@ func loadCampaign(ctx context.Context, store eventstore.Store, companyID, key st
 func campaignEvents(evs []campaign.Event) []eventstore.Event {
 	out := make([]eventstore.Event, len(evs))
 	for i, e := range evs {
-		out[i] = event(e.EventType(), e)
+		out[i] = eventstore.NewEvent(e.EventType(), e)
 	}
 	return out
 }

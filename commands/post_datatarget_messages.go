@@ -48,7 +48,7 @@ func NewPostDatatargetMessagesHandler(store eventstore.Store) PostDatatargetMess
 // transaction, so a client retrieves its messages as soon as this returns.
 func (h PostDatatargetMessagesHandler) Handle(ctx context.Context, cmd PostDatatargetMessages) (Posted, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return Posted{}, err
 	}
 	messages, err := datatarget.CheckMessages(cmd.Messages)
@@ -70,7 +70,7 @@ func (h PostDatatargetMessagesHandler) Handle(ctx context.Context, cmd PostDatat
 		events[i] = eventstore.Event{Type: datatarget.MessagePostedType, Data: m}
 	}
 	c, err := h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: datatarget.MessagesStream(p.CompanyID, d.ID), ExpectedVersion: eventstore.Any, Events: events,
 		}},

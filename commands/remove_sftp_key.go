@@ -34,7 +34,7 @@ func NewRemoveSFTPKeyHandler(store eventstore.Store, now func() time.Time) Remov
 // NotFound.
 func (h RemoveSFTPKeyHandler) Handle(ctx context.Context, cmd RemoveSFTPKey) error {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return err
 	}
 	if err := access.MayManageSFTPKeys(p); err != nil {
@@ -49,10 +49,10 @@ func (h RemoveSFTPKeyHandler) Handle(ctx context.Context, cmd RemoveSFTPKey) err
 		return domain.Errorf(domain.NotFound, "no such SFTP key")
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: stream, ExpectedVersion: evs[len(evs)-1].StreamVersion,
-			Events: []eventstore.Event{event(access.SFTPKeyRemovedType, access.SFTPKeyRemoved{ID: cmd.KeyID, RemovedAt: stamp(h.now())})},
+			Events: []eventstore.Event{eventstore.NewEvent(access.SFTPKeyRemovedType, access.SFTPKeyRemoved{ID: cmd.KeyID, RemovedAt: stamp(h.now())})},
 		}},
 	})
 	if err != nil {

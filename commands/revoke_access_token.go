@@ -38,7 +38,7 @@ func NewRevokeAccessTokenHandler(store eventstore.Store, now func() time.Time) R
 // NotFound.
 func (h RevokeAccessTokenHandler) Handle(ctx context.Context, cmd RevokeAccessToken) error {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return err
 	}
 	stream := AccessTokenStream(p.CompanyID, cmd.TokenID)
@@ -57,10 +57,10 @@ func (h RevokeAccessTokenHandler) Handle(ctx context.Context, cmd RevokeAccessTo
 		return err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, p, p.CompanyID),
+		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: stream, ExpectedVersion: evs[len(evs)-1].StreamVersion,
-			Events: []eventstore.Event{event(access.AccessTokenRevokedType, access.AccessTokenRevoked{
+			Events: []eventstore.Event{eventstore.NewEvent(access.AccessTokenRevokedType, access.AccessTokenRevoked{
 				ID: cmd.TokenID, RevokedAt: stamp(h.now()), RevokedBy: p.CreatedBy()})},
 		}},
 	})

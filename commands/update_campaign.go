@@ -40,7 +40,7 @@ func NewUpdateCampaignHandler(store eventstore.Store, now func() time.Time) Upda
 // is refused).
 func (h UpdateCampaignHandler) Handle(ctx context.Context, cmd UpdateCampaign) (campaign.Campaign, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return campaign.Campaign{}, err
 	}
 	if err := campaign.MayManage(p); err != nil {
@@ -69,7 +69,7 @@ func (h UpdateCampaignHandler) try(ctx context.Context, cmd UpdateCampaign, stre
 		return c, err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, cmd.Principal, cmd.Principal.CompanyID),
+		Metadata: Metadata(ctx, cmd.Principal, cmd.Principal.CompanyID),
 		Streams:  []eventstore.StreamAppend{{StreamID: stream, ExpectedVersion: version, Events: campaignEvents(events)}},
 	})
 	return c, err

@@ -69,14 +69,14 @@ func (h UpdateCompanySettingsHandler) try(ctx context.Context, cmd UpdateCompany
 	}
 	streams := []eventstore.StreamAppend{{
 		StreamID: CompanyStream(c.ID), ExpectedVersion: version,
-		Events: []eventstore.Event{event(company.SettingsChangedType, company.NewSettingsChanged(c, changed, stamp(h.now())))},
+		Events: []eventstore.Event{eventstore.NewEvent(company.SettingsChangedType, company.NewSettingsChanged(c, changed, stamp(h.now())))},
 	}}
 	claims, err := claimDomains(ctx, h.store, c.ID, old.Domains, c.Domains)
 	if err != nil {
 		return company.Company{}, err
 	}
 	streams = append(streams, claims...)
-	if _, err := h.store.Append(ctx, eventstore.Commit{Metadata: metadata(ctx, cmd.Principal, c.ID), Streams: streams}); err != nil {
+	if _, err := h.store.Append(ctx, eventstore.Commit{Metadata: Metadata(ctx, cmd.Principal, c.ID), Streams: streams}); err != nil {
 		if conflictOn(err, CompanyStream(c.ID)) {
 			return company.Company{}, err // retried by Handle
 		}

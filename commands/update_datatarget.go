@@ -37,7 +37,7 @@ func NewUpdateDatatargetHandler(store eventstore.Store, now func() time.Time) Up
 // datatarget is retried: each attempt re-reads and decides again.
 func (h UpdateDatatargetHandler) Handle(ctx context.Context, cmd UpdateDatatarget) (datatarget.Datatarget, error) {
 	p := cmd.Principal
-	if err := requireCompany(p); err != nil {
+	if err := RequireCompany(p); err != nil {
 		return datatarget.Datatarget{}, err
 	}
 	stream := DatatargetStream(p.CompanyID, cmd.DatatargetID)
@@ -63,10 +63,10 @@ func (h UpdateDatatargetHandler) try(ctx context.Context, cmd UpdateDatatarget, 
 		return d, err
 	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: metadata(ctx, cmd.Principal, cmd.Principal.CompanyID),
+		Metadata: Metadata(ctx, cmd.Principal, cmd.Principal.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: stream, ExpectedVersion: version,
-			Events: []eventstore.Event{event(datatarget.UpdatedType, datatarget.NewUpdated(d))},
+			Events: []eventstore.Event{eventstore.NewEvent(datatarget.UpdatedType, datatarget.NewUpdated(d))},
 		}},
 	})
 	return d, err

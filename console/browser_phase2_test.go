@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
 )
@@ -20,7 +20,7 @@ func TestBrowserOutletFailedAttempt(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	// A run with a rejection, for the chart's red part.
-	up, err := e.uploads.Handle(context.Background(), commands.StageUpload{Principal: e.adminPrincipal(), Entity: importing.Customers,
+	up, err := e.uploads.Handle(context.Background(), imports.StageUpload{Principal: e.adminPrincipal(), Entity: importing.Customers,
 		Format: ingest.CSV, Body: strings.NewReader("external_id,email\nB-1,bea@example.com\nB-2,not an email\n")})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
@@ -353,7 +354,7 @@ func TestCoverageOverviewLagAndRejected(t *testing.T) {
 		"external_id,email\nL-2,lia@example.com\nL-3,not an email\n",
 		"external_id,email\nL-4,not an email\nL-5,neither\nL-6,nor this\n",
 	} {
-		up, err := e.uploads.Handle(ctx, commands.StageUpload{Principal: e.adminPrincipal(), Entity: importing.Customers,
+		up, err := e.uploads.Handle(ctx, imports.StageUpload{Principal: e.adminPrincipal(), Entity: importing.Customers,
 			Format: ingest.CSV, Body: strings.NewReader(csv)})
 		if err != nil {
 			t.Fatal(err)
@@ -546,7 +547,7 @@ func campaignFigures(t *testing.T, page string) []tableRow {
 func TestCoverageImportWarnings(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	up, err := e.uploads.Handle(context.Background(), commands.StageUpload{Principal: e.adminPrincipal(), Entity: importing.Customers,
+	up, err := e.uploads.Handle(context.Background(), imports.StageUpload{Principal: e.adminPrincipal(), Entity: importing.Customers,
 		Format: ingest.JSON, Body: strings.NewReader(`{"customers": [
 			{"external_id": "W-1", "email": "w1@example.com", "shoe_size": 42},
 			{"external_id": "W-2", "email": "not an email", "shoe_size": 43, "store_id": "1"},

@@ -15,7 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
@@ -201,7 +201,7 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 		return err
 	}
 	v := customerView{ID: id, Forgotten: h.Forgotten, Deleted: h.Deleted,
-		CanDestroy: commands.MayDestroy(principalOf(g))}
+		CanDestroy: imports.MayDestroy(principalOf(g))}
 	if runID := g.Query("run"); runID != "" {
 		if v.Run, err = c.runOf(ctx, co.ID, runID, 10); err != nil {
 			return err
@@ -361,14 +361,14 @@ type confirmView struct {
 }
 
 // handleConfirmDestroy asks to confirm a delete or forget, naming what
-// cannot be undone. Only admins may (commands.MayDestroy): others get a
+// cannot be undone. Only admins may (imports.MayDestroy): others get a
 // 403 page.
 func (c *Console) handleConfirmDestroy(g *gin.Context) error {
 	a, ok := destroyActions[g.Param("action")]
 	if !ok {
 		return domain.Errorf(domain.NotFound, "no such page")
 	}
-	if !commands.MayDestroy(principalOf(g)) {
+	if !imports.MayDestroy(principalOf(g)) {
 		return errMayNotDestroy()
 	}
 	h, err := c.deps.CustomerHistory.Customer(g.Request.Context(), companyOf(g).ID, g.Param("id"))
@@ -399,7 +399,7 @@ func (c *Console) handleDestroy(g *gin.Context) error {
 		return domain.Errorf(domain.NotFound, "no such page")
 	}
 	p := principalOf(g)
-	if !commands.MayDestroy(p) {
+	if !imports.MayDestroy(p) {
 		return errMayNotDestroy()
 	}
 	if c.deps.Importers[importing.Customers] == nil {
@@ -427,7 +427,7 @@ func (c *Console) handleDestroy(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	up, err := c.deps.Uploads.Handle(api.CommandContext(g, source), commands.StageUpload{
+	up, err := c.deps.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
 		Principal: p, Entity: importing.Customers, Format: ingest.JSON, Body: bytes.NewReader(body), Source: source,
 	})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
@@ -69,7 +70,7 @@ type env struct {
 	globexAdmin user
 	store       *postgres.Store
 	keys        crypto.KeyStore
-	uploads     commands.StageUploadHandler
+	uploads     imports.StageUploadHandler
 }
 
 const (
@@ -110,12 +111,12 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 	acc := readmodels.NewAccess(pool)
-	imports := readmodels.NewImports(pool)
-	e.uploads = commands.NewStageUploadHandler(pool, ingest.Limits{})
-	importers := map[importing.Entity]commands.Importer{
-		importing.Customers: commands.NewCustomerImporter(store, e.keys, time.Now),
-		importing.Events:    commands.NewEventImporter(store, e.keys, time.Now),
-		importing.Sales:     commands.NewSaleImporter(store, e.keys, time.Now),
+	importRuns := readmodels.NewImports(pool)
+	e.uploads = imports.NewStageUploadHandler(pool, ingest.Limits{})
+	importers := map[importing.Entity]imports.Importer{
+		importing.Customers: imports.NewCustomerImporter(store, e.keys, time.Now),
+		importing.Events:    imports.NewEventImporter(store, e.keys, time.Now),
+		importing.Sales:     imports.NewSaleImporter(store, e.keys, time.Now),
 	}
 	customers, events, sales := readmodels.NewCustomers(pool), readmodels.NewEvents(pool), readmodels.NewSales(pool)
 	deps := api.Deps{
@@ -129,7 +130,7 @@ func newEnv(t *testing.T) *env {
 		Sales:           sales,
 		Importers:       importers,
 		Uploads:         e.uploads,
-		Imports:         imports,
+		Imports:         importRuns,
 		Campaigns:       readmodels.NewCampaigns(pool),
 		SFTPKeys:        readmodels.NewSFTPKeys(pool),
 	}
@@ -138,7 +139,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	if _, err := console.Mount(s, console.Config{Logger: logger}, console.Deps{
-		API: deps, Users: acc, Imports: imports, Pool: pool, Customer: customers, Events: events, Sales: sales,
+		API: deps, Users: acc, Imports: importRuns, Pool: pool, Customer: customers, Events: events, Sales: sales,
 		Projections: projectionStatus(pool, store, asyncProjectors(e.keys)),
 	}); err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(e.srv.Close)
 
 	// The import worker and the async projections run as under serve.
-	w, err := commands.NewImportWorker(commands.ImportWorkerConfig{
+	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
 		Pool: pool, Importers: importers, Companies: readmodels.NewCompanies(pool, ""),
 		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond, Logger: logger,
 	})
@@ -220,7 +221,7 @@ func (e *env) mustImport(co company.Company, entity importing.Entity, csv string
 	ctx := context.Background()
 	admin := access.Principal{CompanyID: co.ID, UserID: e.admin.ID, Roles: []access.Role{access.RoleAdmin}}
 	format := ingest.CSV
-	up, err := e.uploads.Handle(ctx, commands.StageUpload{Principal: admin, Entity: entity, Format: format, Body: strings.NewReader(csv)})
+	up, err := e.uploads.Handle(ctx, imports.StageUpload{Principal: admin, Entity: entity, Format: format, Body: strings.NewReader(csv)})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
@@ -399,7 +399,7 @@ func TestPaging(t *testing.T) {
 	for i := range 60 {
 		fmt.Fprintf(&csv, "R-%02d,not-an-email-%d\n", i, i)
 	}
-	up, err := e.uploads.Handle(context.Background(), commands.StageUpload{
+	up, err := e.uploads.Handle(context.Background(), imports.StageUpload{
 		Principal: access.Principal{CompanyID: e.acme.ID, UserID: e.admin.ID, Roles: []access.Role{access.RoleAdmin}},
 		Entity:    importing.Customers, Format: ingest.CSV, Body: strings.NewReader(csv.String()),
 	})

@@ -15,7 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
@@ -113,7 +113,7 @@ func (c *Console) handleImportStatus(g *gin.Context) error {
 }
 
 // handleUpload stages an upload from the console's form, through the
-// command the API's upload routes use (commands.StageUpload): a
+// command the API's upload routes use (imports.StageUpload): a
 // multipart/form-data body of the field "entity" and then the part
 // "file", which is streamed into the run, never held in memory. The
 // file's format is its part's Content-Type, else its name's extension
@@ -165,7 +165,7 @@ func (c *Console) stage(g *gin.Context, entity importing.Entity, part *multipart
 	if err != nil {
 		return err
 	}
-	up, err := c.deps.Uploads.Handle(api.CommandContext(g, source), commands.StageUpload{
+	up, err := c.deps.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
 		Principal: principalOf(g), Entity: entity, Format: format, Charset: charset, Body: part, Source: source,
 	})
 	if err != nil {

@@ -51,6 +51,16 @@ type Event struct {
 	Data json.RawMessage
 }
 
+// NewEvent encodes a domain event: data, a plain struct, as JSON. It
+// panics if data does not encode, a programming error.
+func NewEvent(typ string, data any) Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(fmt.Sprintf("eventstore: encode %s: %v", typ, err))
+	}
+	return Event{Type: typ, Data: b}
+}
+
 // StreamAppend is the part of a commit that goes to one stream.
 type StreamAppend struct {
 	// StreamID names the stream, "<kind>-<company>-<id>".

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
@@ -83,9 +84,9 @@ type app struct {
 	commands  commands.Commands
 	// The import pipeline (import.go): the Importers by entity, the
 	// upload stager, and the worker (nil when no entity has an Importer).
-	importers    map[importing.Entity]commands.Importer
-	stageUpload  commands.StageUploadHandler
-	importWorker *commands.ImportWorker
+	importers    map[importing.Entity]imports.Importer
+	stageUpload  imports.StageUploadHandler
+	importWorker *imports.ImportWorker
 	closers      []func()
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
@@ -23,13 +24,13 @@ import (
 // importersFor returns the Importer of each importable entity; an entity
 // without one has no upload route and cannot be imported. It is a
 // variable so that tests can import with a test Importer.
-var importersFor = func(a *app) map[importing.Entity]commands.Importer {
-	return map[importing.Entity]commands.Importer{
-		importing.Customers: commands.NewCustomerImporter(a.store, a.keys, time.Now),
-		importing.Shops:     commands.NewShopImporter(a.store),
-		importing.Products:  commands.NewProductImporter(a.store),
-		importing.Events:    commands.NewEventImporter(a.store, a.keys, time.Now),
-		importing.Sales:     commands.NewSaleImporter(a.store, a.keys, time.Now),
+var importersFor = func(a *app) map[importing.Entity]imports.Importer {
+	return map[importing.Entity]imports.Importer{
+		importing.Customers: imports.NewCustomerImporter(a.store, a.keys, time.Now),
+		importing.Shops:     imports.NewShopImporter(a.store),
+		importing.Products:  imports.NewProductImporter(a.store),
+		importing.Events:    imports.NewEventImporter(a.store, a.keys, time.Now),
+		importing.Sales:     imports.NewSaleImporter(a.store, a.keys, time.Now),
 	}
 }
 
@@ -37,11 +38,11 @@ var importersFor = func(a *app) map[importing.Entity]commands.Importer {
 // some entity has an Importer, the worker that applies them.
 func (a *app) openImports() error {
 	a.importers = importersFor(a)
-	a.stageUpload = commands.NewStageUploadHandler(a.pool, ingest.Limits{})
+	a.stageUpload = imports.NewStageUploadHandler(a.pool, ingest.Limits{})
 	if len(a.importers) == 0 {
 		return nil
 	}
-	w, err := commands.NewImportWorker(commands.ImportWorkerConfig{
+	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
 		Pool: a.pool, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""), Logger: a.log,
 		Registerer: a.metrics, Transport: a.transport,
 	})
@@ -104,7 +105,7 @@ func importFile(ctx context.Context, g *globals, a *app, f importFlags, path str
 	defer in.Close()
 
 	bar := newBar(g, size, "staging", true)
-	up, err := a.stageUpload.Handle(commands.WithRequest(ctx, "cli", commands.NewID()), commands.StageUpload{
+	up, err := a.stageUpload.Handle(commands.WithRequest(ctx, "cli", commands.NewID()), imports.StageUpload{
 		Principal: access.System(co.ID), Entity: entity, Format: format, Charset: f.charset,
 		Body: io.TeeReader(in, bar), Source: "cli",
 	})

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -16,7 +16,7 @@ import (
 // or failed, with a progress bar on the records processed. The worker may
 // apply other runs' chunks too (they come first, in upload order), and a
 // worker of serve on the same database may apply some of this run's.
-func work(ctx context.Context, g *globals, a *app, companyID string, up commands.StagedUpload) (readmodels.ImportRun, error) {
+func work(ctx context.Context, g *globals, a *app, companyID string, up imports.StagedUpload) (readmodels.ImportRun, error) {
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- a.importWorker.Run(wctx) }()

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/internal/ingest/testimporter"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
@@ -21,8 +21,8 @@ import (
 func withTestImporter(t *testing.T) {
 	t.Helper()
 	old := importersFor
-	importersFor = func(*app) map[importing.Entity]commands.Importer {
-		return map[importing.Entity]commands.Importer{importing.Customers: &testimporter.Importer{}}
+	importersFor = func(*app) map[importing.Entity]imports.Importer {
+		return map[importing.Entity]imports.Importer{importing.Customers: &testimporter.Importer{}}
 	}
 	t.Cleanup(func() { importersFor = old })
 }

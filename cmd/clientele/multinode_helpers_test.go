@@ -16,10 +16,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/natstest"
 )
 
@@ -55,7 +54,7 @@ func asyncProjectorNames(t *testing.T) []string {
 }
 
 // heldChunk is an import chunk whose row lock a transaction holds, that
-// is one being applied (commands.ImportChunkHandler locks the chunk for
+// is one being applied (imports.ImportChunkHandler locks the chunk for
 // the whole transaction that applies it).
 type heldChunk struct {
 	node  string // the application_name of the holder's connection
@@ -207,7 +206,7 @@ func checkNATSConsumers(t *testing.T, c *outageClient, natsURL string, conn *pgx
 		msgs uint64
 	}{
 		{bus.CommitsTopic, asyncProjectorNames(t), commits},
-		{ingest.ChunksTopic, []string{commands.ImportWorkerName}, chunks},
+		{imports.ChunksTopic, []string{imports.ImportWorkerName}, chunks},
 	} {
 		state := func() (*nats.StreamInfo, map[string]*nats.ConsumerInfo, error) {
 			si, err := js.StreamInfo(topic.stream)

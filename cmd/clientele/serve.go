@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/readmodels"
@@ -97,7 +97,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	}
 
 	access := readmodels.NewAccess(a.pool)
-	imports := readmodels.NewImports(a.pool)
+	importRuns := readmodels.NewImports(a.pool)
 	customers := readmodels.NewCustomers(a.pool)
 	events := readmodels.NewEvents(a.pool)
 	sales := readmodels.NewSales(a.pool)
@@ -111,8 +111,8 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 
 		Importers:   a.importers,
 		Uploads:     a.stageUpload,
-		Imports:     imports,
-		DataQueries: commands.NewRunDataQueryHandler(readmodels.NewMatcher(a.pool), a.stageUpload),
+		Imports:     importRuns,
+		DataQueries: imports.NewRunDataQueryHandler(readmodels.NewMatcher(a.pool), a.stageUpload),
 		SFTPKeys:    readmodels.NewSFTPKeys(a.pool),
 
 		Customers:       customers,
@@ -154,7 +154,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	}
 	// The console shares the API's engine, read models and commands.
 	if _, err := console.Mount(handler, console.Config{Logger: a.log}, console.Deps{
-		API: deps, Users: access, Imports: imports, Pool: a.pool, Customer: customers, Events: events, Sales: sales,
+		API: deps, Users: access, Imports: importRuns, Pool: a.pool, Customer: customers, Events: events, Sales: sales,
 		Projections: a.runtime.CompanyStatus,
 	}); err != nil {
 		return err

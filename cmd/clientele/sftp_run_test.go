@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
@@ -49,8 +49,8 @@ func (noSFTPDeps) ByFingerprint(context.Context, string, string) (access.SFTPKey
 	return access.SFTPKey{}, domain.Errorf(domain.NotFound, "no key")
 }
 func (noSFTPDeps) Take(string, string) (func(error), error) { return func(error) {}, nil }
-func (noSFTPDeps) Handle(context.Context, commands.StageUpload) (commands.StagedUpload, error) {
-	return commands.StagedUpload{}, errors.New("no uploads")
+func (noSFTPDeps) Handle(context.Context, imports.StageUpload) (imports.StagedUpload, error) {
+	return imports.StagedUpload{}, errors.New("no uploads")
 }
 func (noSFTPDeps) Run(context.Context, string, string) (readmodels.ImportRun, error) {
 	return readmodels.ImportRun{}, domain.Errorf(domain.NotFound, "no run")

@@ -4,23 +4,23 @@ import (
 	"context"
 	"time"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/internal/pg"
 )
 
 // issueCustomerTokens gives a tracking token to the customers created
-// before customers were created with one (commands.IssueCustomerTokens),
+// before customers were created with one (imports.IssueCustomerTokens),
 // until none is left; serve runs it in the background at start. Every
 // node does, and they share the work. A failed round is retried with a
 // backoff, and so is a round that leaves customers another node holds:
 // should that node stop halfway, this one finishes. It returns when the
 // work is done or ctx ends; it never stops serve.
 func issueCustomerTokens(ctx context.Context, a *app) {
-	h := commands.NewIssueCustomerTokensHandler(a.pool, a.store, a.keys, time.Now)
+	h := imports.NewIssueCustomerTokensHandler(a.pool, a.store, a.keys, time.Now)
 	wait := time.Second
 	for {
 		start := time.Now()
-		got, err := h.Handle(ctx, commands.IssueCustomerTokens{})
+		got, err := h.Handle(ctx, imports.IssueCustomerTokens{})
 		if got.Issued > 0 {
 			a.log.Info("issued tracking tokens to customers from before tokens", "customers", got.Issued,
 				"seconds", time.Since(start).Seconds())

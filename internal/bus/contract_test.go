@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/internal/bus"
-	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/natstest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 )
@@ -218,9 +218,9 @@ func TestContractEveryGroupInOrder(t *testing.T) {
 func TestContractSharedGroup(t *testing.T) {
 	contract(t, func(t *testing.T, pool *pgxpool.Pool, tr bus.Transport) {
 		want := interleaved(0, 40)
-		msgsA, subA := subscribe(t, tr, "shared", ingest.ChunksTopic)
-		msgsB, _ := subscribe(t, tr, "shared", ingest.ChunksTopic)
-		publish(t, pool, ingest.ChunksTopic, want[:20]...)
+		msgsA, subA := subscribe(t, tr, "shared", imports.ChunksTopic)
+		msgsB, _ := subscribe(t, tr, "shared", imports.ChunksTopic)
+		publish(t, pool, imports.ChunksTopic, want[:20]...)
 
 		var mu sync.Mutex
 		var got []note
@@ -275,7 +275,7 @@ func TestContractSharedGroup(t *testing.T) {
 		}
 		waitFor(t, func() bool { return count() == 20 })
 		close(stopA)
-		publish(t, pool, ingest.ChunksTopic, want[20:]...)
+		publish(t, pool, imports.ChunksTopic, want[20:]...)
 		waitFor(t, func() bool { return count() == len(want) })
 		close(done)
 		wg.Wait()

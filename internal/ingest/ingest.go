@@ -1,24 +1,12 @@
-// Package ingest streams upload bodies into staged import chunks, the first
-// half of the import pipeline shared by every entity.
-//
-// An upload (JSON or CSV, any charset the API accepts) is read record by
-// record, never whole: each record is checked for shape and re-encoded as
-// one JSON object on one line, and the records are grouped into chunks of
-// about a thousand. Each chunk is one row of import_chunks, written in its
-// own short transaction: a transaction held open for a whole upload would
-// hold back pg_snapshot_xmin, and with it every reader of the event log on
-// the server. When the body has been read to its end and found valid, one
-// short transaction makes the run "scheduled" and publishes one message
-// per chunk on ChunksTopic through the transactional outbox; a body that
-// turns out to be malformed leaves nothing scheduled.
-//
-// The second half, the worker that applies chunks with an entity's
-// Importer, is commands.ImportWorker; it uses Store for the chunk rows.
+// Package ingest reads upload bodies: streaming decoders of JSON and CSV
+// (any charset the API accepts) that yield one record at a time, each
+// checked for shape and re-encoded as one JSON object on one line, within
+// the memory bounds of Limits. It holds no state and touches no database:
+// staging the records and applying them is the import pipeline's
+// (commands/imports).
 package ingest
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/clientele/clientele/domain"
@@ -32,32 +20,6 @@ const (
 	JSON Format = "json"
 	CSV  Format = "csv"
 )
-
-// ChunksTopic is the Watermill topic of staged chunks: one message per
-// chunk, in upload order. Its outbox tables (watermill_import_chunks and
-// watermill_offsets_import_chunks) are created by the migrations.
-const ChunksTopic = "import_chunks"
-
-// ChunkMessage is the payload of a message on ChunksTopic. It names the
-// chunk; the records stay in import_chunks, so a message is small and the
-// raw data exists once (and can be deleted once processed).
-type ChunkMessage struct {
-	RunID     string `json:"run_id"`
-	Seq       int    `json:"seq"`
-	CompanyID string `json:"company_id"`
-}
-
-// ParseChunkMessage decodes and checks a chunk message's payload.
-func ParseChunkMessage(payload []byte) (ChunkMessage, error) {
-	var m ChunkMessage
-	if err := json.Unmarshal(payload, &m); err != nil {
-		return ChunkMessage{}, fmt.Errorf("ingest: chunk message: %w", err)
-	}
-	if m.RunID == "" || m.Seq < 0 {
-		return ChunkMessage{}, fmt.Errorf("ingest: chunk message %s names no chunk", payload)
-	}
-	return m, nil
-}
 
 // Limits bound the memory that staging one upload takes. Zero fields take
 // the defaults.
@@ -80,7 +42,8 @@ const (
 	DefaultMaxRecordBytes = 1 << 20
 )
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with the defaults in its zero fields.
+func (l Limits) WithDefaults() Limits {
 	if l.ChunkRecords <= 0 {
 		l.ChunkRecords = DefaultChunkRecords
 	}

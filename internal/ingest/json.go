@@ -25,7 +25,7 @@ type Records interface {
 // NewRecords returns the records of body, an upload of entity in format
 // and charset.
 func NewRecords(body io.Reader, format Format, charset string, entity importing.Entity, limits Limits) (Records, error) {
-	limits = limits.withDefaults()
+	limits = limits.WithDefaults()
 	r, err := toUTF8(body, charset)
 	if err != nil {
 		return nil, err

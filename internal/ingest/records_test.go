@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -14,10 +13,7 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
-	"github.com/clientele/clientele/internal/pg/pgtest"
 )
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // readAll reads every record, one string each.
 func readAll(t *testing.T, body io.Reader, f ingest.Format, charset string, e importing.Entity, lim ingest.Limits) ([]string, error) {

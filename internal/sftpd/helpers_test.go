@@ -24,6 +24,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
@@ -113,7 +114,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	e.cfg = sftpd.Config{
 		HostKey: key, Dir: filepath.Join(dir, "sftp"), MaxFileBytes: 1 << 30,
 		Companies: readmodels.NewCompanies(pool, ""), Tokens: readmodels.NewAccess(pool), Keys: readmodels.NewSFTPKeys(pool),
-		LogIns: apiSrv.LogIns(), Uploads: commands.NewStageUploadHandler(pool, ingest.Limits{}), Runs: readmodels.NewImports(pool),
+		LogIns: apiSrv.LogIns(), Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}), Runs: readmodels.NewImports(pool),
 		Logger: logger, PollInterval: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	}
 	for _, o := range opts {
@@ -201,14 +202,14 @@ func (e *env) token(co company.Company, p access.Principal, scopes []access.Scop
 func (e *env) runImports() {
 	e.t.Helper()
 	now := time.Now
-	w, err := commands.NewImportWorker(commands.ImportWorkerConfig{
+	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
 		Pool: e.pool, Companies: readmodels.NewCompanies(e.pool, ""),
-		Importers: map[importing.Entity]commands.Importer{
-			importing.Customers: commands.NewCustomerImporter(e.store, e.keys, now),
-			importing.Shops:     commands.NewShopImporter(e.store),
-			importing.Products:  commands.NewProductImporter(e.store),
-			importing.Events:    commands.NewEventImporter(e.store, e.keys, now),
-			importing.Sales:     commands.NewSaleImporter(e.store, e.keys, now),
+		Importers: map[importing.Entity]imports.Importer{
+			importing.Customers: imports.NewCustomerImporter(e.store, e.keys, now),
+			importing.Shops:     imports.NewShopImporter(e.store),
+			importing.Products:  imports.NewProductImporter(e.store),
+			importing.Events:    imports.NewEventImporter(e.store, e.keys, now),
+			importing.Sales:     imports.NewSaleImporter(e.store, e.keys, now),
 		},
 		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
 )
@@ -295,13 +296,13 @@ func permanent(err error) bool {
 }
 
 // stage streams the file into StageUpload as run j.ID.
-func (q *queue) stage(ctx context.Context, j job, k fileKind) (commands.StagedUpload, error) {
+func (q *queue) stage(ctx context.Context, j job, k fileKind) (imports.StagedUpload, error) {
 	path := q.s.store.queued(j.ID)
 	charset := ""
 	if k.format == "csv" {
 		utf8, err := isUTF8(path, k.gzip, q.s.cfg.MaxFileBytes)
 		if err != nil {
-			return commands.StagedUpload{}, err
+			return imports.StagedUpload{}, err
 		}
 		if !utf8 {
 			// Not UTF-8: a Windows program's file, read as windows-1252
@@ -312,10 +313,10 @@ func (q *queue) stage(ctx context.Context, j job, k fileKind) (commands.StagedUp
 	}
 	body, err := openBody(path, k.gzip, q.s.cfg.MaxFileBytes)
 	if err != nil {
-		return commands.StagedUpload{}, err
+		return imports.StagedUpload{}, err
 	}
 	defer body.Close()
-	return q.s.cfg.Uploads.Handle(commands.WithRequest(ctx, "sftp", j.ID), commands.StageUpload{
+	return q.s.cfg.Uploads.Handle(commands.WithRequest(ctx, "sftp", j.ID), imports.StageUpload{
 		Principal: j.Principal, Entity: k.entity, Format: k.format, Charset: charset,
 		Body: body, Source: "sftp", RunID: j.ID,
 	})

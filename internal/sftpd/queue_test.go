@@ -14,7 +14,7 @@ import (
 
 	"github.com/pkg/sftp"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/readmodels"
@@ -27,9 +27,9 @@ func TestSFTPFailingFileStopsOnlyItsCompany(t *testing.T) {
 	var acmeID string
 	e := newEnv(t, with(func(c *sftpd.Config) {
 		real := c.Uploads
-		c.Uploads = uploadsFunc(func(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+		c.Uploads = uploadsFunc(func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 			if cmd.Principal.CompanyID == acmeID {
-				return commands.StagedUpload{}, errors.New("the database is away")
+				return imports.StagedUpload{}, errors.New("the database is away")
 			}
 			return real.Handle(ctx, cmd)
 		})
@@ -57,7 +57,7 @@ func TestSFTPFailingFileStopsOnlyItsCompany(t *testing.T) {
 func TestSFTPPanicFailsOnlyTheFile(t *testing.T) {
 	e := newEnv(t, with(func(c *sftpd.Config) {
 		real := c.Uploads
-		c.Uploads = uploadsFunc(func(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+		c.Uploads = uploadsFunc(func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 			br := bufio.NewReader(cmd.Body)
 			if b, _ := br.Peek(5); string(b) == "panic" {
 				panic("a parser's bug")
@@ -229,9 +229,9 @@ func TestSFTPQueuedFileGone(t *testing.T) {
 	gone := make(chan string)
 	e := newEnv(t, with(func(c *sftpd.Config) {
 		c.RetryMax = time.Second
-		c.Uploads = uploadsFunc(func(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+		c.Uploads = uploadsFunc(func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 			once.Do(func() { gone <- cmd.RunID })
-			return commands.StagedUpload{}, errors.New("the database is away")
+			return imports.StagedUpload{}, errors.New("the database is away")
 		})
 	}))
 	c := e.mustDial()

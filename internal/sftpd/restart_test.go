@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/internal/sftpd"
 )
 
 // uploadsFunc adapts a function to sftpd.Uploads.
-type uploadsFunc func(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error)
+type uploadsFunc func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error)
 
-func (f uploadsFunc) Handle(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+func (f uploadsFunc) Handle(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 	return f(ctx, cmd)
 }
 
@@ -30,14 +30,14 @@ func TestSFTPRestartImportsOnce(t *testing.T) {
 		stage func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc
 	}{
 		{"before staging", func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc {
-			return func(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+			return func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 				entered <- struct{}{}
 				<-ctx.Done()
-				return commands.StagedUpload{}, ctx.Err()
+				return imports.StagedUpload{}, ctx.Err()
 			}
 		}},
 		{"while staging", func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc {
-			return func(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+			return func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 				// What a process killed while staging leaves: the run
 				// receiving, a chunk staged.
 				if _, err := e.pool.Exec(ctx, `INSERT INTO import_runs (id, company_id, entity, state, actor, source, correlation_id, may_destroy)
@@ -49,17 +49,17 @@ func TestSFTPRestartImportsOnce(t *testing.T) {
 				}
 				entered <- struct{}{}
 				<-ctx.Done()
-				return commands.StagedUpload{}, ctx.Err()
+				return imports.StagedUpload{}, ctx.Err()
 			}
 		}},
 		{"after scheduling", func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc {
-			return func(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error) {
+			return func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 				if _, err := real.Handle(ctx, cmd); err != nil {
 					t.Error(err)
 				}
 				entered <- struct{}{}
 				<-ctx.Done()
-				return commands.StagedUpload{}, ctx.Err()
+				return imports.StagedUpload{}, ctx.Err()
 			}
 		}},
 	} {

@@ -1,7 +1,7 @@
 // Package sftpd is the SFTP drop directory (docs/sftp.md): an SSH server
 // that speaks the sftp subsystem and nothing else, through which a
 // company drops files of records that are imported through the same
-// pipeline as HTTP uploads (commands.StageUpload, source "sftp").
+// pipeline as HTTP uploads (imports.StageUpload, source "sftp").
 //
 // Each company logs in with its slug as user name and an access token as
 // password, or a registered public key, and sees a virtual tree of its
@@ -40,7 +40,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
@@ -75,9 +75,9 @@ type LogIns interface {
 	Take(account, ip string) (done func(error), err error)
 }
 
-// Uploads stages uploads; commands.StageUploadHandler implements it.
+// Uploads stages uploads; imports.StageUploadHandler implements it.
 type Uploads interface {
-	Handle(ctx context.Context, cmd commands.StageUpload) (commands.StagedUpload, error)
+	Handle(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error)
 }
 
 // Runs reads import runs; readmodels.Imports implements it.

@@ -1,0 +1,119 @@
+package imports
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/bus"
+)
+
+// ImportWorkerConfig configures an ImportWorker. Zero optional fields take
+// the defaults documented on each.
+type ImportWorkerConfig struct {
+	// Pool is the database of the staged chunks and of the Importers'
+	// transactions. Required.
+	Pool *pgxpool.Pool
+	// Importers apply the chunks of each entity. Required, not empty.
+	Importers map[importing.Entity]Importer
+	// Companies loads the company of each chunk. Required.
+	Companies CompanyFinder
+	// Transport delivers the chunk messages. Default: Watermill over
+	// PostgreSQL on Pool, one message per batch.
+	Transport bus.Transport
+	// Logger receives the worker's and Watermill's logs. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the worker's metrics (failed chunk attempts,
+	// records rejected because the store refused them, companies whose
+	// imports stand still). Default: none registered.
+	Registerer prometheus.Registerer
+	// PollInterval is how often an idle worker looks for chunks. Default
+	// 100ms. Unused when Transport is set.
+	PollInterval time.Duration
+	// RetryMaxInterval caps the backoff between attempts of a failing
+	// chunk. Default 5s.
+	RetryMaxInterval time.Duration
+	// MessageAttempts is the number of attempts of one delivery of a
+	// chunk before it gives up; the chunk is never skipped (see
+	// ImportWorker.handle). Default 5.
+	MessageAttempts int
+	// StallAfter is how long a company's import may stand still with
+	// chunks pending before the worker retries them itself. Default 30s.
+	StallAfter time.Duration
+	// AbandonAfter is how long an upload may stage nothing before it is
+	// taken for abandoned (its process died) and deleted. Default 1h.
+	AbandonAfter time.Duration
+	// CleanUpInterval is how often abandoned uploads are looked for.
+	// Default 10m.
+	CleanUpInterval time.Duration
+	// Now is the clock of the clean-up. Default time.Now.
+	Now func() time.Time
+	// AfterChunk, when set, is called after a chunk's transaction
+	// committed and before its message is acked. It is a test seam (the
+	// crash test kills the process there); leave it nil.
+	AfterChunk func(runID string, seq int)
+}
+
+func (c *ImportWorkerConfig) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 100 * time.Millisecond
+	}
+	if c.RetryMaxInterval == 0 {
+		c.RetryMaxInterval = 5 * time.Second
+	}
+	if c.MessageAttempts == 0 {
+		c.MessageAttempts = 5
+	}
+	if c.StallAfter == 0 {
+		c.StallAfter = 30 * time.Second
+	}
+	if c.AbandonAfter == 0 {
+		c.AbandonAfter = time.Hour
+	}
+	if c.CleanUpInterval == 0 {
+		c.CleanUpInterval = 10 * time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c ImportWorkerConfig) Validate() error {
+	var errs []error
+	if c.Pool == nil {
+		errs = append(errs, errors.New("imports: ImportWorkerConfig.Pool is required"))
+	}
+	if len(c.Importers) == 0 {
+		errs = append(errs, errors.New("imports: ImportWorkerConfig.Importers is empty"))
+	}
+	for e, imp := range c.Importers {
+		if imp == nil || imp.Entity() != e {
+			errs = append(errs, fmt.Errorf("imports: ImportWorkerConfig.Importers[%q] is nil or imports another entity", e))
+		}
+	}
+	if c.MessageAttempts < 0 {
+		errs = append(errs, errors.New("imports: ImportWorkerConfig.MessageAttempts is negative"))
+	}
+	if c.Companies == nil {
+		errs = append(errs, errors.New("imports: ImportWorkerConfig.Companies is required"))
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"PollInterval", c.PollInterval}, {"RetryMaxInterval", c.RetryMaxInterval}, {"AbandonAfter", c.AbandonAfter}, {"CleanUpInterval", c.CleanUpInterval}, {"StallAfter", c.StallAfter}} {
+		if d.d < 0 {
+			errs = append(errs, fmt.Errorf("imports: ImportWorkerConfig.%s is negative", d.name))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,81 @@
+package imports
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clientele/clientele/domain/importing"
+)
+
+// importMetrics are the import worker's Prometheus collectors: what tells
+// an operator that a company's imports stand still, which nothing else
+// shows (the uploads are still answered 200).
+type importMetrics struct {
+	failures *prometheus.CounterVec
+	isolated *prometheus.CounterVec
+	stalled  prometheus.Gauge
+}
+
+// newImportMetrics returns the collectors, with a series for each of
+// entities.
+func newImportMetrics(entities []importing.Entity) *importMetrics {
+	m := &importMetrics{
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clientele_import_chunk_failures_total",
+			Help: "Failed attempts to apply an import chunk, by entity and kind: transient (the database unreachable, a lost race; retried as it is) or persistent (the same attempt fails again; from the third, the worker looks for the records that fail it).",
+		}, []string{"entity", "kind"}),
+		isolated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clientele_import_records_isolated_total",
+			Help: "Records rejected because the store refused them: found in a chunk that kept failing, so that the rest of the chunk and the company's later uploads are applied.",
+		}, []string{"entity"}),
+		stalled: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "clientele_import_companies_stalled",
+			Help: "Companies whose imports have chunks to apply and have not moved for StallAfter (30 s), as the worker last saw (refreshed every StallAfter). `clientele projections status` lists them.",
+		}),
+	}
+	// Create every series, so that dashboards see zeros rather than gaps.
+	for _, e := range entities {
+		for _, kind := range []string{failureTransient, failurePersistent} {
+			m.failures.WithLabelValues(string(e), kind)
+		}
+		m.isolated.WithLabelValues(string(e))
+	}
+	return m
+}
+
+// The kinds of chunk failures.
+const (
+	failureTransient  = "transient"
+	failurePersistent = "persistent"
+)
+
+// register registers the collectors with reg, or adopts those of the same
+// names already registered (workers of one process, as tests run, share
+// a registry).
+func (m *importMetrics) register(reg prometheus.Registerer) error {
+	var err error
+	if m.failures, err = registerOrReuse(reg, m.failures); err != nil {
+		return err
+	}
+	if m.isolated, err = registerOrReuse(reg, m.isolated); err != nil {
+		return err
+	}
+	m.stalled, err = registerOrReuse(reg, m.stalled)
+	return err
+}
+
+func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	if err != nil {
+		return c, fmt.Errorf("imports: register import metrics: %w", err)
+	}
+	return c, nil
+}
