@@ -12,7 +12,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/domain"
-	"github.com/clientele/clientele/internal/pg"
 )
 
 // errorBody is the body of every error answer.
@@ -53,12 +52,15 @@ func (e *notReadyError) Error() string { return "not ready: " + e.err.Error() }
 func (e *notReadyError) Unwrap() error { return e.err }
 
 // errorResponse is the one mapping of errors to an HTTP status and the
-// error body: typed errors only. The layers below type what they know
-// (the commands a version conflict of the event store as Conflict;
-// internal/pg what a failure of PostgreSQL means, pg.Translate); the
-// decoding of the request body and the edge's own refusals are typed by
-// the standard library and here. Anything else is an internal error,
-// whose text never reaches the client.
+// error body: typed errors only. The layers below type what they know at
+// their boundary with the database (the commands in typedStore and
+// appendError: a version conflict is Conflict; the read models in
+// readmodels/db.go; both through pg.Translate: text PostgreSQL cannot
+// store is Invalid, a database that is away Unavailable), so nothing
+// here knows the event store or PostgreSQL; the decoding of the request
+// body and the edge's own refusals are typed by the standard library and
+// here. Anything else is an internal error, whose text never reaches
+// the client.
 func errorResponse(err error) (int, errorBody) {
 	var (
 		de       *domain.Error
@@ -86,11 +88,6 @@ func errorResponse(err error) (int, errorBody) {
 		e = errorJSON{Code: domain.RateLimited, Message: limited.Error()}
 	case errors.As(err, &notReady):
 		e = errorJSON{Code: domain.Unavailable, Message: "the service is not ready"}
-	case errors.As(pg.Translate(err), &de):
-		// A failure of the database, come up from a read model or a store
-		// untyped: the client's text PostgreSQL cannot store, or a
-		// database that is away (the same request succeeds later).
-		e = errorJSON{Code: de.Code, Message: de.Message, Details: de.Details}
 	default:
 		e = errorJSON{Code: domain.Internal, Message: "internal error"}
 	}

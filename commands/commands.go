@@ -30,6 +30,7 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // Commands lists every use case of the write side.
@@ -57,8 +58,12 @@ type Commands struct {
 	RemoveSFTPKey RemoveSFTPKeyHandler
 }
 
-// New returns every handler on store, with now as the clock.
+// New returns every handler on store, with now as the clock. The
+// handlers reach the store through typedStore: each command's error comes
+// out typed, and its callers (api) know neither the event store nor
+// PostgreSQL.
 func New(store eventstore.Store, now func() time.Time) Commands {
+	store = typedStore{store}
 	return Commands{
 		CreateCompany:         NewCreateCompanyHandler(store, now),
 		UpdateCompanySettings: NewUpdateCompanySettingsHandler(store, now),
@@ -162,7 +167,9 @@ func conflictOn(err error, streamID string) bool {
 	return errors.As(err, &c) && (c.StreamID == "" || c.StreamID == streamID)
 }
 
-// appendError wraps a store error that no handler rule explains.
+// appendError wraps a store error that no handler rule explains: every
+// handler returns its Append's error through it (after its own rules,
+// conflictOn), so that a version conflict is domain.Conflict.
 func appendError(err error) error {
 	var c *eventstore.ConflictError
 	if errors.As(err, &c) {
@@ -171,6 +178,36 @@ func appendError(err error) error {
 	return err
 }
 
+// typedStore is the store as the handlers of New see it: the one place
+// where every command's error from the store passes, and where a failure
+// of the database becomes the typed error of what it means to the
+// caller (pg.Translate: text that PostgreSQL cannot store is
+// domain.Invalid, a database that is away domain.Unavailable). A version
+// conflict passes as the store reports it (*eventstore.ConflictError),
+// for the handlers' rules (conflictOn) and then appendError.
+type typedStore struct{ store eventstore.Store }
+
+func (s typedStore) Append(ctx context.Context, c eventstore.Commit) (eventstore.Committed, error) {
+	committed, err := s.store.Append(ctx, c)
+	return committed, pg.Translate(err)
+}
+
+func (s typedStore) ReadStream(ctx context.Context, streamID string, afterVersion int64) ([]eventstore.RecordedEvent, error) {
+	events, err := s.store.ReadStream(ctx, streamID, afterVersion)
+	return events, pg.Translate(err)
+}
+
+func (s typedStore) ReadLog(ctx context.Context, after eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+	events, err := s.store.ReadLog(ctx, after, limit)
+	return events, pg.Translate(err)
+}
+
+func (s typedStore) Head(ctx context.Context) (eventstore.Position, error) {
+	head, err := s.store.Head(ctx)
+	return head, pg.Translate(err)
+}
+
+// RequireCompany refuses a principal of no company.
 func RequireCompany(p access.Principal) error {
 	if p.CompanyID == "" {
 		return domain.Errorf(domain.Invalid, "no company")

@@ -19,7 +19,7 @@ import (
 // Access authenticates requests and reads users, integrations and access
 // tokens.
 type Access struct {
-	pool *pgxpool.Pool
+	db database
 	// Now is the clock TOTP codes are checked against.
 	Now func() time.Time
 }
@@ -29,7 +29,7 @@ func NewAccess(pool *pgxpool.Pool) *Access {
 	if pool == nil {
 		panic("readmodels: NewAccess: nil pool")
 	}
-	return &Access{pool: pool, Now: time.Now}
+	return &Access{db: database{pool}, Now: time.Now}
 }
 
 // errBadToken is the one answer to every token that does not authenticate,
@@ -49,7 +49,7 @@ func (q *Access) AuthenticateToken(ctx context.Context, companyID, token string)
 	if !access.LooksLikeToken(token) {
 		return access.Principal{}, errBadToken()
 	}
-	rows, err := q.pool.Query(ctx, selectToken+`
+	rows, err := q.db.Query(ctx, selectToken+`
 		LEFT JOIN integrations i ON t.owner_id LIKE 'integrations/%' AND i.company_id = t.company_id
 			AND i.id = substr(t.owner_id, length('integrations/') + 1)
 		WHERE t.token_hash = $1 AND t.company_id = $2 AND i.enabled IS NOT FALSE`, secret.HashToken(token), companyID)
@@ -68,7 +68,7 @@ func (q *Access) AuthenticateToken(ctx context.Context, companyID, token string)
 
 // AccessToken returns a token of the company (never its value).
 func (q *Access) AccessToken(ctx context.Context, companyID, id string) (access.AccessToken, error) {
-	rows, err := q.pool.Query(ctx, selectToken+`WHERE t.company_id = $1 AND t.id = $2`, companyID, id)
+	rows, err := q.db.Query(ctx, selectToken+`WHERE t.company_id = $1 AND t.id = $2`, companyID, id)
 	if err != nil {
 		return access.AccessToken{}, fmt.Errorf("readmodels: access token: %w", err)
 	}
@@ -153,7 +153,7 @@ func (q *Access) AuthenticatePassword(ctx context.Context, companyID, email, pas
 // and the write are one statement, so two log-ins racing with one code
 // get one success.
 func (q *Access) useTOTPStep(ctx context.Context, u access.User, step int64) (bool, error) {
-	tag, err := q.pool.Exec(ctx, `INSERT INTO totp_steps (company_id, user_id, step) VALUES ($1, $2, $3)
+	tag, err := q.db.Exec(ctx, `INSERT INTO totp_steps (company_id, user_id, step) VALUES ($1, $2, $3)
 		ON CONFLICT (company_id, user_id) DO UPDATE SET step = excluded.step WHERE totp_steps.step < excluded.step`,
 		u.CompanyID, u.ID, step)
 	if err != nil {
@@ -176,7 +176,7 @@ func (q *Access) UserByEmail(ctx context.Context, companyID, email string) (acce
 }
 
 func (q *Access) user(ctx context.Context, where string, args ...any) (access.User, error) {
-	rows, err := q.pool.Query(ctx, selectUser+where, args...)
+	rows, err := q.db.Query(ctx, selectUser+where, args...)
 	if err != nil {
 		return access.User{}, fmt.Errorf("readmodels: user: %w", err)
 	}
@@ -201,7 +201,7 @@ const selectIntegration = `SELECT company_id, id, name, integration_name, descri
 
 // Integration returns an integration of the company.
 func (q *Access) Integration(ctx context.Context, companyID, id string) (access.Integration, error) {
-	rows, err := q.pool.Query(ctx, selectIntegration+`WHERE company_id = $1 AND id = $2`, companyID, id)
+	rows, err := q.db.Query(ctx, selectIntegration+`WHERE company_id = $1 AND id = $2`, companyID, id)
 	if err != nil {
 		return access.Integration{}, fmt.Errorf("readmodels: integration: %w", err)
 	}
@@ -217,7 +217,7 @@ func (q *Access) Integration(ctx context.Context, companyID, id string) (access.
 
 // Integrations returns the integrations of the company, oldest first.
 func (q *Access) Integrations(ctx context.Context, companyID string) ([]access.Integration, error) {
-	rows, err := q.pool.Query(ctx, selectIntegration+`WHERE company_id = $1 ORDER BY created_at, id`, companyID)
+	rows, err := q.db.Query(ctx, selectIntegration+`WHERE company_id = $1 ORDER BY created_at, id`, companyID)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: integrations: %w", err)
 	}

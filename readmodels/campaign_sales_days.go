@@ -48,7 +48,7 @@ func (q *Campaigns) CampaignSalesDays(ctx context.Context, sq SalesDaysQuery) ([
 	if sq.Sales != nil {
 		return q.windowSalesDays(ctx, sq, loc)
 	}
-	rows, err := q.pool.Query(ctx, `SELECT date_trunc('day', sale_date AT TIME ZONE $3) AS day, count(*), sum(revenue)::bigint
+	rows, err := q.db.Query(ctx, `SELECT date_trunc('day', sale_date AT TIME ZONE $3) AS day, count(*), sum(revenue)::bigint
 		FROM campaign_stats_conversions WHERE company_id = $1 AND campaign_key = $2
 		GROUP BY day ORDER BY day`, sq.CompanyID, sq.Key, loc.String())
 	if err != nil {

@@ -30,7 +30,7 @@ func TestCampaignSalesDaysTimeZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := &Campaigns{pool: pool}
+	q := &Campaigns{db: database{pool}}
 	for _, tt := range []struct {
 		loc  *time.Location
 		want []SalesDay

@@ -165,7 +165,7 @@ func (q *Campaigns) CampaignStats(ctx context.Context, sq StatsQuery) (StatsPage
 	if keys == nil {
 		keys = []string{}
 	}
-	rows, err := q.pool.Query(ctx, `SELECT c.company_id, c.campaign_key, c.kind, c.state, c.name, c.utm_campaign,
+	rows, err := q.db.Query(ctx, `SELECT c.company_id, c.campaign_key, c.kind, c.state, c.name, c.utm_campaign,
 			c.campaign_tags, c.folder, c.marketing_permission, c.product_ids, c.created_by, c.created_at, c.activated_at,
 			c.updated_at, s.company_id IS NOT NULL, coalesce(s.audience_size, 0), coalesce(s.audience_unreachable, 0),
 			coalesce(s.audience_with_events, 0), coalesce(s.audience_with_sales, 0), coalesce(s.events, '{}'),
@@ -323,7 +323,7 @@ func (q *Campaigns) statsGroups(ctx context.Context, companyID string, keys []st
 	// misjudges the rows (a generic plan of this prepared statement
 	// estimates one) scanned that subquery again for every row: seconds
 	// for a page of a few hundred products (measured, 2026-11-25).
-	rows, err := q.pool.Query(ctx, `SELECT p.campaign_key, `+firstCategory+`, p.external_id = ANY(c.product_ids),
+	rows, err := q.db.Query(ctx, `SELECT p.campaign_key, `+firstCategory+`, p.external_id = ANY(c.product_ids),
 			sum(p.units)::bigint, sum(p.revenue)::bigint, sum(p.discount)::bigint
 		FROM campaign_stats_products p
 		JOIN campaigns c ON c.company_id = p.company_id AND c.campaign_key = p.campaign_key
@@ -383,7 +383,7 @@ func (q *Campaigns) windowTotals(ctx context.Context, c campaign.Campaign, t sta
 		return t, nil
 	}
 	ids := slices.Collect(maps.Keys(products))
-	rows, err := q.pool.Query(ctx, `SELECT k.product_id, `+firstCategory+`
+	rows, err := q.db.Query(ctx, `SELECT k.product_id, `+firstCategory+`
 		FROM unnest($2::text[]) AS k(product_id)
 		LEFT JOIN products pr ON pr.company_id = $1 AND pr.product_id = k.product_id`, c.CompanyID, ids)
 	if err != nil {
@@ -406,7 +406,7 @@ func (q *Campaigns) windowTotals(ctx context.Context, c campaign.Campaign, t sta
 // each of its members that has a counted sale in it, as the projection
 // decides it (campaign.FiguresOf).
 func (q *Campaigns) windowFigures(ctx context.Context, companyID, key string, w campaign.Window) ([]campaign.Figures, error) {
-	rows, err := q.pool.Query(ctx, `SELECT m.customer_id, m.counts, m.first_reaction, s.sale_id, s.sale_date, s.revenue, s.stat_rows
+	rows, err := q.db.Query(ctx, `SELECT m.customer_id, m.counts, m.first_reaction, s.sale_id, s.sale_date, s.revenue, s.stat_rows
 		FROM campaign_stats_members m JOIN campaign_stats_sales s ON s.company_id = m.company_id AND s.customer_id = m.customer_id
 		WHERE m.company_id = $1 AND m.campaign_key = $2 AND s.counted AND s.sale_date BETWEEN $3 AND $4
 		ORDER BY m.customer_id, s.sale_date, s.sale_id`, companyID, key, w.Start, w.End)

@@ -16,25 +16,20 @@ import (
 
 // Campaigns reads campaigns (the table of projections.Campaigns).
 type Campaigns struct {
-	pool Querier
-}
-
-// Querier is what Campaigns reads with: a pool, or a transaction.
-type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	db database
 }
 
 // CampaignsIn returns the queries within tx: the campaign_stats projector
 // reads the statistics it has just written, before its commit, to send
 // them to datasync datatargets (projections/campaign_stats_sync.go).
-func CampaignsIn(tx pgx.Tx) *Campaigns { return &Campaigns{pool: tx} }
+func CampaignsIn(tx pgx.Tx) *Campaigns { return &Campaigns{db: database{tx}} }
 
 // NewCampaigns returns the queries on pool.
 func NewCampaigns(pool *pgxpool.Pool) *Campaigns {
 	if pool == nil {
 		panic("readmodels: NewCampaigns: nil pool")
 	}
-	return &Campaigns{pool: pool}
+	return &Campaigns{db: database{pool}}
 }
 
 // CampaignQuery asks for one page of a company's campaigns, oldest first
@@ -64,7 +59,7 @@ const selectCampaign = `SELECT company_id, campaign_key, kind, state, name, utm_
 
 // Campaign returns one campaign of the company, or NotFound.
 func (q *Campaigns) Campaign(ctx context.Context, companyID, key string) (campaign.Campaign, error) {
-	rows, err := q.pool.Query(ctx, selectCampaign+`WHERE company_id = $1 AND campaign_key = $2`, companyID, key)
+	rows, err := q.db.Query(ctx, selectCampaign+`WHERE company_id = $1 AND campaign_key = $2`, companyID, key)
 	if err != nil {
 		return campaign.Campaign{}, fmt.Errorf("readmodels: campaign: %w", err)
 	}
@@ -92,7 +87,7 @@ func (q *Campaigns) Campaigns(ctx context.Context, cq CampaignQuery) (CampaignPa
 		}
 		afterAt, afterKey = &at, key
 	}
-	rows, err := q.pool.Query(ctx, selectCampaign+`WHERE company_id = $1
+	rows, err := q.db.Query(ctx, selectCampaign+`WHERE company_id = $1
 		AND ($2 = '' OR state = $2) AND ($3 = '' OR kind = $3)
 		AND ($4::timestamptz IS NULL OR (created_at, campaign_key) > ($4, $5))
 		ORDER BY created_at, campaign_key LIMIT $6`,

@@ -18,7 +18,7 @@ import (
 
 // Companies finds companies by host, slug or id.
 type Companies struct {
-	pool       *pgxpool.Pool
+	db         database
 	baseDomain string
 }
 
@@ -29,7 +29,7 @@ func NewCompanies(pool *pgxpool.Pool, baseDomain string) *Companies {
 	if pool == nil {
 		panic("readmodels: NewCompanies: nil pool")
 	}
-	return &Companies{pool: pool, baseDomain: normalizeHost(baseDomain)}
+	return &Companies{db: database{pool}, baseDomain: normalizeHost(baseDomain)}
 }
 
 const selectCompany = `SELECT c.id, c.slug, c.name, c.timezone, c.currency, c.short_name, c.custom_event_types, c.exchange_rates, c.phone_region, c.created_at,
@@ -67,7 +67,7 @@ func (q *Companies) ByHost(ctx context.Context, host string) (company.Company, e
 
 // single returns the only company, NotFound unless there is exactly one.
 func (q *Companies) single(ctx context.Context) (company.Company, error) {
-	rows, err := q.pool.Query(ctx, selectCompany+`ORDER BY c.id LIMIT 2`)
+	rows, err := q.db.Query(ctx, selectCompany+`ORDER BY c.id LIMIT 2`)
 	if err != nil {
 		return company.Company{}, fmt.Errorf("readmodels: companies: %w", err)
 	}
@@ -93,7 +93,7 @@ func (q *Companies) ByID(ctx context.Context, id string) (company.Company, error
 
 // List returns every company, by slug.
 func (q *Companies) List(ctx context.Context) ([]company.Company, error) {
-	rows, err := q.pool.Query(ctx, selectCompany+`ORDER BY c.slug`)
+	rows, err := q.db.Query(ctx, selectCompany+`ORDER BY c.slug`)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: companies: %w", err)
 	}
@@ -105,7 +105,7 @@ func (q *Companies) List(ctx context.Context) ([]company.Company, error) {
 }
 
 func (q *Companies) one(ctx context.Context, where string, args ...any) (company.Company, error) {
-	rows, err := q.pool.Query(ctx, selectCompany+where, args...)
+	rows, err := q.db.Query(ctx, selectCompany+where, args...)
 	if err != nil {
 		return company.Company{}, fmt.Errorf("readmodels: companies: %w", err)
 	}

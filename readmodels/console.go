@@ -34,7 +34,7 @@ func (q *Imports) ImportDays(ctx context.Context, companyID string, since time.T
 	// (commands.NewID): the lower bound of the ids is an index range of
 	// import_runs_company rather than a scan of every run of the company.
 	lower := fmt.Sprintf("%012x", start.UnixMilli()-1)
-	rows, err := q.pool.Query(ctx, `SELECT date_trunc('day', created_at AT TIME ZONE $3) AS day,
+	rows, err := q.db.Query(ctx, `SELECT date_trunc('day', created_at AT TIME ZONE $3) AS day,
 			count(*), coalesce(sum(accepted), 0), coalesce(sum(rejected), 0)
 		FROM import_runs WHERE company_id = $1 AND id >= $2 AND created_at >= $4 AND state <> 'receiving'
 		GROUP BY day ORDER BY day`, companyID, lower, loc.String(), start)
@@ -97,7 +97,7 @@ func (q *Datatargets) FailingOutlets(ctx context.Context, companyID string) ([]O
 }
 
 func (q *Datatargets) outletStates(ctx context.Context, where string, args ...any) ([]OutletState, error) {
-	rows, err := q.pool.Query(ctx, selectOutletState+where, args...)
+	rows, err := q.db.Query(ctx, selectOutletState+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: outlet states: %w", err)
 	}
@@ -124,7 +124,7 @@ func (q *Datatargets) outletStates(ctx context.Context, where string, args ...an
 // the console's access page both list through it, keeping the tokens
 // their reader may see (api.VisibleAccessTokens).
 func (q *Access) AccessTokens(ctx context.Context, companyID string) ([]access.AccessToken, error) {
-	rows, err := q.pool.Query(ctx, selectToken+`WHERE t.company_id = $1 ORDER BY t.created_at, t.id`, companyID)
+	rows, err := q.db.Query(ctx, selectToken+`WHERE t.company_id = $1 ORDER BY t.created_at, t.id`, companyID)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: access tokens: %w", err)
 	}

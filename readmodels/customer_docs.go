@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/domain"
 )
@@ -22,7 +21,7 @@ import (
 // company's, deleted, or not projected yet).
 func (q *Customers) Doc(ctx context.Context, companyID, customerID string) (json.RawMessage, error) {
 	var doc []byte
-	err := q.pool.QueryRow(ctx, `SELECT doc FROM customers WHERE company_id = $1 AND customer_id = $2 AND `+customersTable.visible,
+	err := q.db.QueryRow(ctx, `SELECT doc FROM customers WHERE company_id = $1 AND customer_id = $2 AND `+customersTable.visible,
 		companyID, customerID).Scan(&doc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, domain.Errorf(domain.NotFound, "no such customer")
@@ -36,24 +35,24 @@ func (q *Customers) Doc(ctx context.Context, companyID, customerID string) (json
 // OfCustomer returns the newest events of a customer of the company, at
 // most limit, newest first.
 func (q *Events) OfCustomer(ctx context.Context, companyID, customerID string, limit int) ([]json.RawMessage, error) {
-	return eventsTable.ofCustomer(ctx, q.pool, companyID, customerID, limit)
+	return eventsTable.ofCustomer(ctx, q.db, companyID, customerID, limit)
 }
 
 // OfCustomer returns the newest sales of a customer of the company, at
 // most limit, newest first.
 func (q *Sales) OfCustomer(ctx context.Context, companyID, customerID string, limit int) ([]json.RawMessage, error) {
-	return salesTable.ofCustomer(ctx, q.pool, companyID, customerID, limit)
+	return salesTable.ofCustomer(ctx, q.db, companyID, customerID, limit)
 }
 
 // ofCustomer reads the visible documents of a table that has a
 // customer_id column, newest (highest id) first.
-func (t docTable) ofCustomer(ctx context.Context, pool *pgxpool.Pool, companyID, customerID string, limit int) ([]json.RawMessage, error) {
+func (t docTable) ofCustomer(ctx context.Context, db database, companyID, customerID string, limit int) ([]json.RawMessage, error) {
 	if limit < 1 || limit > MaxLimit {
 		return nil, fmt.Errorf("readmodels: %s of customer: limit %d out of 1..%d", t.name, limit, MaxLimit)
 	}
 	sql := fmt.Sprintf(`SELECT doc FROM %s WHERE company_id = $1 AND customer_id = $2 AND %s ORDER BY %s DESC LIMIT $3`,
 		pgx.Identifier{t.name}.Sanitize(), t.visible, pgx.Identifier{t.id}.Sanitize())
-	rows, err := pool.Query(ctx, sql, companyID, customerID, limit)
+	rows, err := db.Query(ctx, sql, companyID, customerID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: %s of customer: %w", t.name, err)
 	}

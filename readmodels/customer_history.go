@@ -18,8 +18,8 @@ import (
 // itself, not from a read model: the log is the record of what was known,
 // when, and who sent it.
 type CustomerHistory struct {
-	store eventstore.Store
-	db    crypto.Querier
+	store eventLog
+	db    database
 	keys  crypto.KeyStore
 }
 
@@ -29,7 +29,7 @@ func NewCustomerHistory(store eventstore.Store, db crypto.Querier, keys crypto.K
 	if store == nil || db == nil || keys.Keyring == nil {
 		panic("readmodels: NewCustomerHistory: nil dependency")
 	}
-	return &CustomerHistory{store: store, db: db, keys: keys}
+	return &CustomerHistory{store: eventLog{store}, db: database{db}, keys: keys}
 }
 
 // History is every event of one customer, in order.

@@ -10,7 +10,7 @@ import (
 
 // Customers reads the customers read model (projections.Customers).
 type Customers struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewCustomers returns the queries on pool.
@@ -18,7 +18,7 @@ func NewCustomers(pool *pgxpool.Pool) *Customers {
 	if pool == nil {
 		panic("readmodels: NewCustomers: nil pool")
 	}
-	return &Customers{pool: pool}
+	return &Customers{db: database{pool}}
 }
 
 // customersTable is the retrieval shape of the customers table. Deleted
@@ -38,5 +38,5 @@ var customersTable = docTable{name: "customers", id: "customer_id", visible: "NO
 // them, in id (creation) order. The read model follows the log
 // asynchronously: a customer appears within moments of its import.
 func (q *Customers) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
-	return customersTable.page(ctx, q.pool, pq)
+	return customersTable.page(ctx, q.db, pq)
 }

@@ -92,7 +92,7 @@ func allPages(ctx context.Context, table docTable, pool *pgxpool.Pool, filters [
 	out := []string{}
 	after := ""
 	for {
-		p, err := table.page(ctx, pool, PageQuery{CompanyID: "co1", Filters: filters, After: after, Limit: 1})
+		p, err := table.page(ctx, database{pool}, PageQuery{CompanyID: "co1", Filters: filters, After: after, Limit: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func BenchmarkCustomerIdentifierFilter(b *testing.B) {
 	}{{"index", customersTable}, {"containment", contained}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				p, err := bc.table.page(ctx, pool, q)
+				p, err := bc.table.page(ctx, database{pool}, q)
 				if err != nil {
 					b.Fatal(err)
 				}

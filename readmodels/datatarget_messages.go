@@ -29,7 +29,7 @@ type MessagePage struct {
 // type up first.
 func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (MessagePage, error) {
 	limit = max(1, min(limit, datatarget.MaxRetrieveLimit))
-	rows, err := q.pool.Query(ctx, `(SELECT number, body FROM datatarget_messages
+	rows, err := q.db.Query(ctx, `(SELECT number, body FROM datatarget_messages
 			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
 		UNION ALL (SELECT number, body FROM datasync_messages
 			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
@@ -77,7 +77,7 @@ func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID stri
 // exists returns the datatarget's last message number, or NotFound.
 func (q *Datatargets) exists(ctx context.Context, companyID, id string) (int64, error) {
 	var last int64
-	err := q.pool.QueryRow(ctx, `SELECT last_message_number FROM datatargets WHERE company_id = $1 AND id = $2`, companyID, id).Scan(&last)
+	err := q.db.QueryRow(ctx, `SELECT last_message_number FROM datatargets WHERE company_id = $1 AND id = $2`, companyID, id).Scan(&last)
 	if err != nil {
 		return 0, notFoundOr(err, errNoDatatarget(), "datatarget")
 	}

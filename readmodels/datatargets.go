@@ -17,7 +17,7 @@ import (
 // Datatargets reads datatargets, their outlets (with their delivery
 // progress), their message queues and the outlets' attempt logs.
 type Datatargets struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewDatatargets returns the queries on pool.
@@ -25,7 +25,7 @@ func NewDatatargets(pool *pgxpool.Pool) *Datatargets {
 	if pool == nil {
 		panic("readmodels: NewDatatargets: nil pool")
 	}
-	return &Datatargets{pool: pool}
+	return &Datatargets{db: database{pool}}
 }
 
 func errNoDatatarget() error { return domain.Errorf(domain.NotFound, "no such datatarget") }
@@ -42,7 +42,7 @@ const selectDatatarget = `SELECT d.company_id, d.id, d.datatarget_type, d.name, 
 // Datatargets returns every datatarget of the company with its outlets,
 // oldest first (identifiers are time-ordered).
 func (q *Datatargets) Datatargets(ctx context.Context, companyID string) ([]datatarget.Datatarget, error) {
-	rows, err := q.pool.Query(ctx, selectDatatarget+`WHERE d.company_id = $1 ORDER BY d.id`, companyID)
+	rows, err := q.db.Query(ctx, selectDatatarget+`WHERE d.company_id = $1 ORDER BY d.id`, companyID)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: datatargets: %w", err)
 	}
@@ -68,7 +68,7 @@ func (q *Datatargets) Datatargets(ctx context.Context, companyID string) ([]data
 
 // Datatarget returns one datatarget of the company with its outlets.
 func (q *Datatargets) Datatarget(ctx context.Context, companyID, id string) (datatarget.Datatarget, error) {
-	rows, err := q.pool.Query(ctx, selectDatatarget+`WHERE d.company_id = $1 AND d.id = $2`, companyID, id)
+	rows, err := q.db.Query(ctx, selectDatatarget+`WHERE d.company_id = $1 AND d.id = $2`, companyID, id)
 	if err != nil {
 		return datatarget.Datatarget{}, fmt.Errorf("readmodels: datatarget: %w", err)
 	}
@@ -107,7 +107,7 @@ func (q *Datatargets) Outlet(ctx context.Context, companyID, datatargetID, id st
 
 // outlets returns outlets with their delivery progress, oldest first.
 func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([]datatarget.Outlet, error) {
-	rows, err := q.pool.Query(ctx, `SELECT o.company_id, o.id, o.datatarget_id, o.outlet_type, o.request, o.is_batched,
+	rows, err := q.db.Query(ctx, `SELECT o.company_id, o.id, o.datatarget_id, o.outlet_type, o.request, o.is_batched,
 		o.max_batch_size, o.min_request_interval_ms, o.secret, o.enabled, o.created_by, o.created_at,
 		coalesce(s.last_delivered_message_number, 0), coalesce(s.delivered_batch_count, 0)
 		FROM datatarget_outlets o LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id `+where+` ORDER BY o.id`, args...)

@@ -10,7 +10,7 @@ import (
 // interface's Event entity, in the table activity_events (the log's own
 // table is events).
 type Events struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewEvents returns the queries on pool.
@@ -18,7 +18,7 @@ func NewEvents(pool *pgxpool.Pool) *Events {
 	if pool == nil {
 		panic("readmodels: NewEvents: nil pool")
 	}
-	return &Events{pool: pool}
+	return &Events{db: database{pool}}
 }
 
 // eventsTable is the retrieval shape of the activity_events table. Ids
@@ -30,5 +30,5 @@ var eventsTable = docTable{name: "activity_events", id: "event_id", visible: "NO
 // model follows the log asynchronously: an event appears within moments
 // of its import.
 func (q *Events) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
-	return eventsTable.page(ctx, q.pool, pq)
+	return eventsTable.page(ctx, q.db, pq)
 }

@@ -22,7 +22,7 @@ func (q *Imports) Runs(ctx context.Context, companyID, before string, limit int)
 	if before == "" {
 		before = "g"
 	}
-	rows, err := q.pool.Query(ctx, `SELECT id, company_id, entity, state, source, received, accepted, rejected,
+	rows, err := q.db.Query(ctx, `SELECT id, company_id, entity, state, source, received, accepted, rejected,
 			COALESCE(failure, ''), created_at, started_at, finished_at
 		FROM import_runs WHERE company_id = $1 AND id < $2 AND state <> 'receiving'
 		ORDER BY id DESC LIMIT $3`, companyID, before, limit+1)

@@ -43,7 +43,7 @@ type ImportRun struct {
 // by the import worker in import_runs, import_rejections and
 // import_warnings).
 type Imports struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewImports returns the queries on pool.
@@ -51,7 +51,7 @@ func NewImports(pool *pgxpool.Pool) *Imports {
 	if pool == nil {
 		panic("readmodels: NewImports: nil pool")
 	}
-	return &Imports{pool: pool}
+	return &Imports{db: database{pool}}
 }
 
 // Run returns a run of the company. A run of another company, and one
@@ -59,7 +59,7 @@ func NewImports(pool *pgxpool.Pool) *Imports {
 // NotFound.
 func (q *Imports) Run(ctx context.Context, companyID, runID string) (ImportRun, error) {
 	var r ImportRun
-	err := q.pool.QueryRow(ctx, `SELECT id, company_id, entity, state, source, received, accepted, rejected,
+	err := q.db.QueryRow(ctx, `SELECT id, company_id, entity, state, source, received, accepted, rejected,
 			COALESCE(failure, ''), created_at, started_at, finished_at
 		FROM import_runs WHERE id = $1 AND company_id = $2 AND state <> 'receiving'`, runID, companyID).Scan(
 		&r.ID, &r.CompanyID, &r.Entity, &r.State, &r.Source, &r.Received, &r.Accepted, &r.Rejected,
@@ -77,7 +77,7 @@ func (q *Imports) Run(ctx context.Context, companyID, runID string) (ImportRun, 
 		}
 	}
 	// A run lists at most importing.MaxWarnings: no paging needed.
-	rows, err := q.pool.Query(ctx, `SELECT field, count, first_index FROM import_warnings
+	rows, err := q.db.Query(ctx, `SELECT field, count, first_index FROM import_warnings
 		WHERE run_id = $1 ORDER BY first_index, field`, r.ID)
 	if err != nil {
 		return ImportRun{}, fmt.Errorf("readmodels: import run warnings: %w", err)
@@ -107,7 +107,7 @@ func (q *Imports) Rejections(ctx context.Context, runID, after string, limit int
 			return nil, "", err
 		}
 	}
-	rows, err := q.pool.Query(ctx, `SELECT record_index, ord, reason, field FROM import_rejections
+	rows, err := q.db.Query(ctx, `SELECT record_index, ord, reason, field FROM import_rejections
 		WHERE run_id = $1 AND (record_index, ord) > ($2, $3)
 		ORDER BY record_index, ord LIMIT $4`, runID, idx, ord, limit+1)
 	if err != nil {

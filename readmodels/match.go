@@ -16,7 +16,7 @@ import (
 // Matcher finds the documents a data query matches
 // (POST /api/data/query/), in the read models retrieval reads.
 type Matcher struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewMatcher returns the matcher on pool.
@@ -24,7 +24,7 @@ func NewMatcher(pool *pgxpool.Pool) *Matcher {
 	if pool == nil {
 		panic("readmodels: NewMatcher: nil pool")
 	}
-	return &Matcher{pool: pool}
+	return &Matcher{db: database{pool}}
 }
 
 // matchTables are the read models by datatype: what retrieval shows is
@@ -74,7 +74,7 @@ func (m *Matcher) Match(ctx context.Context, companyID string, q dataquery.Query
 	}
 	sql := fmt.Sprintf(`SELECT doc FROM %s WHERE company_id = $1 AND %s%s ORDER BY %s`,
 		pgx.Identifier{t.name}.Sanitize(), t.visible, where.String(), pgx.Identifier{t.id}.Sanitize())
-	rows, err := m.pool.Query(ctx, sql, args...)
+	rows, err := m.db.Query(ctx, sql, args...)
 	if err != nil {
 		return fmt.Errorf("readmodels: match %s: %w", t.name, err)
 	}

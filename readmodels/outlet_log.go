@@ -47,7 +47,7 @@ const selectEntry = `SELECT entry_number, date, batch_number, batch_size,
 // NotFound.
 func (q *Datatargets) Log(ctx context.Context, lq LogQuery) (LogPage, error) {
 	var page LogPage
-	err := q.pool.QueryRow(ctx, `SELECT coalesce(s.entry_count, 0) FROM datatarget_outlets o
+	err := q.db.QueryRow(ctx, `SELECT coalesce(s.entry_count, 0) FROM datatarget_outlets o
 		LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
 		WHERE o.company_id = $1 AND o.datatarget_id = $2 AND o.id = $3`,
 		lq.CompanyID, lq.DatatargetID, lq.OutletID).Scan(&page.TotalCount)
@@ -64,7 +64,7 @@ func (q *Datatargets) Log(ctx context.Context, lq LogQuery) (LogPage, error) {
 			from = page.TotalCount
 		}
 	}
-	rows, err := q.pool.Query(ctx, sql, lq.OutletID, from, limit+1)
+	rows, err := q.db.Query(ctx, sql, lq.OutletID, from, limit+1)
 	if err != nil {
 		return page, fmt.Errorf("readmodels: outlet log: %w", err)
 	}
@@ -90,7 +90,7 @@ func (q *Datatargets) Log(ctx context.Context, lq LogQuery) (LogPage, error) {
 // reply.
 func (q *Datatargets) LogEntry(ctx context.Context, companyID, datatargetID, outletID string, number int64) (datatarget.LogEntry, error) {
 	var e datatarget.LogEntry
-	err := q.pool.QueryRow(ctx, selectEntry+`, l.http_request, l.http_reply FROM outlet_log l
+	err := q.db.QueryRow(ctx, selectEntry+`, l.http_request, l.http_reply FROM outlet_log l
 		JOIN datatarget_outlets o ON o.id = l.outlet_id AND o.company_id = $1 AND o.datatarget_id = $2
 		WHERE l.outlet_id = $3 AND l.entry_number = $4`, companyID, datatargetID, outletID, number).Scan(
 		&e.EntryNumber, &e.Date, &e.BatchNumber, &e.BatchSize, &e.FirstMessageNumber, &e.AfterUpdate,

@@ -8,7 +8,7 @@ import (
 
 // Products reads the products read model (projections.Products).
 type Products struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewProducts returns the queries on pool.
@@ -16,7 +16,7 @@ func NewProducts(pool *pgxpool.Pool) *Products {
 	if pool == nil {
 		panic("readmodels: NewProducts: nil pool")
 	}
-	return &Products{pool: pool}
+	return &Products{db: database{pool}}
 }
 
 // productsTable is the retrieval shape of the products table. Deleted
@@ -26,5 +26,5 @@ var productsTable = docTable{name: "products", id: "product_id", visible: "NOT i
 
 // Retrieve returns one page of the company's products in creation order.
 func (q *Products) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
-	return productsTable.page(ctx, q.pool, pq)
+	return productsTable.page(ctx, q.db, pq)
 }

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/domain"
 )
@@ -119,15 +118,15 @@ func (t docTable) after(cursor string) (any, error) {
 
 // page reads one page of t. It asks for one row more than the limit to
 // know whether another page follows.
-func (t docTable) page(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Page, error) {
+func (t docTable) page(ctx context.Context, db database, q PageQuery) (Page, error) {
 	if t.bounded(q) {
-		return t.boundedPage(ctx, pool, q)
+		return t.boundedPage(ctx, db, q)
 	}
 	sql, args, err := t.pageSQL(q)
 	if err != nil {
 		return Page{}, err
 	}
-	rows, err := pool.Query(ctx, sql, args...)
+	rows, err := db.Query(ctx, sql, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("readmodels: %s: %w", t.name, err)
 	}
@@ -171,12 +170,12 @@ func (t docTable) bounded(q PageQuery) bool {
 // matches, then either the bound (the rows ranked MaxScan and MaxScan+1
 // after the cursor, when the page is not full) or how many rows lie
 // between the cursor and the page's last match (when it is).
-func (t docTable) boundedPage(ctx context.Context, pool *pgxpool.Pool, q PageQuery) (Page, error) {
+func (t docTable) boundedPage(ctx context.Context, db database, q PageQuery) (Page, error) {
 	sql, args, err := t.boundedSQL(q)
 	if err != nil {
 		return Page{}, err
 	}
-	rows, err := pool.Query(ctx, sql, args...)
+	rows, err := db.Query(ctx, sql, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("readmodels: %s: %w", t.name, err)
 	}

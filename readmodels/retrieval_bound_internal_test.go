@@ -93,7 +93,7 @@ func TestCustomersScanBound(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.q.CompanyID = "co1"
-			p, err := customersTable.page(ctx, pool, tt.q)
+			p, err := customersTable.page(ctx, database{pool}, tt.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestCustomersScanBound(t *testing.T) {
 					if pages > 40 {
 						t.Fatal("no end after 40 pages")
 					}
-					p, err := customersTable.page(ctx, pool, PageQuery{CompanyID: "co1", Filters: rare, After: after, Limit: limit, MaxScan: bound})
+					p, err := customersTable.page(ctx, database{pool}, PageQuery{CompanyID: "co1", Filters: rare, After: after, Limit: limit, MaxScan: bound})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -157,7 +157,7 @@ func TestEventsScanBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := PageQuery{CompanyID: "co1", Filters: []Filter{{"type", "MAIL_OPEN"}}, Limit: 5, MaxScan: 9}
-	p, err := eventsTable.page(ctx, pool, q)
+	p, err := eventsTable.page(ctx, database{pool}, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestEventsScanBound(t *testing.T) {
 		t.Fatalf("first page: %d docs, next %q, bounded %v; want 1, 9, true", len(p.Docs), p.Next, p.ScanBounded)
 	}
 	q.After = p.Next
-	if p, err = eventsTable.page(ctx, pool, q); err != nil {
+	if p, err = eventsTable.page(ctx, database{pool}, q); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Docs) != 1 || !strings.Contains(string(p.Docs[0]), `"id": 12`) || p.Next != "" {
@@ -252,7 +252,7 @@ func BenchmarkCustomerScanBound(b *testing.B) {
 			q := bc.q
 			q.CompanyID, q.Limit = "co1", 50
 			for b.Loop() {
-				p, err := customersTable.page(ctx, pool, q)
+				p, err := customersTable.page(ctx, database{pool}, q)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,7 +9,7 @@ import (
 // Sales reads the sales read model (projections.Sales): one document per
 // transaction, its rows in sale_rows.
 type Sales struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewSales returns the queries on pool.
@@ -17,7 +17,7 @@ func NewSales(pool *pgxpool.Pool) *Sales {
 	if pool == nil {
 		panic("readmodels: NewSales: nil pool")
 	}
-	return &Sales{pool: pool}
+	return &Sales{db: database{pool}}
 }
 
 // salesTable is the retrieval shape of the sales table. Deleted sales
@@ -26,5 +26,5 @@ var salesTable = docTable{name: "sales", id: "sale_id", visible: "NOT is_deleted
 
 // Retrieve returns one page of the company's sales in creation order.
 func (q *Sales) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
-	return salesTable.page(ctx, q.pool, pq)
+	return salesTable.page(ctx, q.db, pq)
 }

@@ -15,7 +15,7 @@ import (
 // SFTPKeys reads the public keys registered for the companies' SFTP drop
 // directories (table sftp_keys).
 type SFTPKeys struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewSFTPKeys returns the queries on pool.
@@ -23,14 +23,14 @@ func NewSFTPKeys(pool *pgxpool.Pool) *SFTPKeys {
 	if pool == nil {
 		panic("readmodels: NewSFTPKeys: nil pool")
 	}
-	return &SFTPKeys{pool: pool}
+	return &SFTPKeys{db: database{pool}}
 }
 
 const selectSFTPKey = `SELECT company_id, id, name, fingerprint, public_key, created_by, created_at FROM sftp_keys `
 
 // List returns the company's keys, oldest first.
 func (q *SFTPKeys) List(ctx context.Context, companyID string) ([]access.SFTPKey, error) {
-	rows, err := q.pool.Query(ctx, selectSFTPKey+`WHERE company_id = $1 ORDER BY created_at, id`, companyID)
+	rows, err := q.db.Query(ctx, selectSFTPKey+`WHERE company_id = $1 ORDER BY created_at, id`, companyID)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: sftp keys: %w", err)
 	}
@@ -45,7 +45,7 @@ func (q *SFTPKeys) List(ctx context.Context, companyID string) ([]access.SFTPKey
 // ("SHA256:..."), or a domain.NotFound error. Should the same key have
 // been registered twice, the oldest registration answers.
 func (q *SFTPKeys) ByFingerprint(ctx context.Context, companyID, fingerprint string) (access.SFTPKey, error) {
-	rows, err := q.pool.Query(ctx, selectSFTPKey+`WHERE company_id = $1 AND fingerprint = $2 ORDER BY created_at, id LIMIT 1`,
+	rows, err := q.db.Query(ctx, selectSFTPKey+`WHERE company_id = $1 AND fingerprint = $2 ORDER BY created_at, id LIMIT 1`,
 		companyID, fingerprint)
 	if err != nil {
 		return access.SFTPKey{}, fmt.Errorf("readmodels: sftp key: %w", err)

@@ -8,7 +8,7 @@ import (
 
 // Shops reads the shops read model (projections.Shops).
 type Shops struct {
-	pool *pgxpool.Pool
+	db database
 }
 
 // NewShops returns the queries on pool.
@@ -16,7 +16,7 @@ func NewShops(pool *pgxpool.Pool) *Shops {
 	if pool == nil {
 		panic("readmodels: NewShops: nil pool")
 	}
-	return &Shops{pool: pool}
+	return &Shops{db: database{pool}}
 }
 
 // shopsTable is the retrieval shape of the shops table. Hidden shops are
@@ -26,5 +26,5 @@ var shopsTable = docTable{name: "shops", id: "shop_id", visible: "true"}
 
 // Retrieve returns one page of the company's shops in creation order.
 func (q *Shops) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
-	return shopsTable.page(ctx, q.pool, pq)
+	return shopsTable.page(ctx, q.db, pq)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // StageUpload stages an upload of records of one entity for the
@@ -68,7 +69,9 @@ var importable = []importing.Entity{importing.Customers, importing.Events, impor
 
 // Handle reads the whole body and returns the run once it is scheduled.
 // A body that is not a valid upload is a domain.Invalid or
-// domain.TooLarge error, and leaves nothing scheduled.
+// domain.TooLarge error, and leaves nothing scheduled. The staging
+// store's errors come out typed (pg.Translate), as the errors of the
+// other commands do (typedStore).
 func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (StagedUpload, error) {
 	p := cmd.Principal
 	if err := commands.RequireCompany(p); err != nil {
@@ -89,7 +92,7 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	if id == "" {
 		id = commands.NewID()
 	} else if err := h.store.DiscardUnscheduled(ctx, id); err != nil {
-		return StagedUpload{}, err
+		return StagedUpload{}, pg.Translate(err)
 	}
 	run := Run{
 		ID: id, CompanyID: p.CompanyID, Entity: cmd.Entity,
@@ -98,7 +101,7 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	}
 	n, err := h.store.Stage(ctx, run, records, h.limits)
 	if err != nil {
-		return StagedUpload{}, err
+		return StagedUpload{}, pg.Translate(err)
 	}
 	return StagedUpload{RunID: run.ID, Received: n}, nil
 }
