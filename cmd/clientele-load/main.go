@@ -123,11 +123,14 @@ func main() {
 
 // result holds the figures of one run.
 type result struct {
-	entity         string
-	n              int
-	bytes          int64
-	uploadTime     time.Duration
-	endToEnd       time.Duration
+	entity     string
+	n          int
+	bytes      int64
+	uploadTime time.Duration
+	endToEnd   time.Duration
+	// applied is when the import runs had applied every chunk (their
+	// events committed), before the read model caught up with them.
+	applied        time.Duration
 	copyTime       time.Duration
 	upsertTime     time.Duration
 	peakRSSKiB     int64
@@ -153,6 +156,9 @@ func (r result) print(w *os.File) {
 	fmt.Fprintf(w, "records:             %d (%.0f MB of JSON, %d accepted, %d rejected)\n", r.n, float64(r.bytes)/1e6, r.accepted, r.rejected)
 	fmt.Fprintf(w, "upload acceptance:   %.0f records/s (%.1f MB/s, %.1fs)\n", r.uploadPerSec, r.uploadMBPerSec, r.uploadTime.Seconds())
 	fmt.Fprintf(w, "end to end:          %.0f records/s (%.1fs until all retrievable)\n", r.e2eRowsPerSec, r.endToEnd.Seconds())
+	if r.applied > 0 {
+		fmt.Fprintf(w, "runs applied:        %.0f records/s (%.1fs until every run finished)\n", float64(r.accepted)/r.applied.Seconds(), r.applied.Seconds())
+	}
 	fmt.Fprintf(w, "COPY into jsonb:     %.0f records/s (%.1fs)\n", r.copyRowsPerSec, r.copyTime.Seconds())
 	fmt.Fprintf(w, "end to end / COPY:   %.3f\n", r.ratioToCopy)
 	if r.upsertTime > 0 {

@@ -108,6 +108,9 @@ func run(ctx context.Context, o options) (result, error) {
 			return res, err
 		}
 		if done {
+			if res.applied == 0 {
+				res.applied = time.Since(start)
+			}
 			visible, err := countRetrievable(ctx, conn, o.entity)
 			if err != nil {
 				return res, err
