@@ -48,7 +48,7 @@ type ImportChunkHandler struct {
 	store     *Store
 	importers map[importing.Entity]Importer
 	companies CompanyFinder
-	ahead     *parseAhead
+	ahead     *ahead
 	// log and metrics report the chunks that fail and the records
 	// rejected because the store refused them; the worker sets its own.
 	log     *slog.Logger
@@ -62,7 +62,7 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 		panic("imports: NewImportChunkHandler: nil dependency")
 	}
 	store := NewStore(pool)
-	return ImportChunkHandler{pool: pool, store: store, importers: importers, companies: companies, ahead: newParseAhead(store),
+	return ImportChunkHandler{pool: pool, store: store, importers: importers, companies: companies, ahead: newAhead(store),
 		log: slog.Default(), metrics: newImportMetrics(slices.Sorted(maps.Keys(importers)))}
 }
 
@@ -78,6 +78,7 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 	var entity importing.Entity
 	var isolated []IsolatedRecord
+	resolvedNext := false
 	err := pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
 		c, ok, err := h.store.LockChunk(ctx, tx, cmd.RunID, cmd.Seq)
 		if err != nil || !ok || c.Done {
@@ -98,8 +99,9 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 			return err
 		}
 		var prepared Prepared
+		var resolution Resolution
 		if p, ok := imp.(Preparer); ok {
-			prepared = h.ahead.take(ctx, c.RunID, c.Seq, co)
+			prepared, resolution = h.ahead.take(ctx, c, co)
 			h.ahead.start(p, c.RunID, c.Seq+1, co)
 		}
 		chunk := Chunk{
@@ -111,6 +113,18 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 		}
 		var out importing.Outcome
 		if c.Failures+1 < isolateAfter && len(c.Isolation.Records) == 0 {
+			if r, ok := imp.(Resolver); ok {
+				if chunk.Resolution, err = resolveChunk(ctx, tx, r, chunk, resolution); err != nil {
+					return fmt.Errorf("imports: import chunk %d of run %s: %w", c.Seq, c.RunID, err)
+				}
+				where := resolvedInTransaction
+				if resolution != nil {
+					where = resolvedAhead
+				}
+				h.metrics.resolved.WithLabelValues(string(c.Entity), where).Inc()
+				h.ahead.resolve(r, c.RunID, c.Seq+1, co, c.MayDestroy, chunk.Resolution)
+				resolvedNext = true
+			}
 			out, err = runImporter(ctx, tx, imp, chunk)
 		} else {
 			out, isolated, err = isolate(ctx, tx, imp, chunk, c.Isolation)
@@ -123,6 +137,9 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 		}
 		return h.store.FinishChunk(ctx, tx, c, out)
 	})
+	if resolvedNext {
+		h.ahead.settled(cmd.RunID, cmd.Seq+1, err == nil)
+	}
 	var perm *PermanentError
 	if errors.As(err, &perm) {
 		return h.store.FailRun(ctx, cmd.RunID, perm.Error())

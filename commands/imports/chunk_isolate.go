@@ -356,6 +356,21 @@ func runImporter(ctx context.Context, tx pgx.Tx, imp Importer, chunk Chunk) (out
 	return imp.ImportChunk(ctx, tx, chunk)
 }
 
+// resolveChunk returns the chunk's resolution: the one resolved ahead, if
+// any, else one resolved now in tx. A panic of the Resolver is an error,
+// as in runImporter.
+func resolveChunk(ctx context.Context, tx pgx.Tx, r Resolver, chunk Chunk, ahead Resolution) (res Resolution, err error) {
+	if ahead != nil {
+		return ahead, nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{value: v, stack: debug.Stack()}
+		}
+	}()
+	return r.Resolve(ctx, tx, chunk, nil)
+}
+
 // panicError is a panic of an Importer.
 type panicError struct {
 	value any

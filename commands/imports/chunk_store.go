@@ -93,20 +93,21 @@ func (s *Store) LockChunk(ctx context.Context, tx pgx.Tx, runID string, seq int)
 }
 
 // PeekChunk reads the records of a chunk that is still to be processed,
-// without locking it; ok is false when there is no such chunk. A staged
-// payload never changes until it is processed (then it is deleted), so
-// what PeekChunk reads is what LockChunk will.
-func (s *Store) PeekChunk(ctx context.Context, runID string, seq int) (records []json.RawMessage, ok bool, err error) {
+// and the index in the upload of the first, without locking it; ok is
+// false when there is no such chunk. A staged payload never changes until
+// it is processed (then it is deleted), so what PeekChunk reads is what
+// LockChunk will.
+func (s *Store) PeekChunk(ctx context.Context, runID string, seq int) (records []json.RawMessage, first int, ok bool, err error) {
 	var payload []byte
-	err = s.pool.QueryRow(ctx, `SELECT payload FROM import_chunks
-		WHERE run_id = $1 AND seq = $2 AND processed_at IS NULL AND payload IS NOT NULL`, runID, seq).Scan(&payload)
+	err = s.pool.QueryRow(ctx, `SELECT payload, first_index FROM import_chunks
+		WHERE run_id = $1 AND seq = $2 AND processed_at IS NULL AND payload IS NOT NULL`, runID, seq).Scan(&payload, &first)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("imports: peek chunk %d of run %s: %w", seq, runID, err)
+		return nil, 0, false, fmt.Errorf("imports: peek chunk %d of run %s: %w", seq, runID, err)
 	}
-	return splitRecords(payload), true, nil
+	return splitRecords(payload), first, true, nil
 }
 
 // splitRecords splits a payload into its records, without copying: each

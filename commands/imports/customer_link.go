@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,18 +34,49 @@ type customerLinks struct {
 	// personal fields of its own (an event's, a sale's).
 	sealing     []string
 	sealingSeen map[string]bool
+	// dataKeys are the clear data keys of the customers the chunk seals
+	// for (seal), and created the customers it creates, whose wrapped keys
+	// save stores.
+	dataKeys map[string][]byte
+	created  []string
+	wrapped  [][]byte
+	// prevKeys are the data keys of the chunk before, when the chunk is
+	// resolved after it (after), and forgottenBefore the customers it
+	// forgot, whose keys it destroyed.
+	prevKeys        map[string][]byte
+	forgottenBefore []string
 }
 
 // loadCustomerLinks loads the registry rows and states that records (nil
 // ones skipped) can reach.
-func loadCustomerLinks(ctx context.Context, tx pgx.Tx, keys crypto.KeyStore, companyID string, records []*customer.Record) (*customerLinks, error) {
+func loadCustomerLinks(ctx context.Context, q Reader, keys crypto.KeyStore, companyID string, records []*customer.Record) (*customerLinks, error) {
 	l := newCustomerLinks(keys, companyID)
-	versions, err := loadCustomerBook(ctx, tx, companyID, l.book, records)
+	versions, err := loadCustomerBook(ctx, q, companyID, l.book, records)
 	if err != nil {
 		return nil, err
 	}
 	l.versions = versions
 	return l, nil
+}
+
+// after lays what prev, the links of the company's chunk before, decided
+// over what l loaded: l was loaded from the state before prev was written
+// (prev's transaction had not committed), or after (it had: then this
+// changes nothing). Every customer a decision of prev changed is among
+// prev's touched states, with its stream version, and every key whose
+// owner it changed among its key changes; the data keys prev made or
+// loaded come with them. The result is the state that prev's write
+// leaves, as far as the records of l can reach it.
+func (l *customerLinks) after(prev *customerLinks) {
+	for _, s := range prev.book.Touched() {
+		l.book.LoadState(s)
+		l.versions[s.ID] = s.Version
+	}
+	for _, kc := range prev.book.KeyChanges() {
+		l.book.LoadKey(kc.Kind, kc.Key, kc.CustomerID)
+	}
+	l.prevKeys = prev.dataKeys
+	l.forgottenBefore = prev.streams.forgotten
 }
 
 // newCustomerLinks returns links with an empty book, for the caller to
@@ -76,11 +108,12 @@ func (l *customerLinks) sealFor(customerID string) {
 	}
 }
 
-// commit creates the data keys of the new customers, loads those of the
-// others the chunk needs, and returns the customers' stream appends (one
-// per customer, at the version it had before the chunk) and the clear
-// keys by customer id, for sealing.
-func (l *customerLinks) commit(ctx context.Context, tx pgx.Tx) ([]eventstore.StreamAppend, map[string][]byte, error) {
+// seal makes the data keys of the new customers (stored by save), loads
+// those of the others the chunk needs, and returns the customers' stream
+// appends (one per customer, at the version it had before the chunk),
+// their changes sealed, and the clear keys by customer id, for sealing
+// more. It writes nothing.
+func (l *customerLinks) seal(ctx context.Context, q Reader) ([]eventstore.StreamAppend, map[string][]byte, error) {
 	s := &l.streams
 	var created, load []string
 	need := map[string]bool{}
@@ -103,17 +136,31 @@ func (l *customerLinks) commit(ctx context.Context, tx pgx.Tx) ([]eventstore.Str
 			load, need[id] = append(load, id), true
 		}
 	}
-	keys, err := l.keys.Create(ctx, tx, l.companyID, created)
+	keys, wrapped, err := l.keys.Generate(created)
 	if err != nil {
 		return nil, nil, err
 	}
-	old, err := l.keys.Load(ctx, tx, l.companyID, load)
+	l.created, l.wrapped = created, wrapped
+	if len(l.prevKeys) > 0 {
+		load = slices.DeleteFunc(load, func(id string) bool {
+			k, ok := l.prevKeys[id]
+			if ok {
+				keys[id] = k
+			}
+			return ok
+		})
+	}
+	old, err := l.keys.Load(ctx, q, l.companyID, load)
 	if err != nil {
 		return nil, nil, err
 	}
 	for id, k := range old {
 		keys[id] = k
 	}
+	for _, id := range l.forgottenBefore {
+		delete(keys, id)
+	}
+	l.dataKeys = keys
 	// Seal every upsert first, in parallel, then lay the events out.
 	var upserts []customer.Outcome
 	for _, id := range s.order {
@@ -151,11 +198,14 @@ func (l *customerLinks) commit(ctx context.Context, tx pgx.Tx) ([]eventstore.Str
 	return out, keys, nil
 }
 
-// save destroys the data keys of the customers forgotten (in the
-// transaction that records the forgetting: both happen or neither) and
-// writes back the registry and the states. Call it after the commit is
-// appended.
+// save stores the data keys seal made, destroys those of the customers
+// forgotten (in the transaction that records the forgetting: both happen
+// or neither) and writes back the registry and the states, in the
+// transaction that appends the commit.
 func (l *customerLinks) save(ctx context.Context, tx pgx.Tx, now time.Time) error {
+	if err := l.keys.Store(ctx, tx, l.companyID, l.created, l.wrapped); err != nil {
+		return err
+	}
 	if err := l.keys.Destroy(ctx, tx, l.companyID, l.streams.forgotten); err != nil {
 		return err
 	}

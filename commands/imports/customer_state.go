@@ -13,7 +13,7 @@ import (
 // the records (and of the tokens of those found by token), then the state
 // of every customer holding one: one query per table for the whole chunk.
 // It returns the customers' stream versions.
-func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *customer.Book, records []*customer.Record) (map[string]int64, error) {
+func loadCustomerBook(ctx context.Context, q Reader, companyID string, book *customer.Book, records []*customer.Record) (map[string]int64, error) {
 	seen := map[customer.Key]bool{}
 	var hashes [][]byte
 	add := func(k customer.Kind, v string) {
@@ -47,7 +47,7 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	// (key_hash16 alone: the hash covers the company) is always the index
 	// condition; company_id = $1 is a filter that never removes a row, kept
 	// so that no query can reach another company's registry.
-	rows, err := tx.Query(ctx, `SELECT kind, key_hash16, customer_id FROM customer_identities
+	rows, err := q.Query(ctx, `SELECT kind, key_hash16, customer_id FROM customer_identities
 		WHERE company_id = $1 AND key_hash16 = ANY((SELECT $2::bytea[])::bytea[])`, companyID, hashes)
 	if err != nil {
 		return nil, fmt.Errorf("imports: load customer identities: %w", err)
@@ -69,7 +69,7 @@ func loadCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 	if len(ids) == 0 {
 		return versions, nil
 	}
-	rows, err = tx.Query(ctx, `SELECT `+customerStateColumns+`
+	rows, err = q.Query(ctx, `SELECT `+customerStateColumns+`
 		FROM customer_states WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[])`, companyID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("imports: load customer states: %w", err)

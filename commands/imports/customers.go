@@ -33,7 +33,7 @@ type CustomerImporter struct {
 	now   func() time.Time
 }
 
-var _ Importer = (*CustomerImporter)(nil)
+var _ Resolver = (*CustomerImporter)(nil)
 
 // NewCustomerImporter returns the customers importer. keys holds the
 // customers' data keys and hashes their identities; now stamps the
@@ -48,28 +48,55 @@ func NewCustomerImporter(store TxAppender, keys crypto.KeyStore, now func() time
 // Entity implements Importer.
 func (*CustomerImporter) Entity() importing.Entity { return importing.Customers }
 
-// ImportChunk implements Importer. Records are decided in order against
-// the state as the earlier records of the chunk left it, so two records of
-// one new person create one customer. The chunk costs a fixed number of
-// round trips whatever its size: the registry and the states are read
-// with one query each, the data keys with one statement per operation,
-// the events with one commit, and the state written back with a COPY per
-// table for new rows and one batch for the rest.
+// ImportChunk implements Importer: it resolves the chunk (unless it was
+// resolved ahead: Chunk.Resolution) and writes it.
 func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	co := chunk.Company
 	meta, err := chunkMetadata(chunk, "customers")
 	if err != nil {
 		return importing.Outcome{}, err
 	}
+	r, ok := chunk.Resolution.(*customersResolved)
+	if !ok || r == nil {
+		if r, err = h.resolve(ctx, tx, chunk, nil); err != nil {
+			return importing.Outcome{}, err
+		}
+	}
+	return h.write(ctx, tx, meta, r)
+}
+
+// customersResolved is a chunk of customer records decided and sealed,
+// not yet written.
+type customersResolved struct {
+	links   *customerLinks
+	streams []eventstore.StreamAppend
+	outcome importing.Outcome
+}
+
+// Resolve implements Resolver.
+func (h *CustomerImporter) Resolve(ctx context.Context, q Reader, chunk Chunk, prev Resolution) (Resolution, error) {
+	p, _ := prev.(*customersResolved)
+	return h.resolve(ctx, q, chunk, p)
+}
+
+// resolve decides the chunk's records in order against the state as the
+// earlier records left it (so two records of one new person create one
+// customer), after prev's when it is not nil, and seals their changes. It
+// costs a fixed number of round trips whatever the chunk's size: the
+// registry and the states are read with one query each, the data keys
+// with one.
+func (h *CustomerImporter) resolve(ctx context.Context, q Reader, chunk Chunk, prev *customersResolved) (*customersResolved, error) {
+	co := chunk.Company
 	rej := rejecter{chunk: chunk, entity: "customers"}
 	records, problems := chunkRecords(chunk, parseCustomers)
 	if err := rej.rejectAll(problems); err != nil {
-		return importing.Outcome{}, err
+		return nil, err
 	}
-
-	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, records)
+	links, err := loadCustomerLinks(ctx, q, h.keys, co.ID, records)
 	if err != nil {
-		return importing.Outcome{}, err
+		return nil, err
+	}
+	if prev != nil {
+		links.after(prev.links)
 	}
 	for i, r := range records {
 		if r == nil {
@@ -77,31 +104,38 @@ func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chu
 		}
 		if (r.Delete || r.Forget) && !chunk.MayDestroy {
 			if err := rej.reject(i, destroyProblem(*r)); err != nil {
-				return importing.Outcome{}, err
+				return nil, err
 			}
 			continue
 		}
 		if _, err := links.decide(*r); err != nil {
 			if err := rej.reject(i, err); err != nil {
-				return importing.Outcome{}, err
+				return nil, err
 			}
 			continue
 		}
 		rej.accept(i, r.Ignored)
 	}
-	streams, _, err := links.commit(ctx, tx)
+	streams, _, err := links.seal(ctx, q)
 	if err != nil {
-		return importing.Outcome{}, err
+		return nil, err
 	}
-	if len(streams) > 0 {
-		if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams}); err != nil {
+	return &customersResolved{links: links, streams: streams, outcome: rej.outcome()}, nil
+}
+
+// write appends the resolved chunk's events as one commit and writes back
+// the write-side state (data keys, registry, states), in tx: a COPY per
+// table for new rows and one batch for the rest.
+func (h *CustomerImporter) write(ctx context.Context, tx pgx.Tx, meta eventstore.Metadata, r *customersResolved) (importing.Outcome, error) {
+	if len(r.streams) > 0 {
+		if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: r.streams}); err != nil {
 			return importing.Outcome{}, fmt.Errorf("imports: import customers: %w", err)
 		}
 	}
-	if err := links.save(ctx, tx, h.now()); err != nil {
+	if err := r.links.save(ctx, tx, h.now()); err != nil {
 		return importing.Outcome{}, err
 	}
-	return rej.outcome(), nil
+	return r.outcome, nil
 }
 
 // destroyProblem rejects a customer record that deletes or forgets, sent

@@ -155,7 +155,7 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 		pending = append(pending, pe)
 	}
 
-	customerStreams, keys, err := links.commit(ctx, tx)
+	customerStreams, keys, err := links.seal(ctx, tx)
 	if err != nil {
 		return importing.Outcome{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/crypto"
 )
 
 // Importer applies staged records of one entity type, one chunk at a
@@ -62,6 +63,10 @@ type Chunk struct {
 	// failing (import_chunk_isolate.go). The shared parse path
 	// (chunkRecords) honours it, so every entity does.
 	Reject map[int]string
+	// Resolution is what the Importer's Resolve made of this chunk, ahead
+	// of its transaction, or nil: ImportChunk then writes it instead of
+	// resolving the chunk itself.
+	Resolution Resolution
 }
 
 // A Preparer is an Importer whose records can be parsed and validated
@@ -76,6 +81,30 @@ type Preparer interface {
 // Prepared is a chunk's records as a Preparer parsed them; only the
 // Preparer that made it reads it.
 type Prepared any
+
+// A Resolver is an Importer whose work on a chunk splits in two:
+// resolving it (reading the write-side state, deciding every record,
+// sealing: the reads and the Go work) and writing what it resolved in the
+// chunk's transaction (ImportChunk, with Chunk.Resolution set). The worker
+// resolves a company's next chunk while the current one writes and
+// commits, against the state the current one leaves (resolve_ahead.go), so
+// that a company's chunks use two cores: one resolves, the other writes.
+type Resolver interface {
+	Importer
+	// Resolve resolves chunk without writing anything: it reads the
+	// committed write-side state through q, with the decisions of prev
+	// laid over it. prev is the resolution of the company's chunk just
+	// before, whose transaction may not have committed yet, or nil.
+	Resolve(ctx context.Context, q Reader, chunk Chunk, prev Resolution) (Resolution, error)
+}
+
+// Resolution is a chunk as a Resolver resolved it; only the Resolver that
+// made it reads it.
+type Resolution any
+
+// Reader reads the write-side state: the chunk's transaction, or the pool
+// for a chunk resolved ahead of its transaction.
+type Reader = crypto.Reader
 
 // TxAppender appends a commit inside the caller's transaction; the
 // PostgreSQL event store implements it.

@@ -143,7 +143,7 @@ func (h IssueCustomerTokensHandler) batch(ctx context.Context, size int) (int, e
 		if issued == 0 {
 			return nil
 		}
-		streams, _, err := l.commit(ctx, tx)
+		streams, _, err := l.seal(ctx, tx)
 		if err != nil {
 			return err
 		}

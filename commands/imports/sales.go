@@ -195,7 +195,7 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		pending = append(pending, ps)
 	}
 
-	customerStreams, keys, err := links.commit(ctx, tx)
+	customerStreams, keys, err := links.seal(ctx, tx)
 	if err != nil {
 		return importing.Outcome{}, err
 	}

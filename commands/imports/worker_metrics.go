@@ -15,6 +15,7 @@ import (
 type importMetrics struct {
 	failures *prometheus.CounterVec
 	isolated *prometheus.CounterVec
+	resolved *prometheus.CounterVec
 	stalled  prometheus.Gauge
 }
 
@@ -30,6 +31,10 @@ func newImportMetrics(entities []importing.Entity) *importMetrics {
 			Name: "clientele_import_records_isolated_total",
 			Help: "Records rejected because the store refused them: found in a chunk that kept failing, so that the rest of the chunk and the company's later uploads are applied.",
 		}, []string{"entity"}),
+		resolved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clientele_import_chunks_resolved_total",
+			Help: "Import chunks resolved (read, decided, sealed) by entity and where: ahead (while the company's chunk before wrote and committed, on another core) or transaction (in the chunk's own transaction: a run's first chunk, a retry, or when the chunk before did not commit).",
+		}, []string{"entity", "where"}),
 		stalled: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "clientele_import_companies_stalled",
 			Help: "Companies whose imports have chunks to apply and have not moved for StallAfter (30 s), as the worker last saw (refreshed every StallAfter). `clientele projections status` lists them.",
@@ -41,9 +46,18 @@ func newImportMetrics(entities []importing.Entity) *importMetrics {
 			m.failures.WithLabelValues(string(e), kind)
 		}
 		m.isolated.WithLabelValues(string(e))
+		for _, where := range []string{resolvedAhead, resolvedInTransaction} {
+			m.resolved.WithLabelValues(string(e), where)
+		}
 	}
 	return m
 }
+
+// Where chunks are resolved.
+const (
+	resolvedAhead         = "ahead"
+	resolvedInTransaction = "transaction"
+)
 
 // The kinds of chunk failures.
 const (
@@ -60,6 +74,9 @@ func (m *importMetrics) register(reg prometheus.Registerer) error {
 		return err
 	}
 	if m.isolated, err = registerOrReuse(reg, m.isolated); err != nil {
+		return err
+	}
+	if m.resolved, err = registerOrReuse(reg, m.resolved); err != nil {
 		return err
 	}
 	m.stalled, err = registerOrReuse(reg, m.stalled)

@@ -8,9 +8,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// Reader reads: a pool, a connection or a transaction.
+type Reader interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // Querier is a pool, a connection or a transaction.
 type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Reader
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
@@ -22,7 +27,7 @@ type KeyStore struct {
 
 // Load returns the clear data keys of the given subjects that still have
 // one; a forgotten subject is absent from the map. One query for all.
-func (s KeyStore) Load(ctx context.Context, q Querier, companyID string, subjectIDs []string) (map[string][]byte, error) {
+func (s KeyStore) Load(ctx context.Context, q Reader, companyID string, subjectIDs []string) (map[string][]byte, error) {
 	keys := make(map[string][]byte, len(subjectIDs))
 	if len(subjectIDs) == 0 {
 		return keys, nil
@@ -54,23 +59,44 @@ func (s KeyStore) Load(ctx context.Context, q Querier, companyID string, subject
 // Create makes and stores a data key for each subject (which must have
 // none yet) and returns the clear keys. One statement for all.
 func (s KeyStore) Create(ctx context.Context, q Querier, companyID string, subjectIDs []string) (map[string][]byte, error) {
-	keys := make(map[string][]byte, len(subjectIDs))
-	if len(subjectIDs) == 0 {
-		return keys, nil
+	keys, wrapped, err := s.Generate(subjectIDs)
+	if err != nil {
+		return nil, err
 	}
-	wrapped := make([][]byte, len(subjectIDs))
+	if err := s.Store(ctx, q, companyID, subjectIDs, wrapped); err != nil {
+		return nil, err
+	}
+	return keys, nil
+}
+
+// Generate makes a data key for each subject, without storing it: the
+// clear keys by subject, and the wrapped ones in the order of subjectIDs,
+// for Store. A caller that seals with the keys before its transaction
+// (the import pipeline, resolving a chunk ahead) stores them in it.
+func (s KeyStore) Generate(subjectIDs []string) (keys map[string][]byte, wrapped [][]byte, err error) {
+	keys = make(map[string][]byte, len(subjectIDs))
+	wrapped = make([][]byte, len(subjectIDs))
 	for i, id := range subjectIDs {
 		plain, w, err := s.Keyring.NewDataKey()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		keys[id], wrapped[i] = plain, w
 	}
+	return keys, wrapped, nil
+}
+
+// Store stores the wrapped keys Generate made for the subjects (which
+// must have none yet). One statement for all.
+func (s KeyStore) Store(ctx context.Context, q Querier, companyID string, subjectIDs []string, wrapped [][]byte) error {
+	if len(subjectIDs) == 0 {
+		return nil
+	}
 	if _, err := q.Exec(ctx, `INSERT INTO customer_keys (company_id, customer_id, wrapped_key)
 		SELECT $1, * FROM unnest($2::text[], $3::bytea[])`, companyID, subjectIDs, wrapped); err != nil {
-		return nil, fmt.Errorf("crypto: store keys: %w", err)
+		return fmt.Errorf("crypto: store keys: %w", err)
 	}
-	return keys, nil
+	return nil
 }
 
 // Destroy deletes the data keys of the subjects: crypto-shredding. Run it

@@ -1,0 +1,206 @@
+package imports_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
+)
+
+// TestResolveAheadMatchesResolvingInTheTransaction: chunks resolved ahead,
+// each after the one before while that one's transaction is still open
+// (or, at random, once it committed), as the worker pipelines a company's
+// chunks, write exactly what resolving each chunk in its own transaction
+// writes: the same events, the same state, the same registry, the same
+// rejections. The records are drawn from a few identities, so that chunks
+// create, update, move identities between, delete and forget the
+// customers of the chunks before them.
+func TestResolveAheadMatchesResolvingInTheTransaction(t *testing.T) {
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 15))
+			var chunks [][]string
+			for range 12 {
+				chunk := make([]string, 1+rng.IntN(6))
+				for i := range chunk {
+					chunk[i] = randomCustomerRecord(rng)
+				}
+				chunks = append(chunks, chunk)
+			}
+
+			inTx := newCustomerEnv(t)
+			var wantOut []chunkOutcome
+			for _, c := range chunks {
+				accepted, rejections := inTx.chunk(t, c...)
+				wantOut = append(wantOut, chunkOutcome{accepted, rejections})
+			}
+
+			ahead := newCustomerEnv(t)
+			gotOut := ahead.pipelined(t, rng, chunks)
+
+			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
+				t.Errorf("outcomes (-in the transaction +ahead):\n%s", diff)
+			}
+			if diff := cmp.Diff(inTx.canonical(t), ahead.canonical(t)); diff != "" {
+				t.Errorf("what was written (-in the transaction +ahead):\n%s", diff)
+			}
+		})
+	}
+}
+
+// randomToken matches a customer token in changes.
+var randomToken = regexp.MustCompile(`"customer_token":"[a-z2-7]{26}"`)
+
+// chunkOutcome is what a chunk came to.
+type chunkOutcome struct {
+	Accepted   int
+	Rejections []importing.Rejection
+}
+
+// randomCustomerRecord returns a customer record of a few identities:
+// mostly upserts, some moving an identity to another customer, a few
+// deleting or forgetting.
+func randomCustomerRecord(rng *rand.Rand) string {
+	r := map[string]any{}
+	switch rng.IntN(4) {
+	case 0:
+		r["external_id"] = fmt.Sprint("E", rng.IntN(6))
+	case 1:
+		r["email"] = fmt.Sprintf("m%d@example.com", rng.IntN(6))
+	default:
+		r["external_id"] = fmt.Sprint("E", rng.IntN(6))
+		r["email"] = fmt.Sprintf("m%d@example.com", rng.IntN(6))
+	}
+	if rng.IntN(3) == 0 {
+		r["phone_number"] = fmt.Sprintf("+35840123456%d", rng.IntN(4))
+	}
+	r["first_name"] = fmt.Sprint("N", rng.IntN(100))
+	switch rng.IntN(14) {
+	case 0:
+		r["is_deleted"] = true
+	case 1:
+		r["is_forgotten"] = true
+	}
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// pipelined imports chunks as the worker does when it resolves ahead:
+// chunk i+1 is resolved, through the pool, after chunk i's resolution,
+// while chunk i's transaction is open (at random, once it committed),
+// then written in its own transaction with that resolution.
+func (e *customerEnv) pipelined(t *testing.T, rng *rand.Rand, chunks [][]string) []chunkOutcome {
+	t.Helper()
+	ctx := context.Background()
+	var out []chunkOutcome
+	next := e.chunkOf(chunks[0])
+	res, err := e.importer.Resolve(ctx, e.pool, next, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range chunks {
+		cur := next
+		cur.Resolution = res
+		tx, err := e.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A failing test must not leave the transaction open: the
+		// database could not be dropped.
+		t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
+		o, err := e.importer.ImportChunk(ctx, tx, cur)
+		if err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		out = append(out, chunkOutcome{o.Accepted, o.Rejections})
+		committed := false
+		if rng.IntN(4) == 0 {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			committed = true
+		}
+		if i+1 < len(chunks) {
+			next = e.chunkOf(chunks[i+1])
+			if res, err = e.importer.Resolve(ctx, e.pool, next, res); err != nil {
+				t.Fatalf("resolve chunk %d: %v", i+1, err)
+			}
+		}
+		if !committed {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// chunkOf returns the next chunk of records of run "run-1", as chunk does.
+func (e *customerEnv) chunkOf(records []string) imports.Chunk {
+	c := imports.Chunk{
+		Company: e.company, RunID: "run-1", Seq: e.seq, FirstIndex: e.index,
+		Metadata:   eventstore.Metadata{CompanyID: e.company.ID, RunID: "run-1", Actor: "users/u1", Source: "csv"},
+		MayDestroy: true,
+	}
+	for _, r := range records {
+		c.Records = append(c.Records, json.RawMessage(r))
+	}
+	e.seq++
+	e.index += len(records)
+	return c
+}
+
+// canonical is everything the importer wrote of the company, with each
+// customer named by the order of its first event rather than by its
+// random id: its events (type, version, fields, changes opened), its
+// state, and the identities the registry finds it by.
+func (e *customerEnv) canonical(t *testing.T) []string {
+	t.Helper()
+	names := map[string]string{}
+	name := func(id string) string {
+		if _, ok := names[id]; !ok {
+			names[id] = fmt.Sprint("C", len(names))
+		}
+		return names[id]
+	}
+	var out []string
+	for _, ev := range e.events(t) {
+		changes := "sealed, key gone"
+		if ev.Changes != nil {
+			b, _ := json.Marshal(ev.Changes)
+			// Tokens are random: that a new customer gets one is what counts.
+			changes = randomToken.ReplaceAllString(string(b), `"customer_token":"(random)"`)
+		}
+		out = append(out, fmt.Sprintf("event %s v%d %s created=%v fields=%v %s", name(ev.ID), ev.Version, ev.Type, ev.Created, ev.Fields, changes))
+	}
+	ids := slices.Collect(maps.Keys(names))
+	slices.SortFunc(ids, func(a, b string) int { return strings.Compare(names[a], names[b]) })
+	for _, id := range ids {
+		out = append(out, fmt.Sprintf("state %s %+v", names[id], e.state(t, id)))
+	}
+	identities := len(out)
+	for i := range 6 {
+		for kind, value := range map[customer.Kind]string{
+			customer.ExternalID: fmt.Sprint("E", i), customer.Email: fmt.Sprintf("m%d@example.com", i),
+			customer.Phone: fmt.Sprintf("+35840123456%d", i),
+		} {
+			if owner := e.owner(t, kind, value); owner != "" {
+				out = append(out, fmt.Sprintf("identity %s %s -> %s", kind, value, name(owner)))
+			}
+		}
+	}
+	slices.Sort(out[identities:])
+	return out
+}
