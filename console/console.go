@@ -94,7 +94,7 @@ type Deps struct {
 	// Events and Sales read the events and sales beside it; nil shows
 	// none.
 	Events, Sales CustomerActivity
-	// Pool holds the sessions (console_sessions).
+	// Pool holds the sessions (readmodels.ConsoleSessions).
 	Pool *pgxpool.Pool
 
 	// The dependencies of the later pages (overview, datatargets,
@@ -115,7 +115,7 @@ type Console struct {
 	customer CustomerDocs
 	events   CustomerActivity
 	sales    CustomerActivity
-	sessions *sessions
+	sessions *readmodels.ConsoleSessions
 	p2       phase2
 	log      *slog.Logger
 	pages    *pages
@@ -149,7 +149,7 @@ func Mount(srv *api.Server, cfg Config, deps Deps) (*Console, error) {
 	c := &Console{
 		srv: srv, deps: deps.API, users: deps.Users, imports: deps.Imports,
 		customer: deps.Customer, events: deps.Events, sales: deps.Sales,
-		sessions: &sessions{pool: deps.Pool, ttl: cfg.SessionTTL, now: cfg.Now},
+		sessions: newSessions(deps.Pool, cfg),
 		p2:       newPhase2(deps),
 		log:      cfg.Logger, pages: p,
 		origin: http.NewCrossOriginProtection(),
@@ -297,7 +297,10 @@ func (c *Console) sessionUser(ctx context.Context, companyID, token string) (acc
 	if token == "" {
 		return access.User{}, errLoggedOut()
 	}
-	userID, err := c.sessions.lookup(ctx, companyID, token)
+	userID, err := c.sessions.Lookup(ctx, companyID, token)
+	if domain.ErrorCode(err) == domain.NotFound {
+		return access.User{}, errLoggedOut()
+	}
 	if err != nil {
 		return access.User{}, err
 	}

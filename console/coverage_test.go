@@ -314,6 +314,13 @@ func (idleProjector) Apply(context.Context, pgx.Tx, []eventstore.RecordedEvent) 
 // server on the same database, reporting the lag of async (the env's own
 // server reports that of the projections it runs).
 func (e *env) withProjections(async []projections.Projector) *env {
+	return e.twin(func(d *console.Deps) { d.Projections = projectionStatus(e.pool, e.store, async) })
+}
+
+// twin is a copy of the env whose client speaks to a second server on
+// the same database (API and console), its console's Deps as adjust
+// leaves them.
+func (e *env) twin(adjust func(*console.Deps)) *env {
 	e.t.Helper()
 	acc := readmodels.NewAccess(e.pool)
 	imports := readmodels.NewImports(e.pool)
@@ -328,10 +335,9 @@ func (e *env) withProjections(async []projections.Projector) *env {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := console.Mount(s, console.Config{Logger: logger}, console.Deps{
-		API: deps, Users: acc, Imports: imports, Pool: e.pool, Customer: customers,
-		Projections: projectionStatus(e.pool, e.store, async),
-	}); err != nil {
+	cd := console.Deps{API: deps, Users: acc, Imports: imports, Pool: e.pool, Customer: customers}
+	adjust(&cd)
+	if _, err := console.Mount(s, console.Config{Logger: logger}, cd); err != nil {
 		e.t.Fatal(err)
 	}
 	twin := *e

@@ -8,14 +8,13 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/commands"
-	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/readmodels"
 )
 
 // TestSessionsPerUserBounded: successful log-ins are not limited as
-// failed ones are, so each log-in past console.MaxSessionsPerUser ends
+// failed ones are, so each log-in past readmodels.MaxConsoleSessionsPerUser ends
 // the user's oldest session: the table holds a bounded number of rows per
 // user however often it logs in. The oldest cookie then opens nothing,
 // the newer ones and another user's session still do.
@@ -25,7 +24,7 @@ func TestSessionsPerUserBounded(t *testing.T) {
 	staff := e.client(acmeHost)
 	staff.logIn(e.staff.Email, "")
 	var browsers []*client
-	for range console.MaxSessionsPerUser + 2 {
+	for range readmodels.MaxConsoleSessionsPerUser + 2 {
 		c := e.client(acmeHost)
 		c.logIn(e.admin.Email, "")
 		browsers = append(browsers, c)
@@ -34,12 +33,12 @@ func TestSessionsPerUserBounded(t *testing.T) {
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM console_sessions WHERE user_id = $1`, e.admin.ID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != console.MaxSessionsPerUser {
-		t.Fatalf("%d sessions of the user after %d log-ins, want at most %d", n, len(browsers), console.MaxSessionsPerUser)
+	if n != readmodels.MaxConsoleSessionsPerUser {
+		t.Fatalf("%d sessions of the user after %d log-ins, want at most %d", n, len(browsers), readmodels.MaxConsoleSessionsPerUser)
 	}
 	for i, c := range browsers {
 		res, _ := c.do(http.MethodGet, "/console/customers", nil, nil)
-		ended := i < len(browsers)-console.MaxSessionsPerUser
+		ended := i < len(browsers)-readmodels.MaxConsoleSessionsPerUser
 		if ended && (res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/login")) {
 			t.Errorf("log-in %d, one of the oldest: %d %s, want the log-in page", i, res.StatusCode, res.Header.Get("Location"))
 		}

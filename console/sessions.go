@@ -1,104 +1,28 @@
 package console
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clientele/clientele/internal/secret"
+	"github.com/clientele/clientele/readmodels"
 )
 
-// A session is a row of console_sessions (migration 00028), named by a
-// random value that only the browser's cookie holds; the table keeps its
-// SHA-256. A table rather than a signed cookie, because a log-out must end
-// the session for good, on every node, and a user's removal must end its
-// sessions: a signed cookie stays valid until it expires, wherever it was
-// copied to.
-type sessions struct {
-	pool *pgxpool.Pool
-	ttl  time.Duration
-	now  func() time.Time
-}
+// A session is a row of console_sessions, named by a random value that
+// only the browser's cookie holds. The sessions themselves (their table,
+// values, expiry and bound per user) are readmodels.ConsoleSessions, so
+// that the console runs no SQL of its own and the sessions' database
+// errors are typed as every read model's (unavailable, invalid text);
+// this file is their cookie.
 
 // sessionCookie names the session cookie. It is host-only (no Domain), so
 // the browser sends it to the company's host alone, and its path is the
 // console's, so the API never sees it.
 const sessionCookie = "clientele_console"
-
-// create starts a session of the user and returns its value.
-func (s *sessions) create(ctx context.Context, companyID, userID string) (string, error) {
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", err
-	}
-	token := base64.RawURLEncoding.EncodeToString(raw)
-	now := s.now()
-	// Expired sessions are cleared at log-ins, which are limited: the
-	// table holds about the sessions of one TTL.
-	if _, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= $1`, now); err != nil {
-		return "", fmt.Errorf("console: clear expired sessions: %w", err)
-	}
-	hash := secret.HashToken(token)
-	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (token_hash, company_id, user_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`, hash, companyID, userID, now, now.Add(s.ttl))
-	if err != nil {
-		return "", fmt.Errorf("console: create session: %w", err)
-	}
-	// Successful log-ins are not limited as failed ones are: without a
-	// bound, a user (or a script with its password) logging in again and
-	// again would grow the table without limit within one TTL. A log-in
-	// beyond maxSessionsPerUser ends the user's oldest sessions.
-	_, err = s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash IN (
-			SELECT token_hash FROM console_sessions
-			WHERE company_id = $1 AND user_id = $2 AND token_hash <> $3
-			ORDER BY created_at DESC, token_hash OFFSET $4)`, companyID, userID, hash, maxSessionsPerUser-1)
-	if err != nil {
-		return "", fmt.Errorf("console: end a user's oldest sessions: %w", err)
-	}
-	return token, nil
-}
-
-// maxSessionsPerUser bounds a user's live sessions (a browser each), so
-// that the table holds at most this many rows per user besides the
-// expired rows of one TTL.
-const maxSessionsPerUser = 10
-
-// lookup returns the user of a live session within the company, or an
-// Unauthorized error: a session of another company (a cookie carried to
-// another host) is no session here.
-func (s *sessions) lookup(ctx context.Context, companyID, token string) (string, error) {
-	var userID string
-	err := s.pool.QueryRow(ctx, `SELECT user_id FROM console_sessions
-		WHERE token_hash = $1 AND company_id = $2 AND expires_at > $3`,
-		secret.HashToken(token), companyID, s.now()).Scan(&userID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", errLoggedOut()
-	}
-	if err != nil {
-		return "", fmt.Errorf("console: session: %w", err)
-	}
-	return userID, nil
-}
-
-// revoke ends a session.
-func (s *sessions) revoke(ctx context.Context, companyID, token string) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash = $1 AND company_id = $2`,
-		secret.HashToken(token), companyID)
-	if err != nil {
-		return fmt.Errorf("console: end session: %w", err)
-	}
-	return nil
-}
 
 // sessionToken is the session value the request carries, "" for none.
 func sessionToken(r *http.Request) string {
@@ -108,7 +32,7 @@ func sessionToken(r *http.Request) string {
 	}
 	// A value the console made is 43 base64url characters; anything else
 	// is no session, and is not looked up.
-	if len(ck.Value) != 43 {
+	if len(ck.Value) != readmodels.ConsoleSessionLength {
 		return ""
 	}
 	return ck.Value
@@ -141,3 +65,11 @@ func clearSessionCookie(g *gin.Context) {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// newSessions are the sessions on pool, lasting cfg.SessionTTL by
+// cfg.Now.
+func newSessions(pool *pgxpool.Pool, cfg Config) *readmodels.ConsoleSessions {
+	s := readmodels.NewConsoleSessions(pool, cfg.SessionTTL)
+	s.Now = cfg.Now
+	return s
+}
