@@ -10,77 +10,79 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg"
 )
 
 // A commit that an async projector fails to apply is not retried for ever
-// inside the delivery of its message. watermill-sql hands a message out
-// inside a transaction that locks the consumer group's offset; held, that
-// transaction holds back pg_snapshot_xmin, which is the safe head of every
-// reader of the event log on the server: one poison commit would stop
-// every projector of every company. Instead:
+// inside the delivery of its message: that would hold the delivery's
+// transaction, and with it every reader of the event log on the server
+// (bus.Resumer says why). The runtime is a bus.Resumer keyed by projector
+// name:
 //
 //   - a delivery of the next commit after the checkpoint tries a few times
 //     (MessageAttempts), then gives up and acks: the checkpoint stays
-//     before the failed commit, nothing is skipped;
+//     before the failed commit, nothing is skipped, and the projector is
+//     handed to its catch-up loop;
 //   - a delivery of a commit that is not the next one (the projector is
-//     behind) acks at once and wakes the projector's catch-up loop
-//     (catchUpLoop), which applies the commits from the log, commit by
+//     behind) acks at once and hands the projector to the catch-up loop
+//     (catchUpTo), which applies the commits from the log, commit by
 //     commit, each in its own short transaction, outside any delivery;
+//     every projector is caught up on its own, side by side;
 //   - a commit that keeps failing there for a reason that will come back
 //     (applyOrPark) parks its company (stall.go): the projector goes on
 //     with every other company. A pass that fails for a transient reason
-//     (an outage) is retried with backoff, and parks nothing;
-//   - the lag watcher wakes the loop of a projector whose checkpoint has
-//     not moved for StallAfter while the log has more, so a failed commit
-//     is retried even when nothing new arrives, and the loop of a
-//     projector with a parked company due for a retry.
+//     (an outage) is retried with backoff (1 s doubling to StallAfter),
+//     and parks nothing;
+//   - the lag watcher hands the loop a projector whose checkpoint has not
+//     moved for StallAfter while the log has more, so a failed commit is
+//     retried even when nothing new arrives, and a projector with a
+//     parked company due for a retry.
 //
 // So the projector stops at a commit alone during an outage, and resumes
 // where it stopped; and a commit it cannot apply stops it for that
 // commit's company alone: the read model is never missing a commit.
 
-// nudge wakes the catch-up loop of the projector named name.
-func (r *Runtime) nudge(name string) {
-	select {
-	case r.nudges[name] <- struct{}{}:
-	default: // already awake or woken
-	}
+// newCatchUps returns the catch-up loop of the runtime's async projectors.
+func (r *Runtime) newCatchUps() (*bus.Resumer, error) {
+	return bus.NewResumer(bus.ResumerConfig{
+		CatchUp: r.catchUpTo,
+		// Every projector side by side: they are few and fixed, and one
+		// projector's long catch-up (a backlog, a commit tried before its
+		// company is parked) must not hold back another's. The import
+		// worker, keyed by company, takes one at a time instead.
+		Parallel:         max(len(r.cfg.Async), 1),
+		MinBackoff:       time.Second,
+		MaxBackoff:       r.cfg.StallAfter,
+		Attempts:         r.cfg.MessageAttempts,
+		RetryMaxInterval: r.cfg.RetryMaxInterval,
+		Logger:           r.wlog,
+		GaveUp: func(ctx context.Context, name string, err error) {
+			r.cfg.Logger.Log(ctx, pg.Level(err), "projections: a projector failed to apply a commit; it stays before it, and its catch-up loop retries it",
+				"projector", name, "attempts", r.cfg.MessageAttempts, "database_unavailable", pg.Transient(err), "err", err)
+		},
+		Failed: func(ctx context.Context, name string, err error, retryIn time.Duration) {
+			r.metrics.errors.WithLabelValues(name).Inc()
+			r.cfg.Logger.Log(ctx, pg.Level(err), "projections: a projector is stopped at a commit; it is retried, and no later commit is applied before it",
+				"projector", name, "database_unavailable", pg.Transient(err), "retry_in", retryIn, "err", err)
+		},
+	})
 }
 
-// catchUpLoop catches p up to the head of the log each time it is
-// nudged, until ctx ends; a failing pass is retried after a backoff (1 s
-// doubling to StallAfter) without waiting for another nudge.
-func (r *Runtime) catchUpLoop(ctx context.Context, p Projector) {
-	wait := time.Duration(0)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.nudges[p.Name()]:
-		}
-		head, err := r.cfg.Store.Head(ctx)
-		if err == nil {
-			_, err = r.catchUp(ctx, p, head)
-		}
-		if err == nil {
-			r.retryDue(ctx, p)
-		}
-		if err == nil || ctx.Err() != nil {
-			wait = 0
-			continue
-		}
-		r.metrics.errors.WithLabelValues(p.Name()).Inc()
-		r.cfg.Logger.Log(ctx, pg.Level(err), "projections: a projector is stopped at a commit; it is retried, and no later commit is applied before it",
-			"projector", p.Name(), "database_unavailable", pg.Transient(err), "err", err)
-		wait = min(max(2*wait, time.Second), r.cfg.StallAfter)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		r.nudge(p.Name())
+// catchUpTo catches the async projector called name up to the head of
+// the log, then resumes its parked companies due for a retry (retryDue).
+// It does all there is to do: it never asks for more.
+func (r *Runtime) catchUpTo(ctx context.Context, name string) (more bool, err error) {
+	p := r.async[name]
+	head, err := r.cfg.Store.Head(ctx)
+	if err == nil {
+		_, err = r.catchUp(ctx, p, head)
 	}
+	if err != nil {
+		return false, err
+	}
+	r.retryDue(ctx, p)
+	return false, nil
 }
 
 // nextCommit returns the transaction id of the first commit after pos in
@@ -240,7 +242,7 @@ func (r *Runtime) applyCommit(ctx context.Context, p Projector, after eventstore
 	return len(commit), nil
 }
 
-// resumeStalled wakes the catch-up loop of every async projector whose
+// resumeStalled hands to the catch-up loop every async projector whose
 // checkpoint has not moved for StallAfter (by the database's clock) while
 // the log goes further: the retry of a commit whose deliveries gave up.
 func (r *Runtime) resumeStalled(ctx context.Context, head eventstore.Position) {
@@ -263,6 +265,6 @@ func (r *Runtime) resumeStalled(ctx context.Context, head eventstore.Position) {
 		return
 	}
 	for _, name := range stalled {
-		r.nudge(name)
+		r.catchUps.Resume(name)
 	}
 }

@@ -67,7 +67,7 @@ func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (i
 	} else if ok && next != h.TxID {
 		// Behind: the catch-up loop applies it, outside this delivery
 		// (catchup.go).
-		r.nudge(p.Name())
+		r.catchUps.Resume(p.Name())
 		return 0, nil
 	}
 	return r.applyAnnounced(ctx, p, h)

@@ -6,10 +6,10 @@ import (
 )
 
 // watchLag refreshes the lag gauge and the gauge of parked companies
-// every LagInterval until ctx ends, catches up the projectors that
-// stalled (resumeStalled), and wakes those with a parked company due for
-// a retry (wakeParked): every one at the first pass that reaches the
-// database.
+// every LagInterval until ctx ends, and hands to the catch-up loop the
+// projectors that stalled (resumeStalled) and those with a parked company
+// due for a retry (wakeParked): every one at the first pass that reaches
+// the database.
 func (r *Runtime) watchLag(ctx context.Context) {
 	for _, p := range r.cfg.Inline {
 		r.metrics.lag.WithLabelValues(p.Name()).Set(0)

@@ -15,7 +15,6 @@ import (
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
-	"github.com/clientele/clientele/internal/pg"
 )
 
 // Runtime runs the projectors: inline ones through InlineHook, async ones
@@ -32,8 +31,10 @@ type Runtime struct {
 	wlog      watermill.LoggerAdapter
 	metrics   *metrics
 	life      bus.Lifecycle
-	// nudges wake each async projector's catch-up loop (catchup.go).
-	nudges map[string]chan struct{}
+	// catchUps is the catch-up loop of the async projectors, keyed by
+	// name (catchup.go).
+	catchUps *bus.Resumer
+	async    map[string]Projector
 }
 
 // NewRuntime checks cfg and returns a runtime. It does not start anything.
@@ -42,10 +43,15 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runtime{cfg: cfg, transport: cfg.Transport, wlog: bus.Logger(cfg.Logger), nudges: map[string]chan struct{}{}}
+	r := &Runtime{cfg: cfg, transport: cfg.Transport, wlog: bus.Logger(cfg.Logger), async: map[string]Projector{}}
 	for _, p := range cfg.Async {
-		r.nudges[p.Name()] = make(chan struct{}, 1)
+		r.async[p.Name()] = p
 	}
+	catchUps, err := r.newCatchUps()
+	if err != nil {
+		return nil, err
+	}
+	r.catchUps = catchUps
 	if r.transport == nil {
 		t, err := bus.NewPostgres(cfg.Pool, bus.PostgresConfig{PollInterval: cfg.PollInterval, Logger: cfg.Logger})
 		if err != nil {
@@ -119,13 +125,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 		defer wg.Done()
 		r.pruneLoop(ctx)
 	}()
-	for _, p := range r.cfg.Async {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.catchUpLoop(ctx, p)
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.catchUps.Run(ctx)
+	}()
 
 	if len(r.cfg.Async) == 0 {
 		r.life.SetRunning(true)
@@ -149,40 +153,21 @@ func (r *Runtime) router() (*message.Router, error) {
 	if err != nil {
 		return nil, fmt.Errorf("projections: %w", err)
 	}
-	// A few attempts per delivery, then giveUp acks: the commit is not
-	// skipped, the catch-up loop applies it (catchup.go).
-	retry := bus.RetryForever(r.cfg.RetryMaxInterval, r.wlog)
-	retry.MaxRetries = r.cfg.MessageAttempts - 1
 	for _, p := range r.cfg.Async {
 		sub, err := r.transport.Subscriber(p.Name())
 		if err != nil {
 			return nil, err
 		}
 		h := router.AddNoPublisherHandler(p.Name(), bus.CommitsTopic, sub, r.handler(p))
-		// The error counter sees every failed attempt, panics included,
-		// since Recoverer turns them into errors.
-		h.AddMiddleware(r.giveUp(p.Name()), retry.Middleware, r.countErrors(p.Name()), middleware.Recoverer)
+		// A few attempts per delivery, then the message is acked and the
+		// catch-up loop applies the commit from the log (catchup.go). The
+		// error counter sees every failed attempt, panics included, since
+		// Recoverer turns them into errors.
+		name := p.Name()
+		keyOf := func(*message.Message) (string, bool) { return name, true }
+		h.AddMiddleware(r.catchUps.TryThenResume(keyOf), r.countErrors(name), middleware.Recoverer)
 	}
 	return router, nil
-}
-
-// giveUp acks a message whose attempts all failed, so that the
-// subscriber's transaction, which holds back every log reader of the
-// server, ends: the projector's checkpoint stays before the commit, and
-// the commit is applied by the projector's catch-up loop.
-func (r *Runtime) giveUp(name string) message.HandlerMiddleware {
-	return func(h message.HandlerFunc) message.HandlerFunc {
-		return func(msg *message.Message) ([]*message.Message, error) {
-			out, err := h(msg)
-			if err == nil || msg.Context().Err() != nil {
-				return out, err
-			}
-			r.cfg.Logger.Log(msg.Context(), pg.Level(err), "projections: a projector failed to apply a commit; it stays before it, and its catch-up loop retries it",
-				"projector", name, "attempts", r.cfg.MessageAttempts, "database_unavailable", pg.Transient(err), "err", err)
-			r.nudge(name)
-			return nil, nil
-		}
-	}
 }
 
 func (r *Runtime) countErrors(name string) message.HandlerMiddleware {

@@ -446,7 +446,7 @@ func (r *Runtime) retryDue(ctx context.Context, p Projector) {
 	}
 }
 
-// wakeParked wakes the catch-up loop of every projector with a parked
+// wakeParked hands to the catch-up loop every projector with a parked
 // company due for a retry; first makes every one due, once per process,
 // so that a deployed fix is tried at once.
 func (r *Runtime) wakeParked(ctx context.Context, first bool) error {
@@ -465,7 +465,7 @@ func (r *Runtime) wakeParked(ctx context.Context, first bool) error {
 		return err
 	}
 	for _, name := range due {
-		r.nudge(name)
+		r.catchUps.Resume(name)
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -39,11 +37,9 @@ type ImportWorker struct {
 	wlog   watermill.LoggerAdapter
 	life   bus.Lifecycle
 
-	// The companies whose pending chunks resumeLoop is to apply, and its
-	// wake-up.
-	mu     sync.Mutex
-	behind map[string]bool
-	wake   chan struct{}
+	// resumes applies the pending chunks of the companies handed to it,
+	// keyed by company id (see handle).
+	resumes *bus.Resumer
 }
 
 // NewImportWorker checks cfg and returns a worker. It starts nothing.
@@ -57,9 +53,31 @@ func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
 		chunks: NewImportChunkHandler(cfg.Pool, cfg.Importers, cfg.Companies),
 		store:  NewStore(cfg.Pool),
 		wlog:   bus.Logger(cfg.Logger),
-		behind: map[string]bool{},
-		wake:   make(chan struct{}, 1),
 	}
+	resumes, err := bus.NewResumer(bus.ResumerConfig{
+		CatchUp: w.applyNext,
+		// One company at a time, in turn: the resume loop works beside
+		// the delivery at hand, and a backlog of many companies must not
+		// make many transactions at once.
+		Parallel:         1,
+		MinBackoff:       time.Second,
+		MaxBackoff:       cfg.StallAfter,
+		Attempts:         cfg.MessageAttempts,
+		RetryMaxInterval: cfg.RetryMaxInterval,
+		Logger:           w.wlog,
+		GaveUp: func(ctx context.Context, companyID string, err error) {
+			w.cfg.Logger.Log(ctx, pg.Level(err), "an import chunk keeps failing; it stays pending, its company's later chunks wait for it, and it is retried",
+				"company_id", companyID, "attempts", w.cfg.MessageAttempts, "database_unavailable", pg.Transient(err), "err", err)
+		},
+		Failed: func(ctx context.Context, companyID string, err error, retryIn time.Duration) {
+			w.cfg.Logger.Log(ctx, pg.Level(err), "a company's import is stopped at a chunk that keeps failing; it is retried",
+				"company_id", companyID, "database_unavailable", pg.Transient(err), "retry_in", retryIn, "err", err)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.resumes = resumes
 	w.chunks.log = cfg.Logger
 	if cfg.Registerer != nil {
 		if err := w.chunks.metrics.register(cfg.Registerer); err != nil {
@@ -103,24 +121,27 @@ func (w *ImportWorker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A few attempts per delivery, then giveUp acks; the chunk is not
-	// skipped (see handle). A chunk that cannot ever succeed says so
-	// with a *PermanentError, which fails its run instead.
-	retry := bus.RetryForever(w.cfg.RetryMaxInterval, w.wlog)
-	retry.MaxRetries = w.cfg.MessageAttempts - 1
+	// A few attempts per delivery, then the message is acked and the
+	// resume loop applies the company's chunks (see handle). A chunk that
+	// cannot ever succeed says so with a *PermanentError, which fails its
+	// run instead.
 	h := router.AddNoPublisherHandler(ImportWorkerName, ChunksTopic, sub, w.handle)
-	h.AddMiddleware(w.giveUp, retry.Middleware, middleware.Recoverer)
+	h.AddMiddleware(w.resumes.TryThenResume(chunkCompany), middleware.Recoverer)
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		w.cleanUpLoop(ctx)
 	}()
 	go func() {
 		defer wg.Done()
-		w.resumeLoop(ctx)
+		w.resumes.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		w.resumeStalled(ctx)
 	}()
 	if err := bus.RunRouter(ctx, &w.life, router); err != nil {
 		return fmt.Errorf("imports: import worker: %w", err)
@@ -129,17 +150,16 @@ func (w *ImportWorker) Run(ctx context.Context) error {
 }
 
 // A chunk that fails is not retried for ever inside the delivery of its
-// message: watermill-sql hands a message out inside a transaction that
-// locks the consumer group's offset, and that transaction, held, holds
-// back pg_snapshot_xmin and so every reader of the event log on the
-// server (every projection). Instead a delivery tries MessageAttempts
-// times and gives up (acks); the chunk stays pending, and the company's
-// later chunks wait for it: a delivery whose chunk is not its company's
-// next pending one acks at once and hands the company to resumeLoop,
-// which applies the company's chunks in upload order outside any
-// delivery, retrying a failing one with backoff. resumeLoop also takes the
-// companies whose imports stood still for StallAfter. Other companies'
-// imports go on.
+// message (bus.Resumer says why). The worker is a bus.Resumer keyed by
+// company: a delivery tries MessageAttempts times and gives up (acks);
+// the chunk stays pending, and the company's later chunks wait for it: a
+// delivery whose chunk is not its company's next pending one acks at once
+// and hands the company to the resume loop, which applies the company's
+// chunks in upload order outside any delivery (applyNext), one chunk per
+// company in turn, retrying a failing one with backoff (1 s doubling to
+// StallAfter). The resume loop also takes the companies whose imports
+// stood still for StallAfter (resumeStalled). Other companies' imports go
+// on.
 
 func (w *ImportWorker) handle(msg *message.Message) error {
 	m, err := ParseChunkMessage(msg.Payload)
@@ -150,12 +170,12 @@ func (w *ImportWorker) handle(msg *message.Message) error {
 	target := ImportChunk{RunID: m.RunID, Seq: m.Seq}
 	pending, err := w.store.Pending(ctx, target)
 	if err != nil || !pending {
-		return err // done already: a redelivery, or applied by resumeLoop
+		return err // done already: a redelivery, or applied by the resume loop
 	}
 	if next, ok, err := w.store.NextPending(ctx, m.CompanyID); err != nil {
 		return err
 	} else if ok && next != target {
-		w.resume(m.CompanyID)
+		w.resumes.Resume(m.CompanyID)
 		return nil
 	}
 	if err := w.chunks.Handle(ctx, ImportChunk{RunID: m.RunID, Seq: m.Seq}); err != nil {
@@ -171,104 +191,55 @@ func (w *ImportWorker) handle(msg *message.Message) error {
 	return nil
 }
 
-// resume hands a company to resumeLoop.
-func (w *ImportWorker) resume(companyID string) {
-	w.mu.Lock()
-	w.behind[companyID] = true
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+// chunkCompany is the key of a chunk message: its company.
+func chunkCompany(msg *message.Message) (string, bool) {
+	m, err := ParseChunkMessage(msg.Payload)
+	return m.CompanyID, err == nil
 }
 
-// giveUp acks a chunk message whose attempts all failed, so that the
-// subscriber's transaction ends; the chunk stays pending, and resumeLoop
-// retries it (see handle).
-func (w *ImportWorker) giveUp(h message.HandlerFunc) message.HandlerFunc {
-	return func(msg *message.Message) ([]*message.Message, error) {
-		out, err := h(msg)
-		if err == nil || msg.Context().Err() != nil {
-			return out, err
-		}
-		w.cfg.Logger.Log(msg.Context(), pg.Level(err), "an import chunk keeps failing; it stays pending, its company's later chunks wait for it, and it is retried",
-			"attempts", w.cfg.MessageAttempts, "database_unavailable", pg.Transient(err), "err", err)
-		if m, perr := ParseChunkMessage(msg.Payload); perr == nil {
-			w.resume(m.CompanyID)
-		}
-		return nil, nil
+// applyNext applies the next pending chunk of a company handed to the
+// resume loop, in the company's upload order, and says whether the company
+// may have more. Each call applies one chunk at most, so that the
+// companies take turns: none waits for another's whole backlog.
+func (w *ImportWorker) applyNext(ctx context.Context, companyID string) (more bool, err error) {
+	next, ok, err := w.store.NextPending(ctx, companyID)
+	if err != nil || !ok {
+		return false, err
 	}
+	err = w.chunks.Handle(ctx, next)
+	if paused := (*isolationPaused)(nil); errors.As(err, &paused) {
+		// The chunk's search for the records the store refuses moved on
+		// and stopped at its budget: go on at once (in turn with the other
+		// companies), not after a backoff meant for failures that may
+		// pass.
+		return true, nil
+	}
+	return err == nil, err
 }
 
-// resumeLoop applies the pending chunks of the companies handed to it
-// (resume) and of those whose imports stood still for StallAfter, in each
-// company's upload order, one chunk per company in turn so that no
-// company waits for another's whole backlog. A company whose chunk fails
-// is retried after a backoff (1 s doubling to StallAfter).
-func (w *ImportWorker) resumeLoop(ctx context.Context) {
+// resumeStalled hands to the resume loop, every StallAfter, the companies
+// whose imports stood still for StallAfter (a lost message, or a delivery
+// held behind another company's long upload), and refreshes the gauge of
+// them.
+func (w *ImportWorker) resumeStalled(ctx context.Context) {
 	tick := time.NewTicker(w.cfg.StallAfter)
 	defer tick.Stop()
-	backoff := map[string]time.Duration{}
-	retryAt := map[string]time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.wake:
 		case <-tick.C:
-			stalled, err := w.store.StoodStill(ctx, w.cfg.StallAfter)
-			if err != nil && ctx.Err() == nil {
+		}
+		stalled, err := w.store.StoodStill(ctx, w.cfg.StallAfter)
+		if err != nil {
+			if ctx.Err() == nil {
 				w.cfg.Logger.Error("look for stalled imports", "err", err)
 			}
-			if err == nil {
-				w.chunks.metrics.stalled.Set(float64(len(stalled)))
-			}
-			for _, s := range stalled {
-				w.resume(s.CompanyID)
-			}
+			continue
 		}
-		for progressed := true; progressed && ctx.Err() == nil; {
-			progressed = false
-			w.mu.Lock()
-			companies := slices.Sorted(maps.Keys(w.behind))
-			w.mu.Unlock()
-			for _, id := range companies {
-				if time.Now().Before(retryAt[id]) {
-					continue
-				}
-				next, ok, err := w.store.NextPending(ctx, id)
-				if err == nil && !ok {
-					w.mu.Lock()
-					delete(w.behind, id)
-					w.mu.Unlock()
-					delete(backoff, id)
-					delete(retryAt, id)
-					continue
-				}
-				if err == nil {
-					err = w.chunks.Handle(ctx, next)
-				}
-				if paused := (*isolationPaused)(nil); errors.As(err, &paused) {
-					// The chunk's search for the records the store refuses
-					// moved on and stopped at its budget: go on at once (in
-					// turn with the other companies), not after a backoff
-					// meant for failures that may pass.
-					progressed = true
-					continue
-				}
-				if err != nil {
-					if ctx.Err() == nil {
-						backoff[id] = min(max(2*backoff[id], time.Second), w.cfg.StallAfter)
-						retryAt[id] = time.Now().Add(backoff[id])
-						w.cfg.Logger.Log(ctx, pg.Level(err), "a company's import is stopped at a chunk that keeps failing; it is retried",
-							"company_id", id, "database_unavailable", pg.Transient(err), "err", err)
-					}
-					continue
-				}
-				delete(backoff, id)
-				delete(retryAt, id)
-				progressed = true
-			}
+		w.chunks.metrics.stalled.Set(float64(len(stalled)))
+		for _, s := range stalled {
+			w.resumes.Resume(s.CompanyID)
 		}
 	}
 }

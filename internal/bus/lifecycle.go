@@ -3,14 +3,10 @@ package bus
 import (
 	"context"
 	"errors"
-	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 )
 
 // ErrStarted reports a second Run of a component that runs once.
@@ -98,20 +94,4 @@ func RunRouter(ctx context.Context, l *Lifecycle, router *message.Router) error 
 		return errors.New("bus: every handler stopped")
 	}
 	return nil
-}
-
-// RetryForever is the retry policy of handlers that must never skip a
-// message (a skipped commit corrupts a read model, a skipped chunk loses
-// records): exponential backoff with jitter from 100 ms up to maxInterval,
-// without end. The subscriber's ack deadline ends the attempts of one
-// delivery, and the message is then delivered again.
-func RetryForever(maxInterval time.Duration, logger watermill.LoggerAdapter) middleware.Retry {
-	return middleware.Retry{
-		MaxRetries:          math.MaxInt32,
-		InitialInterval:     100 * time.Millisecond,
-		MaxInterval:         maxInterval,
-		Multiplier:          2,
-		RandomizationFactor: 0.2,
-		Logger:              logger,
-	}
 }

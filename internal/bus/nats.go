@@ -814,8 +814,7 @@ func (n *NATS) runRelay(ctx context.Context, topic string) error {
 	// subscriber's transaction, which holds back every reader of the
 	// log, must not wait out an outage of NATS; the row is read again
 	// after the subscriber's ResendInterval.
-	retry := RetryForever(time.Second, n.logger)
-	retry.MaxRetries = 3
+	retry := RetryWithBackoff(4, time.Second, n.logger)
 	// While NATS is away, not even the quick attempts: each would wait
 	// out JetStream's publish timeout inside that transaction.
 	retry.ShouldRetry = func(p middleware.RetryParams) bool { return !errors.Is(p.Err, errRelayDisconnected) }
