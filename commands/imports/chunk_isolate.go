@@ -114,7 +114,7 @@ type prefixable interface {
 }
 
 // prefix returns the first n records as parsed. The records are shared,
-// as between parseAhead and the chunk's transaction: an Importer treats
+// as between ahead.go and the chunk's transaction: an Importer treats
 // them as read-only (the events importer's only write, product_id into
 // Fields, overwrites the field each time before it reads it).
 func (p *parsed[R]) prefix(n int) Prepared {

@@ -30,7 +30,7 @@ func parseChunk[R any](raws []json.RawMessage, parse func([]byte) (R, error)) *p
 }
 
 // chunkRecords returns the chunk's records as Prepare parsed them ahead
-// (parseAhead), or parses them now with the company's parser, with the
+// (ahead.go), or parses them now with the company's parser, with the
 // records of chunk.Reject rejected.
 func chunkRecords[R any](chunk Chunk, newParser func(company.Company) func([]byte) (R, error)) ([]*R, []error) {
 	p, ok := chunk.Prepared.(*parsed[R])

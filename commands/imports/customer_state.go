@@ -9,17 +9,29 @@ import (
 	"github.com/clientele/clientele/domain/customer"
 )
 
-// loadCustomerBook loads into book the registry rows of every identity of
-// the records (and of the tokens of those found by token), then the state
-// of every customer holding one: one query per table for the whole chunk.
-// It returns the customers' stream versions.
+// loadCustomerBook loads into book the state of every customer holding an
+// identity of the records (or the token of those found by token): one
+// query for the whole chunk. The states are the registry: each holds the
+// keys its customer holds, each key column unique (migration 00031). It
+// returns the customers' stream versions.
 func loadCustomerBook(ctx context.Context, q Reader, companyID string, book *customer.Book, records []*customer.Record) (map[string]int64, error) {
 	seen := map[customer.Key]bool{}
-	var hashes [][]byte
+	var ext, email, phone, token [][]byte
 	add := func(k customer.Kind, v string) {
-		if key := book.Key(k, v); !seen[key] {
-			seen[key] = true
-			hashes = append(hashes, []byte(key))
+		key := book.Key(k, v)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		switch k {
+		case customer.ExternalID:
+			ext = append(ext, []byte(key))
+		case customer.Email:
+			email = append(email, []byte(key))
+		case customer.Phone:
+			phone = append(phone, []byte(key))
+		default:
+			token = append(token, []byte(key))
 		}
 	}
 	for _, r := range records {
@@ -36,50 +48,40 @@ func loadCustomerBook(ctx context.Context, q Reader, companyID string, book *cus
 		}
 	}
 	versions := map[string]int64{}
-	if len(hashes) == 0 {
+	if len(seen) == 0 {
 		return versions, nil
 	}
 	// The arrays travel as InitPlan parameters ((SELECT $2)), whose length
 	// the planner cannot see: with a plain array parameter, the stale
 	// statistics of a table a large import is filling (autovacuum analyzes
 	// it a minute or more later) make it scan the table and filter, a cost
-	// per chunk that grows with the table. This way the primary key
-	// (key_hash16 alone: the hash covers the company) is always the index
-	// condition; company_id = $1 is a filter that never removes a row, kept
-	// so that no query can reach another company's registry.
-	rows, err := q.Query(ctx, `SELECT kind, key_hash16, customer_id FROM customer_identities
-		WHERE company_id = $1 AND key_hash16 = ANY((SELECT $2::bytea[])::bytea[])`, companyID, hashes)
-	if err != nil {
-		return nil, fmt.Errorf("imports: load customer identities: %w", err)
-	}
-	var kind, id string
-	var hash []byte
-	owners := map[string]bool{}
-	var ids []string
-	if _, err := pgx.ForEachRow(rows, []any{&kind, &hash, &id}, func() error {
-		book.LoadKey(customer.Kind(kind), customer.Key(hash), id)
-		if !owners[id] {
-			owners[id] = true
-			ids = append(ids, id)
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("imports: load customer identities: %w", err)
-	}
-	if len(ids) == 0 {
-		return versions, nil
-	}
-	rows, err = q.Query(ctx, `SELECT `+customerStateColumns+`
-		FROM customer_states WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[])`, companyID, ids)
+	// per chunk that grows with the table. This way each hash column's
+	// unique index is an index condition (a BitmapOr of the four); the
+	// hash covers the company, and company_id = $1 is a filter that never
+	// removes a row, kept so that no query can reach another company's
+	// customers.
+	rows, err := q.Query(ctx, `SELECT `+customerStateColumns+` FROM customer_states
+		WHERE company_id = $1 AND (external_id_hash = ANY((SELECT $2::bytea[])::bytea[])
+			OR email_hash = ANY((SELECT $3::bytea[])::bytea[])
+			OR phone_hash = ANY((SELECT $4::bytea[])::bytea[])
+			OR token_hash = ANY((SELECT $5::bytea[])::bytea[]))`,
+		companyID, orNone(ext), orNone(email), orNone(phone), orNone(token))
 	if err != nil {
 		return nil, fmt.Errorf("imports: load customer states: %w", err)
 	}
 	if err := loadCustomerStates(rows, book, versions); err != nil {
 		return nil, err
 	}
-	// A registry row without its state is a broken invariant; Decide
-	// reports it rather than taking the customer for a new one.
 	return versions, nil
+}
+
+// orNone turns no keys into an empty array rather than NULL, which
+// ANY(...) would compare as unknown.
+func orNone(keys [][]byte) [][]byte {
+	if keys == nil {
+		return [][]byte{}
+	}
+	return keys
 }
 
 // customerStateColumns are the columns of customer_states that

@@ -18,9 +18,10 @@
 //     (chunk_store.go), hands its records to the entity's Importer
 //     (importer.go) in one transaction, checks the outcome and stores it
 //     with the rejections and warnings (chunk_store_warnings.go,
-//     outcome_warnings.go); parse_ahead.go parses the next chunk while
-//     this one is in its transaction; chunk_isolate.go finds the records
-//     the database refuses when a chunk keeps failing.
+//     outcome_warnings.go); ahead.go parses the next chunk while this one
+//     is in its transaction, and resolves it (Resolver) once this one is
+//     resolved; chunk_isolate.go finds the records the database refuses
+//     when a chunk keeps failing.
 //   - The Importers. customers.go, events.go, sales.go, products.go,
 //     shops.go: parse, decide against the write-side state, append one
 //     commit. The write-side state and how a chunk decides against it:

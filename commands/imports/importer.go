@@ -72,7 +72,7 @@ type Chunk struct {
 // A Preparer is an Importer whose records can be parsed and validated
 // from the records and their company alone, before the chunk's
 // transaction: the import worker prepares a run's next chunk while the
-// current one is in its transaction (parseAhead), so that the parsing of
+// current one is in its transaction (ahead.go), so that the parsing of
 // one chunk overlaps the database work of the one before.
 type Preparer interface {
 	Prepare(co company.Company, records []json.RawMessage) Prepared
