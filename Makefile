@@ -55,7 +55,7 @@ FUZZ_TARGETS := \
 	./domain/activity:FuzzParse ./domain/sale:FuzzParse ./domain/sale:FuzzAmounts \
 	./domain/dataquery:FuzzParse ./domain/access:FuzzScopes ./domain/datatarget:FuzzTemplate \
 	./domain/datatarget:FuzzOutlet ./internal/ingest:FuzzJSONRecords ./internal/ingest:FuzzCSVRecords \
-	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON
+	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON ./api:FuzzAppendDoc
 
 fuzz:
 	@failed=; for t in $(FUZZ_TARGETS); do \

@@ -15,8 +15,12 @@ import (
 // Customers retrieves customers; readmodels.Customers implements it.
 type Customers interface {
 	// Retrieve returns one page of a company's customers in retrieval
-	// form, deleted ones left out.
+	// form, deleted ones left out (the console's customer list).
 	Retrieve(ctx context.Context, q readmodels.PageQuery) (readmodels.Page, error)
+	// Stream reads the page Retrieve returns (GET /api/data/customers/),
+	// handing each document to each as it arrives, and returns the
+	// cursor of the next page, "" on the last.
+	Stream(ctx context.Context, q readmodels.PageQuery, each readmodels.DocFunc) (next string, err error)
 }
 
 // CustomerHistory reads customers' audit histories;
@@ -35,12 +39,9 @@ func (s *Server) handleRetrieveCustomers(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.customers.Retrieve(c.Request.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeRetrieval(c, "customers", page)
-	return nil
+	return s.writeRetrieval(c, "customers", func(each readmodels.DocFunc) (string, error) {
+		return s.customers.Stream(c.Request.Context(), q, each)
+	})
 }
 
 // historyJSON is a customer's audit history as answered.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"encoding/base64"
 	"maps"
 	"net/http"
@@ -133,14 +134,67 @@ func decodeCursor(s string) (string, error) {
 	return string(b), err
 }
 
-// writeRetrieval answers {"<key>": [...], "next_url": "..."}; next_url
-// only when another page follows.
-func writeRetrieval(c *gin.Context, key string, p readmodels.Page) {
-	body := gin.H{key: p.Docs}
-	if p.Next != "" {
-		body["next_url"] = nextURL(c.Request, encodeCursor(p.Next))
+// pageStream reads a page, handing each document to each, and returns
+// the cursor of the next page ("" on the last): a Retriever's Stream with
+// its query.
+type pageStream func(each readmodels.DocFunc) (next string, err error)
+
+// retrievalBuffer is the size of the buffer between a page and the
+// connection: what a request holds of the page, whatever its limit.
+const retrievalBuffer = 64 << 10
+
+// writeRetrieval answers {"<key>": [...], "next_url": "..."}, next_url
+// only when another page follows, writing each document out as the
+// database sends it: the stored JSON is written through as encoding/json
+// would write it (appendDoc), not decoded and encoded again, and the page
+// is never held whole, so that PostgreSQL, the server and the client work
+// on a page at once (docs/benchmarks.md, "Issue 15: paging"). An error
+// before the first retrievalBuffer bytes went out is answered as usual;
+// one after (the database gone mid-page) aborts the response, so that the
+// client sees a broken connection, not a short page.
+func (s *Server) writeRetrieval(c *gin.Context, key string, stream pageStream) error {
+	// Writes to w fail only when the client went away, and then w keeps
+	// failing: each document's write stops the page, the others need no
+	// check.
+	var w *bufio.Writer
+	var sendErr error
+	start := func() {
+		c.Header("Content-Type", "application/json; charset=utf-8")
+		c.Status(http.StatusOK)
+		w = bufio.NewWriterSize(c.Writer, retrievalBuffer)
+		b := append(w.AvailableBuffer(), '{')
+		b = appendJSONString(b, key)
+		_, _ = w.Write(append(b, ':', '['))
 	}
-	c.JSON(http.StatusOK, body)
+	next, err := stream(func(doc []byte) error {
+		if w == nil {
+			start()
+		} else {
+			_ = w.WriteByte(',')
+		}
+		_, sendErr = w.Write(appendDoc(w.AvailableBuffer(), doc))
+		return sendErr
+	})
+	switch {
+	case sendErr != nil:
+		return nil // the client went away: nothing to answer, nothing wrong here
+	case err != nil && (w == nil || !c.Writer.Written()):
+		return err // nothing sent yet: answered as usual
+	case err != nil:
+		s.problem(c, err)
+		panic(http.ErrAbortHandler)
+	}
+	if w == nil {
+		start()
+	}
+	b := append(w.AvailableBuffer(), ']')
+	if next != "" {
+		b = append(b, `,"next_url":`...)
+		b = appendJSONString(b, nextURL(c.Request, encodeCursor(next)))
+	}
+	_, _ = w.Write(append(b, '}'))
+	_ = w.Flush()
+	return nil
 }
 
 // nextURL is the absolute address of the next page: the request's own,

@@ -8,11 +8,14 @@ import (
 	"github.com/clientele/clientele/readmodels"
 )
 
-// Retriever reads one entity's retrieval pages; readmodels.Shops and
-// readmodels.Products implement it.
+// Retriever reads one entity's retrieval pages; readmodels.Shops,
+// readmodels.Products, readmodels.Events and readmodels.Sales implement
+// it.
 type Retriever interface {
-	// Retrieve returns one page of a company's entities in retrieval form.
-	Retrieve(ctx context.Context, q readmodels.PageQuery) (readmodels.Page, error)
+	// Stream reads one page of a company's entities in retrieval form,
+	// handing each document to each as it arrives, and returns the
+	// cursor of the next page, "" on the last.
+	Stream(ctx context.Context, q readmodels.PageQuery, each readmodels.DocFunc) (next string, err error)
 }
 
 // retrieveWith serves GET /api/data/<key>/ from r: the generic limit,
@@ -24,11 +27,8 @@ func (s *Server) retrieveWith(r Retriever, key string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		page, err := r.Retrieve(c.Request.Context(), q)
-		if err != nil {
-			return err
-		}
-		writeRetrieval(c, key, page)
-		return nil
+		return s.writeRetrieval(c, key, func(each readmodels.DocFunc) (string, error) {
+			return r.Stream(c.Request.Context(), q, each)
+		})
 	}
 }

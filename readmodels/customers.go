@@ -40,3 +40,9 @@ var customersTable = docTable{name: "customers", id: "customer_id", visible: "NO
 func (q *Customers) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
 	return customersTable.page(ctx, q.db, pq)
 }
+
+// Stream reads the page that Retrieve returns and hands each document to
+// each as it arrives; it returns Retrieve's Page.Next.
+func (q *Customers) Stream(ctx context.Context, pq PageQuery, each DocFunc) (next string, err error) {
+	return customersTable.stream(ctx, q.db, pq, each)
+}

@@ -2,6 +2,7 @@ package readmodels
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -28,6 +29,11 @@ type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
+// batcher is a querier that sends batches: a pool or a transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // database is a querier whose errors are translated (pg.Translate). It
 // is a crypto.Querier too, for the data keys.
 type database struct{ q querier }
@@ -46,6 +52,16 @@ func (d database) Query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 func (d database) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	tag, err := d.q.Exec(ctx, sql, args...)
 	return tag, pg.Translate(err)
+}
+
+// SendBatch runs the statements of b in one round trip, and ends it. The
+// querier must be a pool or a transaction (every read model's is).
+func (d database) SendBatch(ctx context.Context, b *pgx.Batch) error {
+	s, ok := d.q.(batcher)
+	if !ok {
+		return fmt.Errorf("readmodels: %T sends no batches", d.q)
+	}
+	return pg.Translate(s.SendBatch(ctx, b).Close())
 }
 
 // QueryRow runs sql for at most one row, as pgx's own QueryRow does with

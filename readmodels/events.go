@@ -32,3 +32,9 @@ var eventsTable = docTable{name: "activity_events", id: "event_id", visible: "NO
 func (q *Events) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
 	return eventsTable.page(ctx, q.db, pq)
 }
+
+// Stream reads the page that Retrieve returns and hands each document to
+// each as it arrives; it returns Retrieve's Page.Next.
+func (q *Events) Stream(ctx context.Context, pq PageQuery, each DocFunc) (next string, err error) {
+	return eventsTable.stream(ctx, q.db, pq, each)
+}

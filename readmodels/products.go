@@ -28,3 +28,9 @@ var productsTable = docTable{name: "products", id: "product_id", visible: "NOT i
 func (q *Products) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
 	return productsTable.page(ctx, q.db, pq)
 }
+
+// Stream reads the page that Retrieve returns and hands each document to
+// each as it arrives; it returns Retrieve's Page.Next.
+func (q *Products) Stream(ctx context.Context, pq PageQuery, each DocFunc) (next string, err error) {
+	return productsTable.stream(ctx, q.db, pq, each)
+}

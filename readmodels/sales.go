@@ -28,3 +28,9 @@ var salesTable = docTable{name: "sales", id: "sale_id", visible: "NOT is_deleted
 func (q *Sales) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
 	return salesTable.page(ctx, q.db, pq)
 }
+
+// Stream reads the page that Retrieve returns and hands each document to
+// each as it arrives; it returns Retrieve's Page.Next.
+func (q *Sales) Stream(ctx context.Context, pq PageQuery, each DocFunc) (next string, err error) {
+	return salesTable.stream(ctx, q.db, pq, each)
+}

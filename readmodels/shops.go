@@ -28,3 +28,9 @@ var shopsTable = docTable{name: "shops", id: "shop_id", visible: "true"}
 func (q *Shops) Retrieve(ctx context.Context, pq PageQuery) (Page, error) {
 	return shopsTable.page(ctx, q.db, pq)
 }
+
+// Stream reads the page that Retrieve returns and hands each document to
+// each as it arrives; it returns Retrieve's Page.Next.
+func (q *Shops) Stream(ctx context.Context, pq PageQuery, each DocFunc) (next string, err error) {
+	return shopsTable.stream(ctx, q.db, pq, each)
+}
