@@ -24,9 +24,10 @@ func CustomerStream(companyID, customerID string) string {
 // (customer.Parser), finds or creates its customer in the identity
 // registry (customer.Book), and appends the customers' events, their
 // personal data sealed with each customer's data key, as one commit per
-// chunk. The registry and the customers' write-side state live in the
-// tables customer_identities and customer_states, changed in the chunk's
-// transaction (see customer_state.go).
+// chunk. The customers' write-side state, which is the registry too (the
+// keys each customer holds, each unique), lives in the table
+// customer_states, changed in the chunk's transaction (see
+// customer_state.go).
 type CustomerImporter struct {
 	store TxAppender
 	keys  crypto.KeyStore
