@@ -55,16 +55,20 @@ func loadCustomerBook(ctx context.Context, q Reader, companyID string, book *cus
 	// the planner cannot see: with a plain array parameter, the stale
 	// statistics of a table a large import is filling (autovacuum analyzes
 	// it a minute or more later) make it scan the table and filter, a cost
-	// per chunk that grows with the table. This way each hash column's
-	// unique index is an index condition (a BitmapOr of the four); the
-	// hash covers the company, and company_id = $1 is a filter that never
-	// removes a row, kept so that no query can reach another company's
-	// customers.
-	rows, err := q.Query(ctx, `SELECT `+customerStateColumns+` FROM customer_states
-		WHERE company_id = $1 AND (external_id_hash = ANY((SELECT $2::bytea[])::bytea[])
-			OR email_hash = ANY((SELECT $3::bytea[])::bytea[])
-			OR phone_hash = ANY((SELECT $4::bytea[])::bytea[])
-			OR token_hash = ANY((SELECT $5::bytea[])::bytea[]))`,
+	// per chunk that grows with the table. This way each key column's
+	// unique index is an index condition (a BitmapOr of the four). The key
+	// covers the company; company_id = $1 is a filter that never removes a
+	// row, kept so that no query can reach another company's customers,
+	// and applied outside a fence (a MATERIALIZED CTE): inside, the
+	// planner ANDs the bitmap with one of the primary key's company_id,
+	// every customer of the company (15 ms a chunk at 200,000 customers,
+	// growing with them).
+	rows, err := q.Query(ctx, `WITH found AS MATERIALIZED (SELECT * FROM customer_states
+			WHERE external_id_hash = ANY((SELECT $2::bytea[])::bytea[])
+				OR email_hash = ANY((SELECT $3::bytea[])::bytea[])
+				OR phone_hash = ANY((SELECT $4::bytea[])::bytea[])
+				OR token_hash = ANY((SELECT $5::bytea[])::bytea[]))
+		SELECT `+customerStateColumns+` FROM found WHERE company_id = $1`,
 		companyID, orNone(ext), orNone(email), orNone(phone), orNone(token))
 	if err != nil {
 		return nil, fmt.Errorf("imports: load customer states: %w", err)

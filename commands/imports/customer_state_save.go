@@ -38,15 +38,17 @@ func saveCustomerBook(ctx context.Context, tx pgx.Tx, companyID string, book *cu
 			keyBytes(s.Keys.ExternalID), keyBytes(s.Keys.Email), keyBytes(s.Keys.Phone), keyBytes(s.Keys.Token), now, now})
 	}
 	if len(taken) > 0 {
-		// ANY((SELECT ...)): see loadCustomerBook.
-		if _, err := tx.Exec(ctx, `WITH k AS (SELECT $2::bytea[] AS a)
-			UPDATE customer_states SET
-				external_id_hash = CASE WHEN external_id_hash = ANY((SELECT a FROM k)::bytea[]) THEN NULL ELSE external_id_hash END,
-				email_hash = CASE WHEN email_hash = ANY((SELECT a FROM k)::bytea[]) THEN NULL ELSE email_hash END,
-				phone_hash = CASE WHEN phone_hash = ANY((SELECT a FROM k)::bytea[]) THEN NULL ELSE phone_hash END,
-				token_hash = CASE WHEN token_hash = ANY((SELECT a FROM k)::bytea[]) THEN NULL ELSE token_hash END
-			WHERE company_id = $1 AND (external_id_hash = ANY((SELECT a FROM k)::bytea[]) OR email_hash = ANY((SELECT a FROM k)::bytea[])
-				OR phone_hash = ANY((SELECT a FROM k)::bytea[]) OR token_hash = ANY((SELECT a FROM k)::bytea[]))`, companyID, taken); err != nil {
+		// The holders are found by their keys' indexes, and the company
+		// filtered outside a fence, as in loadCustomerBook.
+		if _, err := tx.Exec(ctx, `WITH holders AS MATERIALIZED (SELECT company_id, customer_id FROM customer_states
+				WHERE external_id_hash = ANY((SELECT $2::bytea[])::bytea[]) OR email_hash = ANY((SELECT $2::bytea[])::bytea[])
+					OR phone_hash = ANY((SELECT $2::bytea[])::bytea[]) OR token_hash = ANY((SELECT $2::bytea[])::bytea[]))
+			UPDATE customer_states s SET
+				external_id_hash = CASE WHEN s.external_id_hash = ANY($2::bytea[]) THEN NULL ELSE s.external_id_hash END,
+				email_hash = CASE WHEN s.email_hash = ANY($2::bytea[]) THEN NULL ELSE s.email_hash END,
+				phone_hash = CASE WHEN s.phone_hash = ANY($2::bytea[]) THEN NULL ELSE s.phone_hash END,
+				token_hash = CASE WHEN s.token_hash = ANY($2::bytea[]) THEN NULL ELSE s.token_hash END
+			FROM holders h WHERE h.company_id = $1 AND s.company_id = h.company_id AND s.customer_id = h.customer_id`, companyID, taken); err != nil {
 			return fmt.Errorf("imports: free moved customer identities: %w", err)
 		}
 	}
