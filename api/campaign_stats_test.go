@@ -125,12 +125,12 @@ func (w *statsWorld) activity(customer, typ, key, date string) eventstore.Event 
 
 func (w *statsWorld) appendActivity(evs ...eventstore.Event) {
 	w.e.t.Helper()
-	w.e.appendTo(w.co, "activity-"+w.co, evs...)
+	w.e.appendTo(w.co, activity.Stream(w.co), evs...)
 }
 
 func (w *statsWorld) sale(u sale.Upserted) {
 	w.e.t.Helper()
-	w.e.appendTo(w.co, "sale-"+w.co+"-"+u.SaleID, activityEvent(sale.TypeUpserted, u))
+	w.e.appendTo(w.co, sale.Stream(w.co, u.SaleID), activityEvent(sale.TypeUpserted, u))
 }
 
 func (w *statsWorld) product(id, externalID string, category any) {
@@ -139,7 +139,7 @@ func (w *statsWorld) product(id, externalID string, category any) {
 	if category != nil {
 		set["category"] = category
 	}
-	w.e.appendTo(w.co, "product-"+w.co+"-"+id, activityEvent(product.TypeUpserted,
+	w.e.appendTo(w.co, product.Stream(w.co, id), activityEvent(product.TypeUpserted,
 		product.Upserted{ProductID: id, ExternalID: externalID, Created: true, Changes: product.Changes{Set: set}}))
 }
 

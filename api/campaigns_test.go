@@ -65,7 +65,7 @@ func (e *env) patchCampaign(token, key string, body any) response {
 // campaignStream returns the events of a campaign's stream.
 func (e *env) campaignStream(companyID, key string) []string {
 	e.t.Helper()
-	evs, err := e.store.ReadStream(context.Background(), commands.CampaignStream(companyID, key), 0)
+	evs, err := e.store.ReadStream(context.Background(), campaign.Stream(companyID, key), 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -635,7 +635,7 @@ func TestCampaignConcurrentPatches(t *testing.T) {
 // allowed from the state before it.
 func checkCampaignMoves(t *testing.T, e *env, key string) {
 	t.Helper()
-	evs, err := e.store.ReadStream(context.Background(), commands.CampaignStream(e.acme.ID, key), 0)
+	evs, err := e.store.ReadStream(context.Background(), campaign.Stream(e.acme.ID, key), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -670,7 +670,7 @@ func TestCampaignEventsAndRebuild(t *testing.T) {
 	globex := e.userToken(e.globexAd, globexHost)
 	e.createCampaign(globex, map[string]any{"kind": "email", "name": "g", "state": "active", "campaign_tags": []any{map[string]any{"id": 1, "label": "x"}}}, host(globexHost))
 
-	evs, err := e.store.ReadStream(context.Background(), commands.CampaignStream(e.acme.ID, "R"), 0)
+	evs, err := e.store.ReadStream(context.Background(), campaign.Stream(e.acme.ID, "R"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -689,7 +689,7 @@ func TestCampaignEventsAndRebuild(t *testing.T) {
 	if !slices.Equal(types, want) {
 		t.Errorf("stream %v, want %v", types, want)
 	}
-	gen, err := e.store.ReadStream(context.Background(), commands.CampaignKeysStream(e.acme.ID), 0)
+	gen, err := e.store.ReadStream(context.Background(), campaign.KeysStream(e.acme.ID), 0)
 	if err != nil || len(gen) != 1 || gen[0].Type != campaign.KeyGeneratedType || gen[0].Metadata.Actor != "tokens/"+tokenID {
 		t.Errorf("keys stream: %+v %v", gen, err)
 	}

@@ -119,7 +119,7 @@ func customerCommit(co company.Company) eventstore.Commit {
 
 func customerAppend(co company.Company, id, typ string, data any) eventstore.StreamAppend {
 	b, _ := json.Marshal(data)
-	return eventstore.StreamAppend{StreamID: eventstore.StreamID("customer", co.ID, id), ExpectedVersion: eventstore.Any,
+	return eventstore.StreamAppend{StreamID: customer.Stream(co.ID, id), ExpectedVersion: eventstore.Any,
 		Events: []eventstore.Event{{Type: typ, Data: b}}}
 }
 

@@ -27,14 +27,14 @@ func TestRetrieveEvents(t *testing.T) {
 	admin := e.userToken(e.admin, acmeHost)
 	co := e.acme.ID
 	sealed := e.sealFor(co, "c1", map[string]any{"email": "ann@example.com"})
-	e.appendTo(co, "activity-"+co,
+	e.appendTo(co, activity.Stream(co),
 		activityEvent(activity.TypeRecorded, activity.Recorded{ID: 9, CustomerID: "c1", Type: "BROWSE", Date: "2024-05-06T04:08:09Z",
 			Fields: map[string]any{"path": "/a"}, Sealed: sealed}),
 		activityEvent(activity.TypeRecorded, activity.Recorded{ID: 10, CustomerID: "c1", Type: "SENTIMENT", Date: "2024-05-07T00:00:00Z",
 			Fields: map[string]any{"sentiment_value": 7}}),
 		activityEvent(activity.TypeRecorded, activity.Recorded{ID: 11, CustomerID: "c1", Type: "BROWSE", Date: "2024-05-08T00:00:00Z"}),
 		activityEvent(activity.TypeRecorded, activity.Recorded{ID: 12, CustomerID: "c1", Type: "BROWSE", Date: "2024-05-08T00:00:00Z"}))
-	e.appendTo(co, "activity-"+co, activityEvent(activity.TypeDeleted, activity.Deleted{ID: 12}))
+	e.appendTo(co, activity.Stream(co), activityEvent(activity.TypeDeleted, activity.Deleted{ID: 12}))
 	e.waitProjections()
 
 	first := e.retrieveAll(admin, "events", withQuery("limit", "2"))

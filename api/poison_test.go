@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections"
 )
@@ -100,7 +101,7 @@ func (c *curable) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Reco
 func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 	e := newEnv(t)
 	e.runImports()
-	p := &curable{Customers: projections.NewCustomers(e.keys), poison: eventstore.StreamID("customer", e.acme.ID, "pat")}
+	p := &curable{Customers: projections.NewCustomers(e.keys), poison: customer.Stream(e.acme.ID, "pat")}
 	e.runProjections(p)
 	acme, globex := e.userToken(e.admin, acmeHost), e.userToken(e.globexAd, globexHost)
 	upload := func(token, h, body string) {

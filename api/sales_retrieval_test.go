@@ -21,7 +21,7 @@ func TestRetrieveSales(t *testing.T) {
 	co := e.acme.ID
 	up := func(u sale.Upserted) {
 		t.Helper()
-		e.appendTo(co, "sale-"+co+"-"+u.SaleID, activityEvent(sale.TypeUpserted, u))
+		e.appendTo(co, sale.Stream(co, u.SaleID), activityEvent(sale.TypeUpserted, u))
 	}
 	row := map[string]any{"product_id": "P-1", "quantity": 2, "unit_price": 500, "total": 1000}
 	up(sale.Upserted{SaleID: "0001", ExternalID: "S-1", CustomerID: "c1", Created: true,

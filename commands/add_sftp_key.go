@@ -42,11 +42,6 @@ func NewAddSFTPKeyHandler(store eventstore.Store, now func() time.Time) AddSFTPK
 // reach of a determined attacker, and OpenSSH refuses them too.
 const minRSABits = 2048
 
-// SFTPKeyStream is an SFTP key's stream.
-func SFTPKeyStream(companyID, keyID string) string {
-	return eventstore.StreamID("sftpkey", companyID, keyID)
-}
-
 // Handle parses the key and records it.
 func (h AddSFTPKeyHandler) Handle(ctx context.Context, cmd AddSFTPKey) (access.SFTPKey, error) {
 	p := cmd.Principal
@@ -72,7 +67,7 @@ func (h AddSFTPKeyHandler) Handle(ctx context.Context, cmd AddSFTPKey) (access.S
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
-			StreamID: SFTPKeyStream(p.CompanyID, k.ID), ExpectedVersion: eventstore.NoStream,
+			StreamID: access.SFTPKeyStream(p.CompanyID, k.ID), ExpectedVersion: eventstore.NoStream,
 			Events: []eventstore.Event{eventstore.NewEvent(access.SFTPKeyAddedType, access.SFTPKeyAdded{
 				ID: k.ID, Name: k.Name, Fingerprint: k.Fingerprint, PublicKey: k.PublicKey,
 				CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt,

@@ -71,7 +71,7 @@ func TestCreateCampaignGeneratesKeys(t *testing.T) {
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
-	evs, err := store.ReadStream(ctx, commands.CampaignKeysStream(co.ID), 0)
+	evs, err := store.ReadStream(ctx, campaign.KeysStream(co.ID), 0)
 	if err != nil || len(evs) != 10 {
 		t.Errorf("keys stream: %d events, %v", len(evs), err)
 	}
@@ -101,7 +101,7 @@ func TestUpdateCampaign(t *testing.T) {
 	if _, err := cmds.UpdateCampaign.Handle(ctx, commands.UpdateCampaign{Principal: p, Key: "K", Input: campaignInput(t, `{"state": "active", "name": "m"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	evs, _ := store.ReadStream(ctx, commands.CampaignStream(co.ID, "K"), 0)
+	evs, _ := store.ReadStream(ctx, campaign.Stream(co.ID, "K"), 0)
 	if len(evs) != 3 || evs[0].Metadata.Actor != "system" {
 		t.Errorf("%d events (want created, updated, activated): %+v", len(evs), evs)
 	}

@@ -86,39 +86,6 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 	}
 }
 
-// CompanyStream is a company's stream. Aggregate streams are named
-// "<kind>-<company>-<id>" (a company is its own company); reservation
-// streams, which make a value unique, are named after the value.
-func CompanyStream(companyID string) string {
-	return eventstore.StreamID("company", companyID, companyID)
-}
-
-// CompanySlugStream is the reservation stream of a slug.
-func CompanySlugStream(slug string) string { return "companyslug-" + slug }
-
-// CompanyDomainStream is the reservation stream of a custom domain.
-func CompanyDomainStream(host string) string { return "companydomain-" + host }
-
-// UserStream is a user's stream.
-func UserStream(companyID, userID string) string {
-	return eventstore.StreamID("user", companyID, userID)
-}
-
-// UserEmailStream is the reservation stream of an email within a company.
-func UserEmailStream(companyID, email string) string {
-	return "useremail-" + companyID + "-" + email
-}
-
-// IntegrationStream is an integration's stream.
-func IntegrationStream(companyID, integrationID string) string {
-	return eventstore.StreamID("integration", companyID, integrationID)
-}
-
-// AccessTokenStream is an access token's stream.
-func AccessTokenStream(companyID, tokenID string) string {
-	return eventstore.StreamID("accesstoken", companyID, tokenID)
-}
-
 // NewID returns a fresh identifier: a UUIDv7 without dashes.
 func NewID() string {
 	id, err := uuid.NewV7()

@@ -82,7 +82,7 @@ func TestCreateCompany(t *testing.T) {
 	if len(c.ID) != 32 || c.Slug != "acme" || c.ShortName != "ACME" || c.Domains[0] != "shop.acme.com" || !c.CreatedAt.Equal(now) {
 		t.Errorf("company %+v", c)
 	}
-	evs, err := store.ReadStream(context.Background(), commands.CompanyStream(c.ID), 0)
+	evs, err := store.ReadStream(context.Background(), company.Stream(c.ID), 0)
 	if err != nil || len(evs) != 1 || evs[0].Type != company.CreatedType {
 		t.Fatalf("company stream: %v %v", evs, err)
 	}
@@ -227,7 +227,7 @@ func TestUpdateCompanySettingsConcurrently(t *testing.T) {
 			t.Errorf("update: %v", err)
 		}
 	}
-	evs, _ := store.ReadStream(context.Background(), commands.CompanyStream(a.ID), 0)
+	evs, _ := store.ReadStream(context.Background(), company.Stream(a.ID), 0)
 	if len(evs) != 4 {
 		t.Errorf("%d events, want 4", len(evs))
 	}
@@ -249,7 +249,7 @@ func TestCreateUser(t *testing.T) {
 	if !secret.CheckPassword("correct horse battery", got.User.PasswordHash) {
 		t.Error("the hash does not match the password")
 	}
-	evs, _ := store.ReadStream(ctx, commands.UserStream(a.ID, got.User.ID), 0)
+	evs, _ := store.ReadStream(ctx, access.UserStream(a.ID, got.User.ID), 0)
 	if len(evs) != 1 || strings.Contains(string(evs[0].Data), "correct horse") {
 		t.Errorf("user events %v", evs)
 	}
@@ -374,7 +374,7 @@ func TestCreateIntegrationAndToken(t *testing.T) {
 		len(tok.TransferredRoles) != 0 || tok.TransferredRoles == nil || tok.Scopes[0].Method != "GET" || tok.CreatedBy != "users/"+u.User.ID {
 		t.Errorf("token %+v", tok)
 	}
-	evs, _ := store.ReadStream(ctx, commands.AccessTokenStream(a.ID, tok.ID), 0)
+	evs, _ := store.ReadStream(ctx, access.TokenStream(a.ID, tok.ID), 0)
 	if len(evs) != 1 {
 		t.Fatalf("token events %v", evs)
 	}

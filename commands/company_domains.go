@@ -30,7 +30,7 @@ func claimDomains(ctx context.Context, store eventstore.Store, companyID string,
 			return nil, domain.Errorf(domain.Conflict, "domain %s is already registered to another company", d)
 		}
 		out = append(out, eventstore.StreamAppend{
-			StreamID: CompanyDomainStream(d), ExpectedVersion: version,
+			StreamID: company.DomainStream(d), ExpectedVersion: version,
 			Events: []eventstore.Event{eventstore.NewEvent(company.DomainClaimedType, company.DomainClaimed{Domain: d, CompanyID: companyID})},
 		})
 	}
@@ -43,7 +43,7 @@ func claimDomains(ctx context.Context, store eventstore.Store, companyID string,
 			return nil, err
 		}
 		out = append(out, eventstore.StreamAppend{
-			StreamID: CompanyDomainStream(d), ExpectedVersion: version,
+			StreamID: company.DomainStream(d), ExpectedVersion: version,
 			Events: []eventstore.Event{eventstore.NewEvent(company.DomainReleasedType, company.DomainReleased{Domain: d, CompanyID: companyID})},
 		})
 	}
@@ -53,7 +53,7 @@ func claimDomains(ctx context.Context, store eventstore.Store, companyID string,
 // domainHolder returns the company holding a custom domain ("" if none)
 // and the version of the domain's reservation stream.
 func domainHolder(ctx context.Context, store eventstore.Store, d string) (string, int64, error) {
-	evs, err := store.ReadStream(ctx, CompanyDomainStream(d), 0)
+	evs, err := store.ReadStream(ctx, company.DomainStream(d), 0)
 	if err != nil {
 		return "", 0, err
 	}
@@ -77,7 +77,7 @@ func domainHolder(ctx context.Context, store eventstore.Store, d string) (string
 // loadCompany folds a company's stream. A company that does not exist is
 // NotFound.
 func loadCompany(ctx context.Context, store eventstore.Store, companyID string) (company.Company, int64, error) {
-	evs, err := store.ReadStream(ctx, CompanyStream(companyID), 0)
+	evs, err := store.ReadStream(ctx, company.Stream(companyID), 0)
 	if err != nil {
 		return company.Company{}, 0, err
 	}

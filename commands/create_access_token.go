@@ -59,7 +59,7 @@ func (h CreateAccessTokenHandler) Handle(ctx context.Context, cmd CreateAccessTo
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
-			StreamID: AccessTokenStream(p.CompanyID, t.ID), ExpectedVersion: eventstore.NoStream,
+			StreamID: access.TokenStream(p.CompanyID, t.ID), ExpectedVersion: eventstore.NoStream,
 			Events: []eventstore.Event{eventstore.NewEvent(access.AccessTokenCreatedType, access.NewAccessTokenCreated(t, secret.HashToken(value)))},
 		}},
 	})
@@ -81,9 +81,9 @@ func (h CreateAccessTokenHandler) checkOwner(ctx context.Context, p access.Princ
 	case owner.Kind == access.OwnerUser && owner.ID == p.UserID:
 		return nil
 	case owner.Kind == access.OwnerUser:
-		stream = UserStream(p.CompanyID, owner.ID)
+		stream = access.UserStream(p.CompanyID, owner.ID)
 	default:
-		stream = IntegrationStream(p.CompanyID, owner.ID)
+		stream = access.IntegrationStream(p.CompanyID, owner.ID)
 	}
 	evs, err := h.store.ReadStream(ctx, stream, 0)
 	if err != nil {

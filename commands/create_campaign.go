@@ -58,7 +58,7 @@ func (h CreateCampaignHandler) Handle(ctx context.Context, cmd CreateCampaign) (
 	}
 	for attempt := 1; ; attempt++ {
 		c, err := h.generate(ctx, cmd)
-		if conflictOn(err, CampaignKeysStream(p.CompanyID)) || conflictOn(err, CampaignStream(p.CompanyID, c.Key)) {
+		if conflictOn(err, campaign.KeysStream(p.CompanyID)) || conflictOn(err, campaign.Stream(p.CompanyID, c.Key)) {
 			if attempt < generateAttempts {
 				continue
 			}
@@ -75,7 +75,7 @@ func (h CreateCampaignHandler) create(ctx context.Context, cmd CreateCampaign, k
 	if err != nil {
 		return campaign.Campaign{}, err
 	}
-	stream := CampaignStream(p.CompanyID, key)
+	stream := campaign.Stream(p.CompanyID, key)
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams:  []eventstore.StreamAppend{{StreamID: stream, ExpectedVersion: eventstore.NoStream, Events: campaignEvents(events)}},
@@ -107,7 +107,7 @@ func (h CreateCampaignHandler) generate(ctx context.Context, cmd CreateCampaign)
 	}
 	n := counter.number + 1
 	for ; ; n++ {
-		evs, err := h.store.ReadStream(ctx, CampaignStream(p.CompanyID, campaign.GeneratedKey(n)), 0)
+		evs, err := h.store.ReadStream(ctx, campaign.Stream(p.CompanyID, campaign.GeneratedKey(n)), 0)
 		if err != nil {
 			return campaign.Campaign{}, err
 		}
@@ -123,9 +123,9 @@ func (h CreateCampaignHandler) generate(ctx context.Context, cmd CreateCampaign)
 	done, err := h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{
-			{StreamID: CampaignKeysStream(p.CompanyID), ExpectedVersion: counter.version,
+			{StreamID: campaign.KeysStream(p.CompanyID), ExpectedVersion: counter.version,
 				Events: []eventstore.Event{eventstore.NewEvent(campaign.KeyGeneratedType, campaign.KeyGenerated{Number: n, Key: key})}},
-			{StreamID: CampaignStream(p.CompanyID, key), ExpectedVersion: eventstore.NoStream, Events: campaignEvents(events)},
+			{StreamID: campaign.Stream(p.CompanyID, key), ExpectedVersion: eventstore.NoStream, Events: campaignEvents(events)},
 		},
 	})
 	if err != nil {

@@ -45,14 +45,14 @@ func (h CreateCompanyHandler) Handle(ctx context.Context, cmd CreateCompany) (co
 	}
 	// Checked here for a precise answer; the reservation in the commit
 	// settles a race.
-	if taken, err := h.store.ReadStream(ctx, CompanySlugStream(c.Slug), 0); err != nil {
+	if taken, err := h.store.ReadStream(ctx, company.SlugStream(c.Slug), 0); err != nil {
 		return company.Company{}, err
 	} else if len(taken) > 0 {
 		return company.Company{}, domain.Errorf(domain.Conflict, "company slug already taken")
 	}
 	streams := []eventstore.StreamAppend{
-		{StreamID: CompanyStream(c.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(company.CreatedType, company.NewCreated(c))}},
-		{StreamID: CompanySlugStream(c.Slug), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(company.SlugReservedType, company.SlugReserved{Slug: c.Slug, CompanyID: c.ID})}},
+		{StreamID: company.Stream(c.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(company.CreatedType, company.NewCreated(c))}},
+		{StreamID: company.SlugStream(c.Slug), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(company.SlugReservedType, company.SlugReserved{Slug: c.Slug, CompanyID: c.ID})}},
 	}
 	claims, err := claimDomains(ctx, h.store, c.ID, nil, c.Domains)
 	if err != nil {
@@ -63,9 +63,9 @@ func (h CreateCompanyHandler) Handle(ctx context.Context, cmd CreateCompany) (co
 	switch {
 	case err == nil:
 		return c, nil
-	case conflictOn(err, CompanySlugStream(c.Slug)) && len(c.Domains) == 0:
+	case conflictOn(err, company.SlugStream(c.Slug)) && len(c.Domains) == 0:
 		return company.Company{}, domain.Errorf(domain.Conflict, "company slug already taken")
-	case conflictOn(err, CompanySlugStream(c.Slug)):
+	case conflictOn(err, company.SlugStream(c.Slug)):
 		return company.Company{}, domain.Errorf(domain.Conflict, "company slug already taken, or one of its domains registered concurrently")
 	}
 	return company.Company{}, appendError(err)

@@ -56,7 +56,7 @@ func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarge
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
-			StreamID: DatatargetStream(p.CompanyID, d.ID), ExpectedVersion: eventstore.NoStream,
+			StreamID: datatarget.Stream(p.CompanyID, d.ID), ExpectedVersion: eventstore.NoStream,
 			Events: []eventstore.Event{eventstore.NewEvent(datatarget.CreatedType, datatarget.NewCreated(d))},
 		}},
 	})

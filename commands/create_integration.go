@@ -49,7 +49,7 @@ func (h CreateIntegrationHandler) Handle(ctx context.Context, cmd CreateIntegrat
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
-			StreamID: IntegrationStream(p.CompanyID, i.ID), ExpectedVersion: eventstore.NoStream,
+			StreamID: access.IntegrationStream(p.CompanyID, i.ID), ExpectedVersion: eventstore.NoStream,
 			Events: []eventstore.Event{eventstore.NewEvent(access.IntegrationCreatedType, access.NewIntegrationCreated(i))},
 		}},
 	})

@@ -52,7 +52,7 @@ func (h CreateOutletHandler) Handle(ctx context.Context, cmd CreateOutlet) (data
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
-			StreamID: OutletStream(p.CompanyID, o.ID), ExpectedVersion: eventstore.NoStream,
+			StreamID: datatarget.OutletStream(p.CompanyID, o.ID), ExpectedVersion: eventstore.NoStream,
 			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletCreatedType, datatarget.NewOutletCreated(o))},
 		}},
 	})

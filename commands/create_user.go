@@ -86,11 +86,11 @@ func (h CreateUserHandler) Handle(ctx context.Context, cmd CreateUser) (CreatedU
 		return CreatedUser{}, err
 	}
 	out.User = u
-	emailStream := UserEmailStream(p.CompanyID, u.Email)
+	emailStream := access.UserEmailStream(p.CompanyID, u.Email)
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{
-			{StreamID: UserStream(p.CompanyID, u.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(access.UserCreatedType, access.NewUserCreated(u))}},
+			{StreamID: access.UserStream(p.CompanyID, u.ID), ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(access.UserCreatedType, access.NewUserCreated(u))}},
 			{StreamID: emailStream, ExpectedVersion: eventstore.NoStream, Events: []eventstore.Event{eventstore.NewEvent(access.UserEmailReservedType, access.UserEmailReserved{Email: u.Email, UserID: u.ID})}},
 		},
 	})

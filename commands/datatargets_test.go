@@ -23,7 +23,7 @@ func TestUpdateDatatarget(t *testing.T) {
 	if _, err := cmds.UpdateDatatarget.Handle(ctx, commands.UpdateDatatarget{Principal: p, DatatargetID: d.ID, Patch: datatarget.Patch{Name: &name}}); err != nil {
 		t.Fatal(err)
 	}
-	evs, _ := store.ReadStream(ctx, commands.DatatargetStream(p.CompanyID, d.ID), 0)
+	evs, _ := store.ReadStream(ctx, datatarget.Stream(p.CompanyID, d.ID), 0)
 	if len(evs) != 2 {
 		t.Errorf("%d events, want created and one update", len(evs))
 	}
@@ -54,7 +54,7 @@ func TestOutletLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	evs, _ := store.ReadStream(ctx, commands.OutletStream(p.CompanyID, o.ID), 0)
+	evs, _ := store.ReadStream(ctx, datatarget.OutletStream(p.CompanyID, o.ID), 0)
 	if len(evs) != 2 || evs[1].Type != datatarget.OutletDisabledType || evs[1].Metadata.Source != "system" {
 		t.Errorf("outlet stream %+v", evs)
 	}

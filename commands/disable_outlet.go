@@ -49,13 +49,13 @@ func (h DisableOutletHandler) Handle(ctx context.Context, cmd DisableOutlet) err
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
-			StreamID: OutletStream(p.CompanyID, o.ID), ExpectedVersion: version,
+			StreamID: datatarget.OutletStream(p.CompanyID, o.ID), ExpectedVersion: version,
 			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletDisabledType, datatarget.OutletDisabled{
 				ID: o.ID, Reason: cmd.Reason, DisabledAt: stamp(h.now()),
 			})},
 		}},
 	})
-	if conflictOn(err, OutletStream(p.CompanyID, o.ID)) {
+	if conflictOn(err, datatarget.OutletStream(p.CompanyID, o.ID)) {
 		// Disabled concurrently (two workers seeing 410 is impossible, but
 		// an operator may race one): the outcome is the same.
 		return nil

@@ -11,21 +11,6 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// CampaignStream is a campaign's stream, "campaign-<company>-<key>":
-// named after the key, so that creating it with "no stream yet" keeps
-// keys unique in the company.
-func CampaignStream(companyID, key string) string {
-	return eventstore.StreamID(campaign.StreamKind, companyID, key)
-}
-
-// CampaignKeysStream is the stream of a company's generated campaign
-// keys, "campaignkeys-<company>-<company>": one per company, named
-// "<kind>-<company>-<id>" as every stream is (the company's own stream
-// is "company-<company>-<company>").
-func CampaignKeysStream(companyID string) string {
-	return eventstore.StreamID(campaign.KeysStreamKind, companyID, companyID)
-}
-
 func errNoCampaign() error { return domain.Errorf(domain.NotFound, "no such campaign") }
 
 // loadCampaign folds a campaign's stream into its current state and
@@ -36,7 +21,7 @@ func loadCampaign(ctx context.Context, store eventstore.Store, companyID, key st
 	if !campaign.ValidKey(key) {
 		return c, 0, errNoCampaign()
 	}
-	evs, err := store.ReadStream(ctx, CampaignStream(companyID, key), 0)
+	evs, err := store.ReadStream(ctx, campaign.Stream(companyID, key), 0)
 	if err != nil {
 		return c, 0, err
 	}
@@ -87,7 +72,7 @@ func (k *keyCounters) read(ctx context.Context, store eventstore.Store, companyI
 	k.mu.Lock()
 	c := k.m[companyID]
 	k.mu.Unlock()
-	evs, err := store.ReadStream(ctx, CampaignKeysStream(companyID), c.version)
+	evs, err := store.ReadStream(ctx, campaign.KeysStream(companyID), c.version)
 	if err != nil {
 		return c, err
 	}

@@ -10,21 +10,10 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// DatatargetStream is a datatarget's stream: its creation and changes.
-// Its messages have a stream of their own, datatarget.MessagesStream.
-func DatatargetStream(companyID, datatargetID string) string {
-	return eventstore.StreamID(datatarget.StreamKind, companyID, datatargetID)
-}
-
-// OutletStream is an outlet's stream.
-func OutletStream(companyID, outletID string) string {
-	return eventstore.StreamID(datatarget.OutletStreamKind, companyID, outletID)
-}
-
 // loadDatatarget folds a datatarget's stream into its current state and
 // version. An unknown datatarget is NotFound.
 func loadDatatarget(ctx context.Context, store eventstore.Store, companyID, id string) (datatarget.Datatarget, int64, error) {
-	evs, err := store.ReadStream(ctx, DatatargetStream(companyID, id), 0)
+	evs, err := store.ReadStream(ctx, datatarget.Stream(companyID, id), 0)
 	if err != nil {
 		return datatarget.Datatarget{}, 0, err
 	}
@@ -56,7 +45,7 @@ func loadDatatarget(ctx context.Context, store eventstore.Store, companyID, id s
 // loadOutlet reads an outlet of a datatarget. An unknown outlet, or one of
 // another datatarget, is NotFound.
 func loadOutlet(ctx context.Context, store eventstore.Store, companyID, datatargetID, id string) (datatarget.Outlet, int64, error) {
-	evs, err := store.ReadStream(ctx, OutletStream(companyID, id), 0)
+	evs, err := store.ReadStream(ctx, datatarget.OutletStream(companyID, id), 0)
 	if err != nil {
 		return datatarget.Outlet{}, 0, err
 	}

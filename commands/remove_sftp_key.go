@@ -40,7 +40,7 @@ func (h RemoveSFTPKeyHandler) Handle(ctx context.Context, cmd RemoveSFTPKey) err
 	if err := access.MayManageSFTPKeys(p); err != nil {
 		return err
 	}
-	stream := SFTPKeyStream(p.CompanyID, cmd.KeyID)
+	stream := access.SFTPKeyStream(p.CompanyID, cmd.KeyID)
 	evs, err := h.store.ReadStream(ctx, stream, 0)
 	if err != nil {
 		return err

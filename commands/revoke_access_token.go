@@ -41,7 +41,7 @@ func (h RevokeAccessTokenHandler) Handle(ctx context.Context, cmd RevokeAccessTo
 	if err := RequireCompany(p); err != nil {
 		return err
 	}
-	stream := AccessTokenStream(p.CompanyID, cmd.TokenID)
+	stream := access.TokenStream(p.CompanyID, cmd.TokenID)
 	evs, err := h.store.ReadStream(ctx, stream, 0)
 	if err != nil {
 		return err

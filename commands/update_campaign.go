@@ -46,7 +46,7 @@ func (h UpdateCampaignHandler) Handle(ctx context.Context, cmd UpdateCampaign) (
 	if err := campaign.MayManage(p); err != nil {
 		return campaign.Campaign{}, err
 	}
-	stream := CampaignStream(p.CompanyID, cmd.Key)
+	stream := campaign.Stream(p.CompanyID, cmd.Key)
 	for attempt := 1; ; attempt++ {
 		c, err := h.try(ctx, cmd, stream)
 		if conflictOn(err, stream) && attempt < updateAttempts {

@@ -48,7 +48,7 @@ func (h UpdateCompanySettingsHandler) Handle(ctx context.Context, cmd UpdateComp
 	}
 	for attempt := 1; ; attempt++ {
 		c, err := h.try(ctx, cmd)
-		if conflictOn(err, CompanyStream(cmd.CompanyID)) {
+		if conflictOn(err, company.Stream(cmd.CompanyID)) {
 			if attempt < updateAttempts {
 				continue
 			}
@@ -68,7 +68,7 @@ func (h UpdateCompanySettingsHandler) try(ctx context.Context, cmd UpdateCompany
 		return c, err
 	}
 	streams := []eventstore.StreamAppend{{
-		StreamID: CompanyStream(c.ID), ExpectedVersion: version,
+		StreamID: company.Stream(c.ID), ExpectedVersion: version,
 		Events: []eventstore.Event{eventstore.NewEvent(company.SettingsChangedType, company.NewSettingsChanged(c, changed, stamp(h.now())))},
 	}}
 	claims, err := claimDomains(ctx, h.store, c.ID, old.Domains, c.Domains)
@@ -77,7 +77,7 @@ func (h UpdateCompanySettingsHandler) try(ctx context.Context, cmd UpdateCompany
 	}
 	streams = append(streams, claims...)
 	if _, err := h.store.Append(ctx, eventstore.Commit{Metadata: Metadata(ctx, cmd.Principal, c.ID), Streams: streams}); err != nil {
-		if conflictOn(err, CompanyStream(c.ID)) {
+		if conflictOn(err, company.Stream(c.ID)) {
 			return company.Company{}, err // retried by Handle
 		}
 		return company.Company{}, appendError(err)

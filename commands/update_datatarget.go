@@ -40,7 +40,7 @@ func (h UpdateDatatargetHandler) Handle(ctx context.Context, cmd UpdateDatatarge
 	if err := RequireCompany(p); err != nil {
 		return datatarget.Datatarget{}, err
 	}
-	stream := DatatargetStream(p.CompanyID, cmd.DatatargetID)
+	stream := datatarget.Stream(p.CompanyID, cmd.DatatargetID)
 	for attempt := 1; ; attempt++ {
 		d, err := h.try(ctx, cmd, stream)
 		if conflictOn(err, stream) && attempt < updateAttempts {

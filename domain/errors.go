@@ -1,5 +1,6 @@
 // Package domain holds what every aggregate package shares: the typed
-// error that the API edge maps to an HTTP status, and small value types.
+// error that the API edge maps to an HTTP status, the format of stream
+// names, and small value types.
 // It imports only the standard library.
 package domain
 

@@ -63,7 +63,8 @@ func NewEvent(typ string, data any) Event {
 
 // StreamAppend is the part of a commit that goes to one stream.
 type StreamAppend struct {
-	// StreamID names the stream, "<kind>-<company>-<id>".
+	// StreamID names the stream; each aggregate package names its own
+	// (customer.Stream, sale.Stream, ...).
 	StreamID string
 	// ExpectedVersion is the version the stream must have before the append:
 	// Any, NoStream, StreamExists or an exact version.
@@ -231,9 +232,4 @@ func (c Commit) Count() int {
 		n += len(s.Events)
 	}
 	return n
-}
-
-// StreamID builds a stream name "<kind>-<company>-<id>".
-func StreamID(kind, companyID, id string) string {
-	return kind + "-" + companyID + "-" + id
 }

@@ -68,13 +68,13 @@ func (c *customers) seal(company, customerID string, personal map[string]any) []
 // commit, as the events import does.
 func (c *customers) activity(company string, evs ...eventstore.Event) {
 	c.t.Helper()
-	c.appendTo(company, "activity-"+company, evs...)
+	c.appendTo(company, activity.Stream(company), evs...)
 }
 
 // saleUpsert appends a SaleUpserted to the sale's stream.
 func (c *customers) saleUpsert(company string, u sale.Upserted) {
 	c.t.Helper()
-	c.appendTo(company, eventstore.StreamID("sale", company, u.SaleID), event(sale.TypeUpserted, u))
+	c.appendTo(company, sale.Stream(company, u.SaleID), event(sale.TypeUpserted, u))
 }
 
 func (c *customers) appendTo(company, stream string, evs ...eventstore.Event) {

@@ -47,7 +47,7 @@ func BenchmarkCampaignStatsApply(b *testing.B) {
 			g, j := i/5, i%5
 			key := fmt.Sprintf("K%d", g%campaigns)
 			typ := [...]string{"MAIL_SENT", "MAIL_DELIVERED", "MAIL_OPEN", "MAIL_CLICK", "MAIL_CLICK"}[j]
-			out = append(out, recorded("activity-"+company, activity.TypeRecorded, activity.Recorded{ID: int64(i + 1),
+			out = append(out, recorded(activity.Stream(company), activity.TypeRecorded, activity.Recorded{ID: int64(i + 1),
 				CustomerID: fmt.Sprintf("c%d", g), Type: typ, Date: at.Add(time.Duration(j+1) * time.Hour).Format(time.RFC3339Nano),
 				Fields: map[string]any{"campaign_key": key}}))
 		}
@@ -63,7 +63,7 @@ func BenchmarkCampaignStatsApply(b *testing.B) {
 						"total": json.Number("1000"), "discount": json.Number("50"), "name": "Shirt"}}
 			}
 			id := fmt.Sprintf("s%d", s)
-			out = append(out, recorded("sale-"+company+"-"+id, sale.TypeUpserted, sale.Upserted{SaleID: id, ExternalID: id,
+			out = append(out, recorded(sale.Stream(company, id), sale.TypeUpserted, sale.Upserted{SaleID: id, ExternalID: id,
 				CustomerID: fmt.Sprintf("c%d", s%members), Created: true, Rows: rows,
 				Set: map[string]any{"sale_date": at.Add(48 * time.Hour).Format(time.RFC3339Nano), "sale_state": "COMPLETED"}}))
 		}
@@ -87,8 +87,8 @@ func BenchmarkCampaignStatsApply(b *testing.B) {
 	var setup []eventstore.RecordedEvent
 	for k := range campaigns {
 		key := fmt.Sprintf("K%d", k)
-		setup = append(setup, recorded("campaign-"+company+"-"+key, campaign.CreatedType, campaign.Created{Key: key, Kind: "email", CreatedAt: at}),
-			recorded("campaign-"+company+"-"+key, campaign.ActivatedType, campaign.Activated{Key: key, ActivatedAt: at, UpdatedAt: at}))
+		setup = append(setup, recorded(campaign.Stream(company, key), campaign.CreatedType, campaign.Created{Key: key, Kind: "email", CreatedAt: at}),
+			recorded(campaign.Stream(company, key), campaign.ActivatedType, campaign.Activated{Key: key, ActivatedAt: at, UpdatedAt: at}))
 	}
 	apply(b, setup, true)
 	for first := 0; first < 5*members; first += 10_000 {

@@ -63,7 +63,7 @@ func TestCampaignSyncBatchStraddlesDatatarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := store.Append(ctx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: co.ID, Source: "test"},
-		Streams: []eventstore.StreamAppend{{StreamID: "activity-" + co.ID, ExpectedVersion: eventstore.Any,
+		Streams: []eventstore.StreamAppend{{StreamID: activity.Stream(co.ID), ExpectedVersion: eventstore.Any,
 			Events: []eventstore.Event{{Type: activity.TypeRecorded, Data: data}}}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -81,10 +81,10 @@ func TestCampaignStatsProjectionBatching(t *testing.T) {
 		id := int64(0)
 		act := func(customer, typ, date string) {
 			id++
-			appendTo(co, "activity-"+co, activity.TypeRecorded, activity.Recorded{ID: id, CustomerID: customer, Type: typ, Date: date,
+			appendTo(co, activity.Stream(co), activity.TypeRecorded, activity.Recorded{ID: id, CustomerID: customer, Type: typ, Date: date,
 				Fields: map[string]any{"campaign_key": "K"}})
 		}
-		up := func(u sale.Upserted) { appendTo(co, "sale-"+co+"-"+u.SaleID, sale.TypeUpserted, u) }
+		up := func(u sale.Upserted) { appendTo(co, sale.Stream(co, u.SaleID), sale.TypeUpserted, u) }
 		row := func(qty any, total int64) []sale.Row {
 			return []sale.Row{{Key: "id:1", ProductID: "p1", Fields: map[string]any{"product_id": "P-1", "quantity": qty, "total": total}}}
 		}
@@ -105,7 +105,7 @@ func TestCampaignStatsProjectionBatching(t *testing.T) {
 		up(sale.Upserted{SaleID: "s2", CustomerID: "b", Created: true, Set: map[string]any{"sale_date": "2024-06-05T00:00:00Z"}, Rows: row("1.5", 150)})
 		up(sale.Upserted{SaleID: "s3", CustomerID: "b", Created: true, Set: map[string]any{"sale_date": "2024-06-06T00:00:00Z"}, Rows: row(1, 100)})
 		up(sale.Upserted{SaleID: "s3", CustomerID: "b", Set: map[string]any{"sale_state": "CANCELLED"}})
-		appendTo(co, "activity-"+co, activity.TypeDeleted, activity.Deleted{ID: 2})
+		appendTo(co, activity.Stream(co), activity.TypeDeleted, activity.Deleted{ID: 2})
 		act("a", "MAIL_CLICK", "2024-06-02T12:00:00Z")
 	}
 	last := lastPosition(t, pool)
@@ -208,7 +208,7 @@ func TestCampaignStatsActivationAfterSales(t *testing.T) {
 	id := int64(0)
 	act := func(customer, typ, date string) {
 		id++
-		appendTo("activity-"+co.ID, activity.TypeRecorded, activity.Recorded{ID: id, CustomerID: customer, Type: typ, Date: date,
+		appendTo(activity.Stream(co.ID), activity.TypeRecorded, activity.Recorded{ID: id, CustomerID: customer, Type: typ, Date: date,
 			Fields: map[string]any{"campaign_key": "K"}})
 	}
 	// One buyer a sale each: a member is decided with all its sales, so
@@ -222,7 +222,7 @@ func TestCampaignStatsActivationAfterSales(t *testing.T) {
 	act("d", "MAIL_SENT", "2024-05-30T00:00:00Z")
 	for c, date := range buyers {
 		sid := "s-" + c
-		appendTo("sale-"+co.ID+"-"+sid, sale.TypeUpserted, sale.Upserted{SaleID: sid, CustomerID: c, Created: true,
+		appendTo(sale.Stream(co.ID, sid), sale.TypeUpserted, sale.Upserted{SaleID: sid, CustomerID: c, Created: true,
 			Set: map[string]any{"sale_date": date}, Rows: []sale.Row{{Key: "id:1", ProductID: "p1",
 				Fields: map[string]any{"product_id": "P-1", "quantity": 1, "total": 100, "name": "Shirt", "ACME__colour": "red"}}}})
 	}

@@ -204,7 +204,7 @@ func TestCampaignsProjectionClockBackwards(t *testing.T) {
 			byCommit = append(byCommit, nil)
 		}
 		byCommit[len(byCommit)-1] = append(byCommit[len(byCommit)-1], e)
-		if e.StreamID == commands.CampaignStream(co.ID, "K") {
+		if e.StreamID == campaign.Stream(co.ID, "K") {
 			ev, err := campaign.Decode(e.Type, e.Data)
 			if err != nil {
 				t.Fatal(err)

@@ -103,7 +103,7 @@ func benchCustomerEvents(b *testing.B, ids []string, keys map[string][]byte, ver
 			b.Fatal(err)
 		}
 		events[i] = eventstore.RecordedEvent{
-			StreamID: eventstore.StreamID("customer", "acme", id), StreamVersion: version, Type: customer.TypeUpserted, Data: data,
+			StreamID: customer.Stream("acme", id), StreamVersion: version, Type: customer.TypeUpserted, Data: data,
 			Metadata:   eventstore.Metadata{CompanyID: "acme", Source: "csv"},
 			RecordedAt: at, Position: eventstore.Position{TxID: uint64(1000 + version), Global: version*int64(len(ids)) + int64(i)},
 		}

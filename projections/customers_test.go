@@ -93,7 +93,7 @@ func customerCommit(company, id, typ string, data any) eventstore.Commit {
 	b, _ := json.Marshal(data)
 	return eventstore.Commit{
 		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
-		Streams: []eventstore.StreamAppend{{StreamID: eventstore.StreamID("customer", company, id),
+		Streams: []eventstore.StreamAppend{{StreamID: customer.Stream(company, id),
 			ExpectedVersion: eventstore.Any, Events: []eventstore.Event{{Type: typ, Data: b}}}},
 	}
 }

@@ -172,16 +172,16 @@ func (e *datasyncEnv) datasyncOf(dt datatarget.Datatype, name string, fields []s
 // product appends a ProductUpserted, as the products import does.
 func (e *datasyncEnv) product(company, id, externalID string, created bool, ch product.Changes) {
 	e.t.Helper()
-	e.appendEvent(company, "product", id, product.TypeUpserted, product.Upserted{ProductID: id, ExternalID: externalID, Created: created, Changes: ch})
+	e.appendEvent(company, product.Stream(company, id), product.TypeUpserted, product.Upserted{ProductID: id, ExternalID: externalID, Created: created, Changes: ch})
 }
 
 // shop appends a ShopUpserted, as the shops import does.
 func (e *datasyncEnv) shop(company, id, externalID string, created bool, set map[string]any, unset []string) {
 	e.t.Helper()
-	e.appendEvent(company, "shop", id, shop.TypeUpserted, shop.Upserted{ShopID: id, ExternalID: externalID, Created: created, Set: set, Unset: unset})
+	e.appendEvent(company, shop.Stream(company, id), shop.TypeUpserted, shop.Upserted{ShopID: id, ExternalID: externalID, Created: created, Set: set, Unset: unset})
 }
 
-func (e *datasyncEnv) appendEvent(company, kind, id, typ string, data any) {
+func (e *datasyncEnv) appendEvent(company, stream, typ string, data any) {
 	e.t.Helper()
 	b, err := json.Marshal(data)
 	if err != nil {
@@ -189,7 +189,7 @@ func (e *datasyncEnv) appendEvent(company, kind, id, typ string, data any) {
 	}
 	_, err = e.store.Append(context.Background(), eventstore.Commit{
 		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
-		Streams: []eventstore.StreamAppend{{StreamID: eventstore.StreamID(kind, company, id),
+		Streams: []eventstore.StreamAppend{{StreamID: stream,
 			ExpectedVersion: eventstore.Any, Events: []eventstore.Event{{Type: typ, Data: b}}}},
 	})
 	if err != nil {

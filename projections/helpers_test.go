@@ -147,7 +147,7 @@ func ticks(company, stream string, n int) eventstore.Commit {
 	}
 	return eventstore.Commit{
 		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
-		Streams:  []eventstore.StreamAppend{{StreamID: eventstore.StreamID("tick", company, stream), ExpectedVersion: eventstore.Any, Events: evs}},
+		Streams:  []eventstore.StreamAppend{{StreamID: "tick-" + company + "-" + stream, ExpectedVersion: eventstore.Any, Events: evs}},
 	}
 }
 

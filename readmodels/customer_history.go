@@ -65,7 +65,7 @@ type HistoryEvent struct {
 func (q *CustomerHistory) Customer(ctx context.Context, companyID, customerID string) (History, error) {
 	// The stream name holds the company: another company's customer with
 	// the same id is another stream, and is never read.
-	events, err := q.store.ReadStream(ctx, eventstore.StreamID("customer", companyID, customerID), 0)
+	events, err := q.store.ReadStream(ctx, customer.Stream(companyID, customerID), 0)
 	if err != nil {
 		return History{}, fmt.Errorf("readmodels: customer history: %w", err)
 	}

@@ -29,7 +29,7 @@ func TestCustomerHistory(t *testing.T) {
 		b, _ := json.Marshal(data)
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			_, err := store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: []eventstore.StreamAppend{{
-				StreamID: eventstore.StreamID("customer", "co1", "c1"), ExpectedVersion: eventstore.Any,
+				StreamID: customer.Stream("co1", "c1"), ExpectedVersion: eventstore.Any,
 				Events: []eventstore.Event{{Type: typ, Data: b}}}}})
 			if err == nil && forget {
 				err = keys.Destroy(ctx, tx, "co1", []string{"c1"})

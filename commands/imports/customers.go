@@ -15,9 +15,12 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 )
 
-// CustomerStream is a customer's stream.
+// CustomerStream is customer.Stream, kept for customer_link.go while it
+// is being reworked on another branch.
+//
+// Deprecated: use customer.Stream.
 func CustomerStream(companyID, customerID string) string {
-	return "customer-" + companyID + "-" + customerID
+	return customer.Stream(companyID, customerID)
 }
 
 // CustomerImporter imports customer records: it validates each record

@@ -33,14 +33,14 @@ func TestImportCustomersUpsert(t *testing.T) {
 	id := got[0].ID
 	meta := eventstore.Metadata{CompanyID: "co1", RunID: "run-1", Actor: "users/u1", Source: "csv"}
 	want := []customerEvent{
-		{Stream: imports.CustomerStream("co1", id), Version: 1, Type: customer.TypeUpserted, ID: id, Created: true,
+		{Stream: customer.Stream("co1", id), Version: 1, Type: customer.TypeUpserted, ID: id, Created: true,
 			Fields: []string{"ACME__size", "can_email", "can_post", "can_profile", "can_push", "can_sms", "customer_token", "email", "external_id", "first_name", "last_name", "tags"},
 			Changes: &customer.Changes{Set: map[string]any{
 				"external_id": "A-1", "email": "ann@example.com", "first_name": "Ann", "last_name": "Lee",
 				"tags": []any{"vip"}, "can_sms": true, "can_email": false, "can_post": false, "can_profile": false,
 				"can_push": false, "ACME__size": float64(42), "customer_token": issuedToken(t, got[0])}},
 			Meta: meta},
-		{Stream: imports.CustomerStream("co1", id), Version: 2, Type: customer.TypeUpserted, ID: id,
+		{Stream: customer.Stream("co1", id), Version: 2, Type: customer.TypeUpserted, ID: id,
 			Fields: []string{"can_email", "city", "external_id", "first_name", "mailing_lists", "tags"},
 			Changes: &customer.Changes{
 				Set:    map[string]any{"external_id": "A-1", "city": "Espoo", "can_email": true},
@@ -120,7 +120,7 @@ func TestImportCustomersOnePersonOneChunk(t *testing.T) {
 	for _, ev := range evs {
 		got = append(got, fmt.Sprintf("%s/%d %v", ev.Stream, ev.Version, ev.Created))
 	}
-	s := imports.CustomerStream("co1", evs[0].ID)
+	s := customer.Stream("co1", evs[0].ID)
 	want := []string{s + "/1 true", s + "/2 false", s + "/3 false", s + "/4 false", s + "/5 false"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

@@ -19,11 +19,6 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 )
 
-// ActivityStream is the stream of a company's events (the Event entity):
-// one stream, appended without a version check, since ids come from the
-// company's counter (activity_counters) and not from stream versions.
-func ActivityStream(companyID string) string { return "activity-" + companyID }
-
 // EventImporter imports event records (activity.Parser): each event finds
 // its customer like a customer record does, and may create or change it
 // (subscriptions, the customer fields it carries); it finds or creates its
@@ -168,7 +163,7 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 	}
 	c := eventstore.Commit{Metadata: meta, Streams: append(customerStreams, products.created...)}
 	if len(order) > 0 {
-		app := eventstore.StreamAppend{StreamID: ActivityStream(co.ID), ExpectedVersion: eventstore.Any}
+		app := eventstore.StreamAppend{StreamID: activity.Stream(co.ID), ExpectedVersion: eventstore.Any}
 		for _, o := range order {
 			if o < 0 {
 				app.Events = append(app.Events, eventstore.NewEvent(activity.TypeDeleted, activity.Deleted{ID: int64(-o)}))

@@ -85,7 +85,7 @@ func (l *productLinks) link(r product.Ref) product.Outcome {
 	o := l.book.Link(r)
 	if o.Event != nil {
 		l.created = append(l.created, eventstore.StreamAppend{
-			StreamID: ProductStream(l.companyID, o.ProductID), ExpectedVersion: eventstore.NoStream,
+			StreamID: product.Stream(l.companyID, o.ProductID), ExpectedVersion: eventstore.NoStream,
 			Events: []eventstore.Event{eventstore.NewEvent(product.TypeUpserted, o.Event)},
 		})
 	}

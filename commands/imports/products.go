@@ -14,11 +14,6 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// ProductStream is a product's stream.
-func ProductStream(companyID, productID string) string {
-	return "product-" + companyID + "-" + productID
-}
-
 // ProductImporter imports product records: upsert by external_id, method
 // A translations and method B versions, stock merged by shop (the rules
 // are product.Book's), one ProductUpserted per record that changes
@@ -83,7 +78,7 @@ func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chun
 		if o.Event == nil {
 			continue
 		}
-		streams.add(ProductStream(chunk.Company.ID, o.ProductID), loaded[o.ProductID], eventstore.NewEvent(product.TypeUpserted, o.Event))
+		streams.add(product.Stream(chunk.Company.ID, o.ProductID), loaded[o.ProductID], eventstore.NewEvent(product.TypeUpserted, o.Event))
 	}
 	if len(streams.streams) == 0 {
 		return rej.outcome(), nil

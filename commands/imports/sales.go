@@ -19,11 +19,6 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 )
 
-// SaleStream is a sale's stream.
-func SaleStream(companyID, saleID string) string {
-	return "sale-" + companyID + "-" + saleID
-}
-
 // SaleImporter imports sale records (sale.Parser): the records of one
 // sale_external_id in a chunk are one transaction (sale.Merge), decided
 // against the stored sale (sale.Book: mandatory fields, currency,
@@ -245,7 +240,7 @@ func saleAppend(companyID string, ps pendingSale, versions map[string]int64, key
 		}
 		data.Sealed = sealed
 	}
-	return eventstore.StreamAppend{StreamID: SaleStream(companyID, o.SaleID), ExpectedVersion: versions[o.SaleID],
+	return eventstore.StreamAppend{StreamID: sale.Stream(companyID, o.SaleID), ExpectedVersion: versions[o.SaleID],
 		Events: []eventstore.Event{eventstore.NewEvent(sale.TypeUpserted, data)}}, nil
 }
 

@@ -14,11 +14,6 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// ShopStream is a shop's stream.
-func ShopStream(companyID, shopID string) string {
-	return "shop-" + companyID + "-" + shopID
-}
-
 // ShopImporter imports shop records: upsert by external_id, one
 // ShopUpserted per record that changes something, one commit per chunk.
 // The registry of shops (external_id to shop id and stream version) is
@@ -74,7 +69,7 @@ func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		if o.Event == nil {
 			continue
 		}
-		streams.add(ShopStream(chunk.Company.ID, o.ShopID), loaded[o.ShopID], eventstore.NewEvent(shop.TypeUpserted, o.Event))
+		streams.add(shop.Stream(chunk.Company.ID, o.ShopID), loaded[o.ShopID], eventstore.NewEvent(shop.TypeUpserted, o.Event))
 	}
 	if len(streams.streams) == 0 {
 		return rej.outcome(), nil

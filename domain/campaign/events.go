@@ -6,19 +6,6 @@ import (
 	"time"
 )
 
-// Stream kinds. A campaign's stream is named after its key,
-// "campaign-<company>-<key>": the key never changes, so appending the
-// creation with "no stream yet" makes keys unique in the company without
-// any read model, and a command finds a campaign by the key it was asked
-// for. The keys stream, "campaignkeys-<company>-<company>" (one per
-// company, named as every stream is), holds one KeyGenerated per
-// generated key: its version orders the generations, so two concurrent
-// creations never take the same number.
-const (
-	StreamKind     = "campaign"
-	KeysStreamKind = "campaignkeys"
-)
-
 // Event type names, as stored in the event log. They are durable: never
 // rename one. Every event of a campaign's stream carries its
 // campaign_key, so a projector needs nothing but the event (and the

@@ -98,7 +98,7 @@ func benchCommit(i, events int) eventstore.Commit {
 		data := fmt.Appendf(nil, `{"customer_id":"%016x","email":"customer.%d@example.com","first_name":"Anna-Maria","last_name":"Lindqvist %d","phone":"+46 70 %07d","city":"Göteborg","country":"SE","consents":{"email":true,"sms":false},"tags":["vip","newsletter"],"loyalty_points":%d}`,
 			n, n, n%977, n%10000000, n%5000)
 		c.Streams = append(c.Streams, eventstore.StreamAppend{
-			StreamID:        eventstore.StreamID("customer", "acme", fmt.Sprintf("%016x", n)),
+			StreamID:        fmt.Sprintf("customer-acme-%016x", n),
 			ExpectedVersion: eventstore.NoStream,
 			Events:          []eventstore.Event{{Type: "CustomerImported", Data: data}},
 		})

@@ -85,7 +85,7 @@ func benchCommit(i int) eventstore.Commit {
 		data := fmt.Appendf(nil, `{"customer_id":"%s","email":"customer.%d@example.com","first_name":"Anna-Maria","last_name":"Lindqvist %d","phone":"+46 70 %07d","birth_date":"1987-03-%02d","city":"Göteborg","country":"SE","postal_code":"41%03d","consents":{"email":true,"sms":false},"tags":["vip","newsletter"],"loyalty_points":%d}`,
 			id, n, n%977, n%10000000, 1+n%28, n%1000, n%5000)
 		c.Streams = append(c.Streams, eventstore.StreamAppend{
-			StreamID:        eventstore.StreamID("customer", "acme", id),
+			StreamID:        "customer-acme-" + id,
 			ExpectedVersion: eventstore.NoStream,
 			Events:          []eventstore.Event{{Type: "CustomerImported", Data: data}},
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
@@ -52,7 +53,7 @@ func (i *Importer) Entity() importing.Entity {
 }
 
 // Stream is the stream of the record with id.
-func Stream(companyID, id string) string { return eventstore.StreamID("rec", companyID, id) }
+func Stream(companyID, id string) string { return domain.StreamID("rec", companyID, id) }
 
 // ImportChunk appends one event per valid record.
 func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c imports.Chunk) (importing.Outcome, error) {
