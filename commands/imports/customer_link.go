@@ -180,7 +180,7 @@ func (l *customerLinks) seal(ctx context.Context, q Reader) ([]eventstore.Stream
 	var out []eventstore.StreamAppend
 	for _, id := range s.order {
 		st := s.byID[id]
-		app := eventstore.StreamAppend{StreamID: CustomerStream(l.companyID, id), ExpectedVersion: st.expected}
+		app := eventstore.StreamAppend{StreamID: customer.Stream(l.companyID, id), ExpectedVersion: st.expected}
 		for _, o := range st.outcomes {
 			if o.Changes != nil {
 				app.Events = append(app.Events, sealed[0])

@@ -15,14 +15,6 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 )
 
-// CustomerStream is customer.Stream, kept for customer_link.go while it
-// is being reworked on another branch.
-//
-// Deprecated: use customer.Stream.
-func CustomerStream(companyID, customerID string) string {
-	return customer.Stream(companyID, customerID)
-}
-
 // CustomerImporter imports customer records: it validates each record
 // (customer.Parser), finds or creates its customer in the identity
 // registry (customer.Book), and appends the customers' events, their
