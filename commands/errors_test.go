@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
@@ -16,6 +14,7 @@ import (
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
 // racing is a store on which another writer gets there first: before
@@ -77,14 +76,9 @@ func TestDatabaseErrorsAreTyped(t *testing.T) {
 		}
 	}
 
-	// A socket directory with no server in it.
-	down, err := pgxpool.New(ctx, "host="+t.TempDir()+" user=clientele dbname=clientele connect_timeout=5")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(down.Close)
+	down := pgtest.UnreachablePool(t)
 	cmds = commands.New(postgres.New(down), time.Now)
-	_, err = cmds.CreateCompany.Handle(ctx, commands.CreateCompany{
+	_, err := cmds.CreateCompany.Handle(ctx, commands.CreateCompany{
 		Principal: access.System(""), Slug: "acme", Settings: company.Settings{Name: "Acme"},
 	})
 	if domain.ErrorCode(err) != domain.Unavailable {

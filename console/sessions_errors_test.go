@@ -9,25 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/readmodels"
 )
-
-// unreachablePool is a pool on a server that is not there: a socket
-// directory with no server in it (no TCP port, which another process
-// could take meanwhile).
-func unreachablePool(t *testing.T) *pgxpool.Pool {
-	t.Helper()
-	pool, err := pgxpool.New(context.Background(), "host="+t.TempDir()+" user=clientele dbname=clientele connect_timeout=5")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
 
 // TestSessionsDatabaseUnavailable: the sessions' database errors are
 // typed (readmodels.ConsoleSessions reaches PostgreSQL through the read
@@ -39,7 +25,7 @@ func unreachablePool(t *testing.T) *pgxpool.Pool {
 func TestSessionsDatabaseUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	down := e.twin(func(d *console.Deps) { d.Pool = unreachablePool(t) })
+	down := e.twin(func(d *console.Deps) { d.Pool = pgtest.UnreachablePool(t) })
 	// A value of the console's form: the lookup goes to the database.
 	cookie := map[string]string{"Cookie": "clientele_console=" + strings.Repeat("A", readmodels.ConsoleSessionLength)}
 	withJSON := map[string]string{"Cookie": cookie["Cookie"], "Accept": "application/json"}

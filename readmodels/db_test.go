@@ -15,19 +15,6 @@ import (
 	"github.com/clientele/clientele/readmodels"
 )
 
-// unreachablePool is a pool on a server that is not there: a socket
-// directory with no server in it (no TCP port, which another process
-// could take meanwhile).
-func unreachablePool(t *testing.T) *pgxpool.Pool {
-	t.Helper()
-	pool, err := pgxpool.New(context.Background(), "host="+t.TempDir()+" user=clientele dbname=clientele connect_timeout=5")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
-
 // TestDatabaseErrorsAreTyped checks the read models' one boundary with
 // the database (db.go) against a real server: text that PostgreSQL
 // cannot compare (U+0000, invalid UTF-8) is the caller's domain.Invalid
@@ -37,7 +24,7 @@ func unreachablePool(t *testing.T) *pgxpool.Pool {
 // these codes without knowing PostgreSQL.
 func TestDatabaseErrorsAreTyped(t *testing.T) {
 	ctx := context.Background()
-	up, down := pgtest.NewPool(t), unreachablePool(t)
+	up, down := pgtest.NewPool(t), pgtest.UnreachablePool(t)
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
 	if err != nil {
 		t.Fatal(err)

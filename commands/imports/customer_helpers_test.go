@@ -52,17 +52,7 @@ func newCustomerEnv(tb testing.TB) *customerEnv {
 func (e *customerEnv) chunk(tb testing.TB, records ...string) (int, []importing.Rejection) {
 	tb.Helper()
 	ctx := context.Background()
-	c := imports.Chunk{
-		Company: e.company, RunID: "run-1", Seq: e.seq, FirstIndex: e.index,
-		Metadata: eventstore.Metadata{CompanyID: e.company.ID, RunID: "run-1", Actor: "users/u1", Source: "csv"},
-		// An admin's upload: these tests delete and forget.
-		MayDestroy: true,
-	}
-	for _, r := range records {
-		c.Records = append(c.Records, json.RawMessage(r))
-	}
-	e.seq++
-	e.index += len(records)
+	c := e.chunkOf(records)
 	tx, err := e.pool.Begin(ctx)
 	if err != nil {
 		tb.Fatal(err)

@@ -147,11 +147,12 @@ func (e *customerEnv) pipelined(t *testing.T, rng *rand.Rand, chunks [][]string)
 	return out
 }
 
-// chunkOf returns the next chunk of records of run "run-1", as chunk does.
+// chunkOf returns the next chunk of records of run "run-1".
 func (e *customerEnv) chunkOf(records []string) imports.Chunk {
 	c := imports.Chunk{
 		Company: e.company, RunID: "run-1", Seq: e.seq, FirstIndex: e.index,
-		Metadata:   eventstore.Metadata{CompanyID: e.company.ID, RunID: "run-1", Actor: "users/u1", Source: "csv"},
+		Metadata: eventstore.Metadata{CompanyID: e.company.ID, RunID: "run-1", Actor: "users/u1", Source: "csv"},
+		// An admin's upload: these tests delete and forget.
 		MayDestroy: true,
 	}
 	for _, r := range records {

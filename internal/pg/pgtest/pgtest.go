@@ -170,6 +170,20 @@ func URL(tb testing.TB) string {
 	return urlFor(name)
 }
 
+// UnreachablePool returns a pool on a server that is not there: a socket
+// directory with no server in it (no TCP port, which another process
+// could take meanwhile), closed when the test ends. Its queries fail as
+// they do while the database is away.
+func UnreachablePool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	pool, err := pgxpool.New(context.Background(), "host="+tb.TempDir()+" user=clientele dbname=clientele connect_timeout=5")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
 // NewPool creates a fresh migrated database and returns a pool on it,
 // closed when the test ends.
 func NewPool(tb testing.TB) *pgxpool.Pool {
