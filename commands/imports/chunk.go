@@ -78,7 +78,7 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 	var entity importing.Entity
 	var isolated []IsolatedRecord
-	resolvedNext := false
+	resolvedNext, aheadUsed := false, false
 	err := pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
 		c, ok, err := h.store.LockChunk(ctx, tx, cmd.RunID, cmd.Seq)
 		if err != nil || !ok || c.Done {
@@ -119,7 +119,7 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 				}
 				where := resolvedInTransaction
 				if resolution != nil {
-					where = resolvedAhead
+					where, aheadUsed = resolvedAhead, true
 				}
 				h.metrics.resolved.WithLabelValues(string(c.Entity), where).Inc()
 				h.ahead.resolve(r, c.RunID, c.Seq+1, co, c.MayDestroy, chunk.Resolution)
@@ -145,7 +145,7 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 		return h.store.FailRun(ctx, cmd.RunID, perm.Error())
 	}
 	if err != nil {
-		h.failed(ctx, cmd, entity, err)
+		h.failed(ctx, cmd, entity, err, aheadUsed)
 		return err
 	}
 	for _, r := range isolated {
@@ -159,12 +159,16 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 // failed counts a failed attempt at a chunk, and records it on the chunk
 // when retrying cannot cure it (the count that decides isolateAfter),
 // with the progress of the search for the records that fail it when the
-// attempt ran out of its budget (isolationPaused).
-func (h ImportChunkHandler) failed(ctx context.Context, cmd ImportChunk, entity importing.Entity, err error) {
+// attempt ran out of its budget (isolationPaused). An attempt that wrote
+// a resolution made ahead failed perhaps only because that resolution
+// was stale (a key another customer took meanwhile, a stream that moved):
+// the next attempt resolves in its transaction, so the failure is not
+// the chunk's.
+func (h ImportChunkHandler) failed(ctx context.Context, cmd ImportChunk, entity importing.Entity, err error, aheadUsed bool) {
 	if ctx.Err() != nil || entity == "" {
 		return // stopping, or the chunk was not reached: not the chunk's failure
 	}
-	if lostRace(err) {
+	if aheadUsed || lostRace(err) {
 		h.metrics.failures.WithLabelValues(string(entity), failureTransient).Inc()
 		return
 	}
