@@ -181,11 +181,15 @@ func (a *ahead) drop(k aheadKey, s *aheadSlot) {
 	}
 }
 
-// take returns what was prepared and resolved for c, waiting for work
-// under way (it is further along than new work would be) unless ctx ends
-// first. Either is nil when nothing was done, or was done for another
-// state of the company or other records; the resolution also when the
-// chunk before it did not commit.
+// take returns what was prepared, or else resolved, for c, waiting for
+// work under way (it is further along than new work would be) unless ctx
+// ends first. It returns nil for what was not done, or was done for
+// another state of the company or other records. A resolution, when
+// there is one of use (the chunk before it committed), comes without the
+// prepared records: resolving changes them (a customer's changes lose the
+// identities another holds), so a chunk resolved again, in isolation,
+// parses its records again. When a resolution was started but is of no
+// use, its end is awaited, for the same reason, and nothing is returned.
 func (a *ahead) take(ctx context.Context, c stagedChunk, co company.Company) (Prepared, Resolution) {
 	k := aheadKey{c.RunID, c.Seq}
 	a.mu.Lock()
@@ -200,19 +204,22 @@ func (a *ahead) take(ctx context.Context, c stagedChunk, co company.Company) (Pr
 	case <-ctx.Done():
 		return nil, nil
 	}
-	if !reflect.DeepEqual(s.co, co) || s.first != c.FirstIndex || len(s.records) != len(c.Records) {
-		return nil, nil
-	}
 	a.mu.Lock()
 	resolved, committed := s.resolved, s.committed
 	a.mu.Unlock()
-	if resolved == nil || !committed {
+	if resolved == nil {
+		if !reflect.DeepEqual(s.co, co) || s.first != c.FirstIndex || len(s.records) != len(c.Records) {
+			return nil, nil
+		}
 		return s.prepared, nil
 	}
 	select {
 	case <-resolved:
 	case <-ctx.Done():
-		return s.prepared, nil
+		return nil, nil
 	}
-	return s.prepared, s.resolution
+	if !committed || !reflect.DeepEqual(s.co, co) || s.first != c.FirstIndex || len(s.records) != len(c.Records) {
+		return nil, nil
+	}
+	return nil, s.resolution
 }
