@@ -2,6 +2,7 @@ package imports_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -20,19 +21,26 @@ import (
 	"github.com/clientele/clientele/readmodels"
 )
 
-// preparedSpy is the customers importer, noting which chunks came
-// prepared ahead.
+// preparedSpy is the customers importer as a Preparer only (resolving
+// ahead has TestImportWorkerResolvesCustomersAhead), noting which chunks
+// came prepared ahead.
 type preparedSpy struct {
-	*imports.CustomerImporter
+	importer *imports.CustomerImporter
 	mu       sync.Mutex
 	prepared map[int]bool
+}
+
+func (s *preparedSpy) Entity() importing.Entity { return s.importer.Entity() }
+
+func (s *preparedSpy) Prepare(co company.Company, records []json.RawMessage) imports.Prepared {
+	return s.importer.Prepare(co, records)
 }
 
 func (s *preparedSpy) ImportChunk(ctx context.Context, tx pgx.Tx, c imports.Chunk) (importing.Outcome, error) {
 	s.mu.Lock()
 	s.prepared[c.Seq] = c.Prepared != nil
 	s.mu.Unlock()
-	return s.CustomerImporter.ImportChunk(ctx, tx, c)
+	return s.importer.ImportChunk(ctx, tx, c)
 }
 
 // TestParseAhead checks that a run's next chunk is parsed while the
@@ -46,7 +54,7 @@ func TestParseAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spy := &preparedSpy{CustomerImporter: imports.NewCustomerImporter(e.store, crypto.KeyStore{Keyring: kr}, time.Now), prepared: map[int]bool{}}
+	spy := &preparedSpy{importer: imports.NewCustomerImporter(e.store, crypto.KeyStore{Keyring: kr}, time.Now), prepared: map[int]bool{}}
 	h := imports.NewImportChunkHandler(e.pool, map[importing.Entity]imports.Importer{importing.Customers: spy}, readmodels.NewCompanies(e.pool, ""))
 
 	body := `[{"external_id": "a1"}, {"external_id": "a2"},

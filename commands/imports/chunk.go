@@ -226,5 +226,10 @@ func checkOutcome(c stagedChunk, out importing.Outcome) error {
 // as it is, never counted towards isolating the chunk's records.
 func lostRace(err error) bool {
 	var conflict *eventstore.ConflictError
-	return pg.Transient(err) || errors.As(err, &conflict)
+	return pg.Transient(err) || errors.As(err, &conflict) || errors.Is(err, errStale)
 }
+
+// errStale is a write-side state that moved between a chunk's resolving
+// and its write (another writer got there first): the chunk is tried
+// again, as after a lost race.
+var errStale = errors.New("the state the chunk was resolved against moved meanwhile")

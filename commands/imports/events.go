@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +34,7 @@ type EventImporter struct {
 	now   func() time.Time
 }
 
-var _ Importer = (*EventImporter)(nil)
+var _ Resolver = (*EventImporter)(nil)
 
 // NewEventImporter returns the events importer; keys holds the customers'
 // data keys, now stamps the customers' write-side state.
@@ -58,20 +59,79 @@ type pendingEvent struct {
 	id       int64
 	customer string
 	product  string
+	// fields are the event's fields with its product's product_id, or
+	// nil for the record's own (the parsed record is not changed: a
+	// chunk resolved again re-parses it, but its fields are shared).
+	fields map[string]any
 }
 
-// ImportChunk implements Importer.
+// ImportChunk implements Importer: it resolves the chunk (unless it was
+// resolved ahead: Chunk.Resolution) and writes it.
 func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	co := chunk.Company
 	meta, err := chunkMetadata(chunk, "events")
 	if err != nil {
 		return importing.Outcome{}, err
 	}
+	r, ok := chunk.Resolution.(*eventsResolved)
+	if !ok || r == nil {
+		if r, err = h.resolve(ctx, tx, chunk, nil); err != nil {
+			return importing.Outcome{}, err
+		}
+	}
+	return h.write(ctx, tx, meta, r)
+}
+
+// eventsResolved is a chunk of event records decided and sealed, not yet
+// written.
+type eventsResolved struct {
+	companyID string
+	links     *customerLinks
+	products  *productLinks
+	// firstID is the company's last event id before the chunk, lastID
+	// after it; deleted are the ids known deleted after it, deletions the
+	// ones it deletes.
+	firstID, lastID int64
+	deleted         map[int64]bool
+	deletions       []int64
+	streams         []eventstore.StreamAppend
+	outcome         importing.Outcome
+}
+
+// Resolve implements Resolver.
+func (h *EventImporter) Resolve(ctx context.Context, q Reader, chunk Chunk, prev Resolution) (Resolution, error) {
+	p, _ := prev.(*eventsResolved)
+	return h.resolve(ctx, q, chunk, p)
+}
+
+// resolve decides the chunk's records in order: each event's customer
+// (as a customer record would be), its product, its id; after prev's
+// decisions when prev is not nil.
+func (h *EventImporter) resolve(ctx context.Context, q Reader, chunk Chunk, prev *eventsResolved) (*eventsResolved, error) {
+	co := chunk.Company
 	rej := rejecter{chunk: chunk, entity: "events"}
 	records, problems := chunkRecords(chunk, parseEvents)
 	if err := rej.rejectAll(problems); err != nil {
-		return importing.Outcome{}, err
+		return nil, err
 	}
+	r, err := h.load(ctx, q, co, records, prev)
+	if err != nil {
+		return nil, err
+	}
+	pending, order, err := r.decide(chunk, records, &rej)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.seal(ctx, q, co.ID, pending, order); err != nil {
+		return nil, err
+	}
+	r.outcome = rej.outcome()
+	return r, nil
+}
+
+// load reads what the records can reach: their customers, their
+// products, the company's last event id and which of the events they
+// delete are deleted already; prev's decisions laid over it.
+func (h *EventImporter) load(ctx context.Context, q Reader, co company.Company, records []*activity.Record, prev *eventsResolved) (*eventsResolved, error) {
 	customers := make([]*customer.Record, len(records))
 	var refs []product.Ref
 	for i, r := range records {
@@ -80,90 +140,108 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 			refs = append(refs, r.Product)
 		}
 	}
-	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, customers)
+	links, err := loadCustomerLinks(ctx, q, h.keys, co.ID, customers)
 	if err != nil {
-		return importing.Outcome{}, err
+		return nil, err
 	}
-	products, err := loadProductLinks(ctx, tx, co.ID, co.Currency, refs)
+	products, err := loadProductLinks(ctx, q, co.ID, co.Currency, refs)
 	if err != nil {
-		return importing.Outcome{}, err
+		return nil, err
 	}
+	rows, err := q.Query(ctx, `SELECT coalesce((SELECT last_id FROM activity_counters WHERE company_id = $1), 0)`, co.ID)
 	var lastID int64
-	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT last_id FROM activity_counters WHERE company_id = $1 FOR UPDATE), 0)`,
-		co.ID).Scan(&lastID); err != nil {
-		return importing.Outcome{}, fmt.Errorf("imports: import events: read the id counter: %w", err)
+	if err == nil {
+		lastID, err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
 	}
-	firstID := lastID
-	deleted, err := loadDeletedEvents(ctx, tx, co.ID, records)
 	if err != nil {
-		return importing.Outcome{}, err
+		return nil, fmt.Errorf("imports: import events: read the id counter: %w", err)
 	}
+	deleted, err := loadDeletedEvents(ctx, q, co.ID, records)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		links.after(prev.links)
+		products.after(prev.products)
+		lastID = prev.lastID
+		for _, id := range prev.deletions {
+			deleted[id] = true
+		}
+	}
+	return &eventsResolved{companyID: co.ID, links: links, products: products, firstID: lastID, lastID: lastID, deleted: deleted}, nil
+}
 
-	// Decide in record order; the activity events keep that order.
-	var pending []pendingEvent
-	var order []int // per activity event: index in pending, or -id for a deletion
-	var deletions []int64
-	for i, r := range records {
-		if r == nil {
+// decide decides the records in order; the activity events keep that
+// order: order holds, per activity event, its index in pending, or -id
+// for a deletion.
+func (r *eventsResolved) decide(chunk Chunk, records []*activity.Record, rej *rejecter) (pending []pendingEvent, order []int, err error) {
+	for i, rec := range records {
+		if rec == nil {
 			continue
 		}
-		if r.DeleteID > 0 {
+		if rec.DeleteID > 0 {
 			if !chunk.MayDestroy {
 				if err := rej.reject(i, &activity.Problem{Field: "is_deleted", Reason: reasonNeedsAdmin}); err != nil {
-					return importing.Outcome{}, err
+					return nil, nil, err
 				}
 				continue
 			}
-			if r.DeleteID > lastID {
+			if rec.DeleteID > r.lastID {
 				if err := rej.reject(i, &activity.Problem{Field: "id", Reason: reasonNoEvent}); err != nil {
-					return importing.Outcome{}, err
+					return nil, nil, err
 				}
 				continue
 			}
-			rej.accept(i, r.Ignored)
-			if !deleted[r.DeleteID] { // deleted already: nothing changes
-				deleted[r.DeleteID] = true
-				deletions = append(deletions, r.DeleteID)
-				order = append(order, -int(r.DeleteID))
+			rej.accept(i, rec.Ignored)
+			if !r.deleted[rec.DeleteID] { // deleted already: nothing changes
+				r.deleted[rec.DeleteID] = true
+				r.deletions = append(r.deletions, rec.DeleteID)
+				order = append(order, -int(rec.DeleteID))
 			}
 			continue
 		}
-		o, err := links.decide(r.Customer)
+		o, err := r.links.decide(rec.Customer)
 		if err != nil {
 			if err := rej.reject(i, eventCustomerProblem(err)); err != nil {
-				return importing.Outcome{}, err
+				return nil, nil, err
 			}
 			continue
 		}
-		rej.accept(i, r.Ignored)
-		lastID++
-		pe := pendingEvent{rec: r, id: lastID, customer: o.CustomerID}
-		if !r.Product.Empty() {
-			po := products.link(r.Product)
-			r.Fields = withField(r.Fields, "product_id", po.ExternalID)
+		rej.accept(i, rec.Ignored)
+		r.lastID++
+		pe := pendingEvent{rec: rec, id: r.lastID, customer: o.CustomerID}
+		if !rec.Product.Empty() {
+			po := r.products.link(rec.Product)
+			pe.fields = withField(maps.Clone(rec.Fields), "product_id", po.ExternalID)
 			pe.product = po.ProductID
 		}
-		if len(r.Personal) > 0 {
-			links.sealFor(o.CustomerID)
+		if len(rec.Personal) > 0 {
+			r.links.sealFor(o.CustomerID)
 		}
 		order = append(order, len(pending))
 		pending = append(pending, pe)
 	}
+	return pending, order, nil
+}
 
-	customerStreams, keys, err := links.seal(ctx, tx)
+// seal seals the customers' changes and the events' personal fields, and
+// lays out the chunk's streams: the customers', the products created, and
+// the company's activity stream.
+func (r *eventsResolved) seal(ctx context.Context, q Reader, companyID string, pending []pendingEvent, order []int) error {
+	customerStreams, keys, err := r.links.seal(ctx, q)
 	if err != nil {
-		return importing.Outcome{}, err
+		return err
 	}
 	recorded, errs := make([]eventstore.Event, len(pending)), make([]error, len(pending))
 	inParallel(len(pending), func(i int) {
 		recorded[i], errs[i] = recordedEvent(pending[i], keys)
 	})
 	if err := errors.Join(errs...); err != nil {
-		return importing.Outcome{}, err
+		return err
 	}
-	c := eventstore.Commit{Metadata: meta, Streams: append(customerStreams, products.created...)}
+	r.streams = append(customerStreams, r.products.created...)
 	if len(order) > 0 {
-		app := eventstore.StreamAppend{StreamID: activity.Stream(co.ID), ExpectedVersion: eventstore.Any}
+		app := eventstore.StreamAppend{StreamID: activity.Stream(companyID), ExpectedVersion: eventstore.Any}
 		for _, o := range order {
 			if o < 0 {
 				app.Events = append(app.Events, eventstore.NewEvent(activity.TypeDeleted, activity.Deleted{ID: int64(-o)}))
@@ -171,38 +249,54 @@ func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk)
 			}
 			app.Events = append(app.Events, recorded[o])
 		}
-		c.Streams = append(c.Streams, app)
+		r.streams = append(r.streams, app)
 	}
-	if len(c.Streams) > 0 {
-		if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
+	return nil
+}
+
+// write appends the resolved chunk's events as one commit and writes back
+// the write-side state, in tx. The event id counter is written only if it
+// is still what the chunk was resolved against (errStale otherwise).
+func (h *EventImporter) write(ctx context.Context, tx pgx.Tx, meta eventstore.Metadata, r *eventsResolved) (importing.Outcome, error) {
+	if len(r.streams) > 0 {
+		if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: r.streams}); err != nil {
 			return importing.Outcome{}, fmt.Errorf("imports: import events: %w", err)
 		}
 	}
-	if len(deletions) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO activity_deleted (company_id, id) SELECT $1, unnest($2::bigint[])`, co.ID, deletions); err != nil {
+	if len(r.deletions) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO activity_deleted (company_id, id) SELECT $1, unnest($2::bigint[])`, r.companyID, r.deletions); err != nil {
 			return importing.Outcome{}, fmt.Errorf("imports: import events: save the deletions: %w", err)
 		}
 	}
-	if lastID != firstID {
-		if _, err := tx.Exec(ctx, `INSERT INTO activity_counters (company_id, last_id) VALUES ($1, $2)
-			ON CONFLICT (company_id) DO UPDATE SET last_id = EXCLUDED.last_id`, co.ID, lastID); err != nil {
+	if r.lastID != r.firstID {
+		tag, err := tx.Exec(ctx, `INSERT INTO activity_counters (company_id, last_id) VALUES ($1, $3)
+			ON CONFLICT (company_id) DO UPDATE SET last_id = EXCLUDED.last_id WHERE activity_counters.last_id = $2`,
+			r.companyID, r.firstID, r.lastID)
+		if err != nil {
 			return importing.Outcome{}, fmt.Errorf("imports: import events: save the id counter: %w", err)
 		}
+		if tag.RowsAffected() != 1 {
+			return importing.Outcome{}, fmt.Errorf("imports: import events: the id counter moved from %d: %w", r.firstID, errStale)
+		}
 	}
-	if err := links.save(ctx, tx, h.now()); err != nil {
+	if err := r.links.save(ctx, tx, h.now()); err != nil {
 		return importing.Outcome{}, err
 	}
-	if err := products.save(ctx, tx); err != nil {
+	if err := r.products.save(ctx, tx); err != nil {
 		return importing.Outcome{}, err
 	}
-	return rej.outcome(), nil
+	return r.outcome, nil
 }
 
 // recordedEvent is the EventRecorded of an accepted event, its personal
 // fields sealed with its customer's data key.
 func recordedEvent(pe pendingEvent, keys map[string][]byte) (eventstore.Event, error) {
 	r := pe.rec
-	data := activity.Recorded{ID: pe.id, CustomerID: pe.customer, Type: r.Type, Date: r.Date, ProductID: pe.product, Fields: r.Fields}
+	fields := r.Fields
+	if pe.fields != nil {
+		fields = pe.fields
+	}
+	data := activity.Recorded{ID: pe.id, CustomerID: pe.customer, Type: r.Type, Date: r.Date, ProductID: pe.product, Fields: fields}
 	if len(r.Personal) > 0 {
 		sealed, err := sealPersonal(keys, pe.customer, r.Personal)
 		if err != nil {
@@ -263,7 +357,7 @@ func (*EventImporter) Prepare(co company.Company, records []json.RawMessage) Pre
 
 // loadDeletedEvents returns which of the events the records delete are
 // deleted already.
-func loadDeletedEvents(ctx context.Context, tx pgx.Tx, companyID string, records []*activity.Record) (map[int64]bool, error) {
+func loadDeletedEvents(ctx context.Context, q Reader, companyID string, records []*activity.Record) (map[int64]bool, error) {
 	var ids []int64
 	for _, r := range records {
 		if r != nil && r.DeleteID > 0 {
@@ -274,7 +368,7 @@ func loadDeletedEvents(ctx context.Context, tx pgx.Tx, companyID string, records
 	if len(ids) == 0 {
 		return deleted, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT id FROM activity_deleted WHERE company_id = $1 AND id = ANY($2)`, companyID, ids)
+	rows, err := q.Query(ctx, `SELECT id FROM activity_deleted WHERE company_id = $1 AND id = ANY($2)`, companyID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("imports: import events: read the deletions: %w", err)
 	}

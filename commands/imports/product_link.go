@@ -25,7 +25,7 @@ type productLinks struct {
 // reach: their product_ids, the products holding their skus and eans, and
 // the synthetic products an earlier event or sale made of them. Two
 // queries whatever the number of references.
-func loadProductLinks(ctx context.Context, tx pgx.Tx, companyID, currency string, refs []product.Ref) (*productLinks, error) {
+func loadProductLinks(ctx context.Context, q Reader, companyID, currency string, refs []product.Ref) (*productLinks, error) {
 	book := product.NewBook(commands.NewID, currency)
 	var kinds, vals []string
 	seen := map[string]bool{}
@@ -44,7 +44,7 @@ func loadProductLinks(ctx context.Context, tx pgx.Tx, companyID, currency string
 	}
 	found := map[string]string{}
 	if len(kinds) > 0 {
-		rows, err := tx.Query(ctx, `SELECT k.kind, k.value, k.external_id FROM product_keys k
+		rows, err := q.Query(ctx, `SELECT k.kind, k.value, k.external_id FROM product_keys k
 			JOIN unnest((SELECT $2::text[])::text[], (SELECT $3::text[])::text[]) AS q(kind, value)
 			ON k.kind = q.kind AND k.value = q.value
 			WHERE k.company_id = $1`, companyID, kinds, vals)
@@ -72,11 +72,24 @@ func loadProductLinks(ctx context.Context, tx pgx.Tx, companyID, currency string
 			ids = append(ids, r.Key()) // a synthetic product made earlier
 		}
 	}
-	versions, err := loadProducts(ctx, tx, companyID, ids, book)
+	versions, err := loadProducts(ctx, q, companyID, ids, book)
 	if err != nil {
 		return nil, err
 	}
 	return &productLinks{companyID: companyID, book: book, versions: versions}, nil
+}
+
+// after lays what prev, the links of the company's chunk before, decided
+// over what l loaded (see customerLinks.after): the products prev created,
+// at their versions, and the keys they declared.
+func (l *productLinks) after(prev *productLinks) {
+	for _, s := range prev.book.Touched(prev.versions) {
+		l.book.Load(s)
+		l.versions[s.ID] = s.Version
+	}
+	for _, k := range prev.book.KeyChanges() {
+		l.book.LoadKey(k.Kind, k.Value, k.ExternalID)
+	}
 }
 
 // link returns the product r names, creating it when none matches; r

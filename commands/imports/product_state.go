@@ -11,7 +11,7 @@ import (
 
 // loadProducts loads into book the stored products of the given external
 // ids, in one query, and returns their stream versions by product id.
-func loadProducts(ctx context.Context, tx pgx.Tx, companyID string, externalIDs []string, book *product.Book) (map[string]int64, error) {
+func loadProducts(ctx context.Context, q Reader, companyID string, externalIDs []string, book *product.Book) (map[string]int64, error) {
 	versions := map[string]int64{}
 	if len(externalIDs) == 0 {
 		return versions, nil
@@ -19,7 +19,7 @@ func loadProducts(ctx context.Context, tx pgx.Tx, companyID string, externalIDs 
 	// The array goes through a subquery so that both key columns stay the
 	// index condition even with the stale statistics of a table an import
 	// is filling (see loadCustomerBook in customer_state.go).
-	rows, err := tx.Query(ctx, `SELECT external_id, product_id, version, language FROM product_states
+	rows, err := q.Query(ctx, `SELECT external_id, product_id, version, language FROM product_states
 		WHERE company_id = $1 AND external_id = ANY((SELECT $2::text[])::text[])`, companyID, externalIDs)
 	if err != nil {
 		return nil, fmt.Errorf("imports: load products: %w", err)
