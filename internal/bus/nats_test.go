@@ -24,7 +24,9 @@ import (
 // messages are published, and starts it again: nothing published in the
 // meantime is lost (the outbox keeps it; the relay forwards it once NATS
 // is back), the order holds, and a group that subscribes during the
-// outage waits for NATS and then receives everything.
+// outage waits for NATS and then receives everything. What was received
+// may come again, in order (at least once; see receiveInOrder): the
+// consumers skip it by their checkpoints.
 func TestNATSOutage(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
@@ -42,8 +44,11 @@ func TestNATSOutage(t *testing.T) {
 	publish(t, pool, bus.CommitsTopic, want[:5]...)
 	got := receive(t, early, 5)
 	// Acks reach the server after Ack returns: the outage starts once it
-	// has them (an ack it lost would bring the message again, which is
-	// the contract, at least once, but not what this test looks at).
+	// has them. That it has them is no promise it keeps them: nats-server
+	// 2.9 writes a consumer's acks to disk from a background flusher, and
+	// its last write on a clean stop can lose to a stale one of that
+	// flusher, so after the restart the group may get these five again
+	// (receiveInOrder takes them as a checkpoint would).
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +93,7 @@ func TestNATSOutage(t *testing.T) {
 	publish(t, pool, bus.CommitsTopic, want[15:]...)
 
 	eq := cmp.Comparer(func(a, b note) bool { return a == b })
-	got = append(got, receiveOnce(t, early, 15)...)
+	got = receiveInOrder(t, "early", early, got, len(want))
 	if diff := cmp.Diff(want, got, eq); diff != "" {
 		t.Errorf("the group subscribed before the outage received (-want +got):\n%s", diff)
 	}
@@ -96,24 +101,46 @@ func TestNATSOutage(t *testing.T) {
 	if msgs == nil {
 		t.FailNow()
 	}
-	if diff := cmp.Diff(want, receiveOnce(t, msgs, len(want)), eq); diff != "" {
+	if diff := cmp.Diff(want, receiveInOrder(t, "late", msgs, nil, len(want)), eq); diff != "" {
 		t.Errorf("the group subscribed during the outage received (-want +got):\n%s", diff)
 	}
 }
 
-// receiveOnce is receive, but a message that comes again right after
-// itself is taken once: JetStream redelivers a message that no one
-// acked within the ack wait, here short, which a message can outlast
-// while the test reads another group.
-func receiveOnce(t *testing.T, msgs <-chan *message.Message, n int) []note {
+// receiveInOrder receives from msgs, acking each, until got, what the
+// group took so far, holds n messages, and returns it. It takes them as
+// a projector takes commits with its checkpoint: a message at or before
+// the last it took (seq, a position) is a redelivery and skipped, and
+// must be one it took, unchanged, else it came out of order and a
+// consumer would lose it. JetStream delivers at least once: it
+// redelivers a message that no one acked within the ack wait, here
+// short, which a message can outlast while the test reads another
+// group; and a server that restarts delivers again from the acks its
+// store kept, which may be fewer than it had confirmed (see
+// TestNATSOutage). Whether, or how far, it goes back is not the test's
+// to say; that it goes on in order after is.
+func receiveInOrder(t *testing.T, group string, msgs <-chan *message.Message, got []note, n int) []note {
 	t.Helper()
-	var got []note
+	took := map[int]note{}
+	for _, m := range got {
+		took[m.seq] = m
+	}
+	again := 0
 	for len(got) < n {
 		msg := next(t, msgs)
-		if m := parse(msg); len(got) == 0 || m != got[len(got)-1] {
-			got = append(got, m)
-		}
+		m := parse(msg)
 		msg.Ack()
+		if len(got) > 0 && m.seq <= got[len(got)-1].seq {
+			if took[m.seq] != m {
+				t.Errorf("group %s: %v came after %v, which it never took before", group, m, got[len(got)-1])
+			}
+			again++
+			continue
+		}
+		took[m.seq] = m
+		got = append(got, m)
+	}
+	if again > 0 {
+		t.Logf("group %s: %d messages came again", group, again)
 	}
 	return got
 }
