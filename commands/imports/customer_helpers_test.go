@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +83,7 @@ type customerEvent struct {
 	Meta    eventstore.Metadata
 }
 
-// events returns every event of the log, in order. It reads the table
+// events returns every customer event of the log, in order. It reads the table
 // rather than ReadLog, which waits for every transaction open on the
 // shared test server, other tests' included.
 func (e *customerEnv) events(tb testing.TB) []customerEvent {
@@ -103,6 +104,9 @@ func (e *customerEnv) events(tb testing.TB) []customerEvent {
 	}
 	var out []customerEvent
 	for _, r := range recorded {
+		if !strings.HasPrefix(r.Type, "Customer") {
+			continue // an event of another aggregate (a company's, an activity's)
+		}
 		var u customer.Upserted
 		if err := json.Unmarshal(r.Data, &u); err != nil {
 			tb.Fatal(err)
