@@ -171,4 +171,3 @@ func (e *eventsEnv) eventsCanonical(t *testing.T) []string {
 	}
 	return out
 }
-
