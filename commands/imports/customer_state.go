@@ -110,12 +110,12 @@ func loadCustomerStates(rows pgx.Rows, book *customer.Book, versions map[string]
 
 // refusingCustomers returns, of the given customers, those that refuse
 // anything new (deleted or forgotten), with the reason: one query.
-func refusingCustomers(ctx context.Context, tx pgx.Tx, companyID string, ids []string) (map[string]string, error) {
+func refusingCustomers(ctx context.Context, q Reader, companyID string, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT customer_id, forgotten FROM customer_states
+	rows, err := q.Query(ctx, `SELECT customer_id, forgotten FROM customer_states
 		WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[]) AND (deleted OR forgotten)`, companyID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("imports: load customer states: %w", err)

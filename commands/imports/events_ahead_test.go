@@ -42,7 +42,7 @@ func TestResolveEventsAheadMatchesResolvingInTheTransaction(t *testing.T) {
 			}
 
 			ahead := newEventsEnv(t)
-			gotOut := ahead.pipelinedWith(t, ahead.events, rng, chunks)
+			gotOut := ahead.pipelinedWith(t, ahead.imp, rng, chunks)
 
 			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
 				t.Errorf("outcomes (-in the transaction +ahead):\n%s", diff)
@@ -61,10 +61,10 @@ func TestResolveEventsAheadMatchesResolvingInTheTransaction(t *testing.T) {
 	}
 }
 
-// eventsEnv is a customerEnv with an events importer.
+// eventsEnv is a customerEnv with the importer of events or of sales.
 type eventsEnv struct {
 	*customerEnv
-	events *imports.EventImporter
+	imp imports.Resolver
 }
 
 // newEventsEnv returns the env with customers E0 to E4 (emails m0 to m4,
@@ -77,7 +77,14 @@ func newEventsEnv(t *testing.T) *eventsEnv {
 		customers = append(customers, fmt.Sprintf(`{"external_id": "E%d", "email": "m%d@example.com"}`, i, i))
 	}
 	e.chunk(t, customers...)
-	return &eventsEnv{customerEnv: e, events: imports.NewEventImporter(e.store, e.keys, func() time.Time { return now })}
+	return &eventsEnv{customerEnv: e, imp: imports.NewEventImporter(e.store, e.keys, func() time.Time { return now })}
+}
+
+// newSalesEnv is newEventsEnv with the sales importer.
+func newSalesEnv(t *testing.T) *eventsEnv {
+	e := newEventsEnv(t)
+	e.imp = imports.NewSaleImporter(e.store, e.keys, func() time.Time { return now })
+	return e
 }
 
 // importInTx imports records as the next chunk, resolved in its own
@@ -90,7 +97,7 @@ func (e *eventsEnv) importInTx(t *testing.T, i int, records []string) chunkOutco
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	o, err := e.events.ImportChunk(ctx, tx, e.chunkOf(records))
+	o, err := e.imp.ImportChunk(ctx, tx, e.chunkOf(records))
 	if err != nil {
 		t.Fatalf("chunk %d: %v", i, err)
 	}
@@ -153,6 +160,8 @@ func (e *eventsEnv) eventsCanonical(t *testing.T) []string {
 		`SELECT 'deleted ' || id FROM activity_deleted ORDER BY id`,
 		`SELECT 'product ' || external_id || ' ' || product_id || ' v' || version FROM product_states ORDER BY external_id`,
 		`SELECT 'product key ' || kind || ':' || value || ' ' || external_id FROM product_keys ORDER BY kind, value`,
+		`SELECT 'sale ' || external_id || ' ' || sale_id || ' ' || customer_id || ' v' || version || ' ' || state || ' ' || currency
+			FROM sale_states ORDER BY external_id`,
 	} {
 		rows, err := e.pool.Query(context.Background(), q)
 		if err != nil {
@@ -170,4 +179,73 @@ func (e *eventsEnv) eventsCanonical(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// TestResolveSalesAheadMatchesResolvingInTheTransaction is
+// TestResolveEventsAheadMatchesResolvingInTheTransaction for sales:
+// sales of a few external ids, changed by later chunks (rows added, the
+// state changed), whose customers and products are found or created.
+func TestResolveSalesAheadMatchesResolvingInTheTransaction(t *testing.T) {
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 17))
+			var chunks [][]string
+			rows := 0
+			for range 12 {
+				chunk := make([]string, 1+rng.IntN(6))
+				for i := range chunk {
+					chunk[i] = randomSaleRecord(rng)
+					rows++
+				}
+				chunks = append(chunks, chunk)
+			}
+
+			inTx := newSalesEnv(t)
+			var wantOut []chunkOutcome
+			for i, c := range chunks {
+				wantOut = append(wantOut, inTx.importInTx(t, i, c))
+			}
+
+			ahead := newSalesEnv(t)
+			gotOut := ahead.pipelinedWith(t, ahead.imp, rng, chunks)
+
+			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
+				t.Errorf("outcomes (-in the transaction +ahead):\n%s", diff)
+			}
+			accepted := 0
+			for _, o := range wantOut {
+				accepted += o.Accepted
+			}
+			if accepted < rows/2 {
+				t.Errorf("%d of %d records accepted: the test imports too little to compare", accepted, rows)
+			}
+			if diff := cmp.Diff(inTx.eventsCanonical(t), ahead.eventsCanonical(t)); diff != "" {
+				t.Errorf("what was written (-in the transaction +ahead):\n%s", diff)
+			}
+		})
+	}
+}
+
+// randomSaleRecord returns a row of one of a few sales: a new sale's
+// needs its date and customer, which the others may repeat or change.
+func randomSaleRecord(rng *rand.Rand) string {
+	r := map[string]any{
+		"sale_external_id": fmt.Sprint("S", rng.IntN(6)), "sale_date": fmt.Sprintf("2025-03-%02d", 1+rng.IntN(28)),
+		"quantity": 1 + rng.IntN(3), "unit_price": 100 * (1 + rng.IntN(9)),
+	}
+	if rng.IntN(2) == 0 {
+		r["sale_customer_id"] = fmt.Sprint("E", rng.IntN(5))
+	} else {
+		r["sale_email"] = fmt.Sprintf("m%d@example.com", rng.IntN(5))
+	}
+	if rng.IntN(2) == 0 {
+		r["product_id"] = fmt.Sprint("P", rng.IntN(4))
+	} else {
+		r["product_sku"] = fmt.Sprint("SKU-", rng.IntN(4))
+	}
+	if rng.IntN(5) == 0 {
+		r["sale_state"] = "CANCELLED"
+	}
+	b, _ := json.Marshal(r)
+	return string(b)
 }

@@ -12,14 +12,14 @@ import (
 // loadSales loads into book the stored sales of the given
 // sale_external_ids, in one query, and returns their stream versions by
 // sale id.
-func loadSales(ctx context.Context, tx pgx.Tx, companyID string, externalIDs []string, book *sale.Book) (map[string]int64, error) {
+func loadSales(ctx context.Context, q Reader, companyID string, externalIDs []string, book *sale.Book) (map[string]int64, error) {
 	versions := map[string]int64{}
 	if len(externalIDs) == 0 {
 		return versions, nil
 	}
 	// ANY((SELECT ...)): an index condition on both key columns whatever
 	// the statistics (see loadCustomerBook).
-	rows, err := tx.Query(ctx, `SELECT external_id, sale_id, customer_id, version, currency, rate, state, has_total, row_totals, discount
+	rows, err := q.Query(ctx, `SELECT external_id, sale_id, customer_id, version, currency, rate, state, has_total, row_totals, discount
 		FROM sale_states WHERE company_id = $1 AND external_id = ANY((SELECT $2::text[])::text[])`, companyID, externalIDs)
 	if err != nil {
 		return nil, fmt.Errorf("imports: load sales: %w", err)

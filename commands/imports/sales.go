@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +34,7 @@ type SaleImporter struct {
 	now   func() time.Time
 }
 
-var _ Importer = (*SaleImporter)(nil)
+var _ Resolver = (*SaleImporter)(nil)
 
 // NewSaleImporter returns the sales importer; keys holds the customers'
 // data keys, now stamps the customers' write-side state.
@@ -55,17 +56,61 @@ type pendingSale struct {
 	rows     []sale.Row
 }
 
-// ImportChunk implements Importer.
+// ImportChunk implements Importer: it resolves the chunk (unless it was
+// resolved ahead: Chunk.Resolution) and writes it.
 func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	co := chunk.Company
 	meta, err := chunkMetadata(chunk, "sales")
 	if err != nil {
 		return importing.Outcome{}, err
 	}
+	r, ok := chunk.Resolution.(*salesResolved)
+	if !ok || r == nil {
+		if r, err = h.resolve(ctx, tx, chunk, nil); err != nil {
+			return importing.Outcome{}, err
+		}
+	}
+	return h.write(ctx, tx, meta, r)
+}
+
+// salesResolved is a chunk of sale records decided and sealed, not yet
+// written.
+type salesResolved struct {
+	companyID string
+	book      *sale.Book
+	// versions are the sales' stream versions before the chunk.
+	versions map[string]int64
+	links    *customerLinks
+	products *productLinks
+	streams  []eventstore.StreamAppend
+	outcome  importing.Outcome
+}
+
+// Resolve implements Resolver.
+func (h *SaleImporter) Resolve(ctx context.Context, q Reader, chunk Chunk, prev Resolution) (Resolution, error) {
+	p, _ := prev.(*salesResolved)
+	return h.resolve(ctx, q, chunk, p)
+}
+
+// decidedSale is a transaction (the records of one sale) decided, its
+// customer and products not yet.
+type decidedSale struct {
+	ext     string
+	idx     []int
+	out     sale.Outcome
+	rej     []sale.Rejected
+	before  sale.State
+	existed bool
+}
+
+// resolve decides the chunk's transactions in order, after prev's
+// decisions when prev is not nil: each sale against its stored state,
+// then its customer part and its rows' products, and seals them.
+func (h *SaleImporter) resolve(ctx context.Context, q Reader, chunk Chunk, prev *salesResolved) (*salesResolved, error) {
+	co := chunk.Company
 	rej := rejecter{chunk: chunk, entity: "sales"}
 	records, problems := chunkRecords(chunk, parseSales)
 	if err := rej.rejectAll(problems); err != nil {
-		return importing.Outcome{}, err
+		return nil, err
 	}
 	// The records of one sale, in upload order; the sales in the order
 	// first named.
@@ -80,23 +125,21 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		}
 		groups[r.ExternalID] = append(groups[r.ExternalID], i)
 	}
-	book := sale.NewBook(commands.NewID, co)
-	versions, err := loadSales(ctx, tx, co.ID, order, book)
-	if err != nil {
-		return importing.Outcome{}, err
+	r := &salesResolved{companyID: co.ID, book: sale.NewBook(commands.NewID, co)}
+	var err error
+	if r.versions, err = loadSales(ctx, q, co.ID, order, r.book); err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		for _, s := range prev.book.Touched() {
+			r.book.Load(s)
+			r.versions[s.ID] = s.Version
+		}
 	}
 
 	// Decide each transaction; its customer part and the rows' products
 	// are resolved after, so gather them first to load them in bulk.
-	type decided struct {
-		ext     string
-		idx     []int
-		out     sale.Outcome
-		rej     []sale.Rejected
-		before  sale.State
-		existed bool
-	}
-	var ds []decided
+	var ds []decidedSale
 	var customers []*customer.Record
 	var refs []product.Ref
 	for _, ext := range order {
@@ -105,25 +148,22 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		for j, i := range idx {
 			txRecords[j] = *records[i]
 		}
-		d := decided{ext: ext, idx: idx}
-		d.before, d.existed = book.State(ext)
-		d.out, d.rej = book.Decide(sale.Merge(txRecords))
-		out := d.out
+		d := decidedSale{ext: ext, idx: idx}
+		d.before, d.existed = r.book.State(ext)
+		d.out, d.rej = r.book.Decide(sale.Merge(txRecords))
 		ds = append(ds, d)
-		if out.Customer != nil {
-			customers = append(customers, out.Customer)
+		if d.out.Customer != nil {
+			customers = append(customers, d.out.Customer)
 		}
-		for _, r := range out.Rows {
-			refs = append(refs, r.Product)
+		for _, row := range d.out.Rows {
+			refs = append(refs, row.Product)
 		}
 	}
-	links, err := loadCustomerLinks(ctx, tx, h.keys, co.ID, customers)
-	if err != nil {
-		return importing.Outcome{}, err
+	if r.links, err = loadCustomerLinks(ctx, q, h.keys, co.ID, customers); err != nil {
+		return nil, err
 	}
-	products, err := loadProductLinks(ctx, tx, co.ID, co.Currency, refs)
-	if err != nil {
-		return importing.Outcome{}, err
+	if r.products, err = loadProductLinks(ctx, q, co.ID, co.Currency, refs); err != nil {
+		return nil, err
 	}
 	// The stored customers of the sales whose records name none: a deleted
 	// or forgotten one refuses them too (and a forgotten one has no key to
@@ -134,16 +174,48 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 			stored = append(stored, d.out.CustomerID)
 		}
 	}
-	refused, err := refusingCustomers(ctx, tx, co.ID, stored)
+	refused, err := refusingCustomers(ctx, q, co.ID, stored)
 	if err != nil {
-		return importing.Outcome{}, err
+		return nil, err
 	}
+	if prev != nil {
+		r.links.after(prev.links)
+		r.products.after(prev.products)
+		refusedAfter(refused, prev.links)
+	}
+	pending, err := r.decide(ds, records, refused, &rej)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.seal(ctx, q, pending); err != nil {
+		return nil, err
+	}
+	r.outcome = rej.outcome()
+	return r, nil
+}
 
+// refusedAfter adds to refused the customers that prev deleted or forgot
+// (both for good: nothing takes a customer out of refused).
+func refusedAfter(refused map[string]string, prev *customerLinks) {
+	for _, s := range prev.book.Touched() {
+		switch {
+		case s.Forgotten:
+			refused[s.ID] = customer.ReasonForgotten
+		case s.Deleted:
+			refused[s.ID] = customer.ReasonDeleted
+		}
+	}
+}
+
+// decide decides each decided transaction's customer and products; a
+// customer that refuses the sale (deleted, forgotten) rejects it, as if
+// never decided.
+func (r *salesResolved) decide(ds []decidedSale, records []*sale.Record, refused map[string]string, rej *rejecter) ([]pendingSale, error) {
 	var pending []pendingSale
 	for _, d := range ds {
-		for _, r := range d.rej {
-			if err := rej.reject(d.idx[r.Record], r.Err); err != nil {
-				return importing.Outcome{}, err
+		for _, rj := range d.rej {
+			if err := rej.reject(d.idx[rj.Record], rj.Err); err != nil {
+				return nil, err
 			}
 		}
 		out := d.out
@@ -153,7 +225,7 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 		customerID := out.CustomerID
 		var refusal error
 		if out.Customer != nil {
-			o, err := links.decide(*out.Customer)
+			o, err := r.links.decide(*out.Customer)
 			if err != nil {
 				refusal = saleCustomerProblem(err)
 			}
@@ -162,17 +234,15 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 			refusal = &sale.Problem{Reason: reason}
 		}
 		if refusal != nil {
-			// The customer refuses the sale (deleted, forgotten): so does
-			// the sale, as if never decided.
-			book.Restore(d.ext, d.before, d.existed)
+			r.book.Restore(d.ext, d.before, d.existed)
 			for _, a := range out.Accepted {
 				if err := rej.reject(d.idx[a], refusal); err != nil {
-					return importing.Outcome{}, err
+					return nil, err
 				}
 			}
 			continue
 		}
-		book.SetCustomer(out.SaleID, customerID)
+		r.book.SetCustomer(out.SaleID, customerID)
 		for _, a := range out.Accepted {
 			rej.accept(d.idx[a], records[d.idx[a]].Ignored)
 		}
@@ -180,43 +250,55 @@ func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) 
 			continue
 		}
 		ps := pendingSale{ext: d.ext, out: out, customer: customerID}
-		for _, r := range out.Rows {
-			po := products.link(r.Product)
-			ps.rows = append(ps.rows, sale.Row{Key: r.Key, ProductID: po.ProductID, Fields: withField(r.Fields, sale.RowProductID, po.ExternalID)})
+		for _, row := range out.Rows {
+			po := r.products.link(row.Product)
+			ps.rows = append(ps.rows, sale.Row{Key: row.Key, ProductID: po.ProductID, Fields: withField(maps.Clone(row.Fields), sale.RowProductID, po.ExternalID)})
 		}
 		if len(out.Personal)+len(out.PersonalUnset) > 0 {
-			links.sealFor(customerID)
+			r.links.sealFor(customerID)
 		}
 		pending = append(pending, ps)
 	}
+	return pending, nil
+}
 
-	customerStreams, keys, err := links.seal(ctx, tx)
+// seal seals the customers' changes and the sales' personal fields, and
+// lays out the chunk's streams: the customers', the products created and
+// the sales'.
+func (r *salesResolved) seal(ctx context.Context, q Reader, pending []pendingSale) error {
+	customerStreams, keys, err := r.links.seal(ctx, q)
 	if err != nil {
-		return importing.Outcome{}, err
+		return err
 	}
 	upserts, errs := make([]eventstore.StreamAppend, len(pending)), make([]error, len(pending))
 	inParallel(len(pending), func(i int) {
-		upserts[i], errs[i] = saleAppend(co.ID, pending[i], versions, keys)
+		upserts[i], errs[i] = saleAppend(r.companyID, pending[i], r.versions, keys)
 	})
 	if err := errors.Join(errs...); err != nil {
-		return importing.Outcome{}, err
+		return err
 	}
-	c := eventstore.Commit{Metadata: meta, Streams: append(append(customerStreams, products.created...), upserts...)}
-	if len(c.Streams) > 0 {
-		if _, err := h.store.AppendTx(ctx, tx, c); err != nil {
+	r.streams = append(append(customerStreams, r.products.created...), upserts...)
+	return nil
+}
+
+// write appends the resolved chunk's events as one commit and writes back
+// the write-side state, in tx.
+func (h *SaleImporter) write(ctx context.Context, tx pgx.Tx, meta eventstore.Metadata, r *salesResolved) (importing.Outcome, error) {
+	if len(r.streams) > 0 {
+		if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: r.streams}); err != nil {
 			return importing.Outcome{}, fmt.Errorf("imports: import sales: %w", err)
 		}
 	}
-	if err := links.save(ctx, tx, h.now()); err != nil {
+	if err := r.links.save(ctx, tx, h.now()); err != nil {
 		return importing.Outcome{}, err
 	}
-	if err := products.save(ctx, tx); err != nil {
+	if err := r.products.save(ctx, tx); err != nil {
 		return importing.Outcome{}, err
 	}
-	if err := saveSales(ctx, tx, co.ID, book.Touched()); err != nil {
+	if err := saveSales(ctx, tx, r.companyID, r.book.Touched()); err != nil {
 		return importing.Outcome{}, err
 	}
-	return rej.outcome(), nil
+	return r.outcome, nil
 }
 
 // saleAppend is the SaleUpserted of a decided transaction, its personal
