@@ -19,9 +19,9 @@
 //     (importer.go) in one transaction, checks the outcome and stores it
 //     with the rejections and warnings (chunk_store_warnings.go,
 //     outcome_warnings.go); ahead.go parses the next chunk while this one
-//     is in its transaction, and resolves it (Resolver: customers, events, sales)
-//     once this one is resolved; chunk_isolate.go finds the records the database refuses
-//     when a chunk keeps failing.
+//     is in its transaction, and resolves it (Resolver: customers,
+//     events, sales) once this one is resolved; chunk_isolate.go finds
+//     the records the database refuses when a chunk keeps failing.
 //   - The Importers. customers.go, events.go, sales.go, products.go,
 //     shops.go: parse, decide against the write-side state, append one
 //     commit. The write-side state and how a chunk decides against it:
