@@ -47,17 +47,7 @@ func (*CustomerImporter) Entity() importing.Entity { return importing.Customers 
 // ImportChunk implements Importer: it resolves the chunk (unless it was
 // resolved ahead: Chunk.Resolution) and writes it.
 func (h *CustomerImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	meta, err := chunkMetadata(chunk, "customers")
-	if err != nil {
-		return importing.Outcome{}, err
-	}
-	r, ok := chunk.Resolution.(*customersResolved)
-	if !ok || r == nil {
-		if r, err = h.resolve(ctx, tx, chunk, nil); err != nil {
-			return importing.Outcome{}, err
-		}
-	}
-	return h.write(ctx, tx, meta, r)
+	return writeResolved(ctx, tx, chunk, "customers", h.resolve, h.write)
 }
 
 // customersResolved is a chunk of customer records decided and sealed,

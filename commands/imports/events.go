@@ -68,17 +68,7 @@ type pendingEvent struct {
 // ImportChunk implements Importer: it resolves the chunk (unless it was
 // resolved ahead: Chunk.Resolution) and writes it.
 func (h *EventImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	meta, err := chunkMetadata(chunk, "events")
-	if err != nil {
-		return importing.Outcome{}, err
-	}
-	r, ok := chunk.Resolution.(*eventsResolved)
-	if !ok || r == nil {
-		if r, err = h.resolve(ctx, tx, chunk, nil); err != nil {
-			return importing.Outcome{}, err
-		}
-	}
-	return h.write(ctx, tx, meta, r)
+	return writeResolved(ctx, tx, chunk, "events", h.resolve, h.write)
 }
 
 // eventsResolved is a chunk of event records decided and sealed, not yet

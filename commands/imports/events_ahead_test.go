@@ -21,27 +21,42 @@ import (
 // them, write the same when each is resolved ahead, while the one before
 // is still open, as when each is resolved in its transaction.
 func TestResolveEventsAheadMatchesResolvingInTheTransaction(t *testing.T) {
-	for seed := range uint64(6) {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 16))
+	checkResolvedAhead(t, newEventsEnv, 16, func() func(*rand.Rand) string {
+		imported := 0
+		return func(rng *rand.Rand) string {
+			imported++
+			return randomEventRecord(rng, imported-1)
+		}
+	})
+}
+
+// checkResolvedAhead imports twelve chunks of one to six records made by
+// a newRecord of each seed (seed and 0 to 5), into two envs of newEnv: one
+// resolving each chunk in its transaction, the other each ahead
+// (pipelinedWith), and requires the same outcomes and the same writes.
+func checkResolvedAhead(t *testing.T, newEnv func(*testing.T) *eventsEnv, seed uint64, newRecord func() func(*rand.Rand) string) {
+	for s := range uint64(6) {
+		t.Run(fmt.Sprint("seed ", s), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(s, seed))
+			record := newRecord()
 			var chunks [][]string
-			events := 0
+			records := 0
 			for range 12 {
 				chunk := make([]string, 1+rng.IntN(6))
 				for i := range chunk {
-					chunk[i] = randomEventRecord(rng, events)
-					events++
+					chunk[i] = record(rng)
+					records++
 				}
 				chunks = append(chunks, chunk)
 			}
 
-			inTx := newEventsEnv(t)
+			inTx := newEnv(t)
 			var wantOut []chunkOutcome
 			for i, c := range chunks {
 				wantOut = append(wantOut, inTx.importInTx(t, i, c))
 			}
 
-			ahead := newEventsEnv(t)
+			ahead := newEnv(t)
 			gotOut := ahead.pipelinedWith(t, ahead.imp, rng, chunks)
 
 			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
@@ -51,8 +66,8 @@ func TestResolveEventsAheadMatchesResolvingInTheTransaction(t *testing.T) {
 			for _, o := range wantOut {
 				accepted += o.Accepted
 			}
-			if accepted < events/2 {
-				t.Errorf("%d of %d records accepted: the test imports too little to compare", accepted, events)
+			if accepted < records/2 {
+				t.Errorf("%d of %d records accepted: the test imports too little to compare", accepted, records)
 			}
 			if diff := cmp.Diff(inTx.eventsCanonical(t), ahead.eventsCanonical(t)); diff != "" {
 				t.Errorf("what was written (-in the transaction +ahead):\n%s", diff)
@@ -186,44 +201,7 @@ func (e *eventsEnv) eventsCanonical(t *testing.T) []string {
 // sales of a few external ids, changed by later chunks (rows added, the
 // state changed), whose customers and products are found or created.
 func TestResolveSalesAheadMatchesResolvingInTheTransaction(t *testing.T) {
-	for seed := range uint64(6) {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 17))
-			var chunks [][]string
-			rows := 0
-			for range 12 {
-				chunk := make([]string, 1+rng.IntN(6))
-				for i := range chunk {
-					chunk[i] = randomSaleRecord(rng)
-					rows++
-				}
-				chunks = append(chunks, chunk)
-			}
-
-			inTx := newSalesEnv(t)
-			var wantOut []chunkOutcome
-			for i, c := range chunks {
-				wantOut = append(wantOut, inTx.importInTx(t, i, c))
-			}
-
-			ahead := newSalesEnv(t)
-			gotOut := ahead.pipelinedWith(t, ahead.imp, rng, chunks)
-
-			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
-				t.Errorf("outcomes (-in the transaction +ahead):\n%s", diff)
-			}
-			accepted := 0
-			for _, o := range wantOut {
-				accepted += o.Accepted
-			}
-			if accepted < rows/2 {
-				t.Errorf("%d of %d records accepted: the test imports too little to compare", accepted, rows)
-			}
-			if diff := cmp.Diff(inTx.eventsCanonical(t), ahead.eventsCanonical(t)); diff != "" {
-				t.Errorf("what was written (-in the transaction +ahead):\n%s", diff)
-			}
-		})
-	}
+	checkResolvedAhead(t, newSalesEnv, 17, func() func(*rand.Rand) string { return randomSaleRecord })
 }
 
 // randomSaleRecord returns a row of one of a few sales: a new sale's

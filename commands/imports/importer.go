@@ -242,3 +242,22 @@ func (s *streamEvents) add(streamID string, expected int64, e eventstore.Event) 
 	}
 	s.streams[i].Events = append(s.streams[i].Events, e)
 }
+
+// writeResolved is the ImportChunk of a Resolver: it writes the chunk's
+// Resolution with write, or, when the chunk comes without one of resolve's
+// kind, what resolve makes of it in tx.
+func writeResolved[R any](ctx context.Context, tx pgx.Tx, chunk Chunk, entity string,
+	resolve func(context.Context, Reader, Chunk, *R) (*R, error),
+	write func(context.Context, pgx.Tx, eventstore.Metadata, *R) (importing.Outcome, error)) (importing.Outcome, error) {
+	meta, err := chunkMetadata(chunk, entity)
+	if err != nil {
+		return importing.Outcome{}, err
+	}
+	r, ok := chunk.Resolution.(*R)
+	if !ok || r == nil {
+		if r, err = resolve(ctx, tx, chunk, nil); err != nil {
+			return importing.Outcome{}, err
+		}
+	}
+	return write(ctx, tx, meta, r)
+}

@@ -59,17 +59,7 @@ type pendingSale struct {
 // ImportChunk implements Importer: it resolves the chunk (unless it was
 // resolved ahead: Chunk.Resolution) and writes it.
 func (h *SaleImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	meta, err := chunkMetadata(chunk, "sales")
-	if err != nil {
-		return importing.Outcome{}, err
-	}
-	r, ok := chunk.Resolution.(*salesResolved)
-	if !ok || r == nil {
-		if r, err = h.resolve(ctx, tx, chunk, nil); err != nil {
-			return importing.Outcome{}, err
-		}
-	}
-	return h.write(ctx, tx, meta, r)
+	return writeResolved(ctx, tx, chunk, "sales", h.resolve, h.write)
 }
 
 // salesResolved is a chunk of sale records decided and sealed, not yet
