@@ -78,15 +78,7 @@ type chunkOutcome struct {
 // deleting or forgetting.
 func randomCustomerRecord(rng *rand.Rand) string {
 	r := map[string]any{}
-	switch rng.IntN(4) {
-	case 0:
-		r["external_id"] = fmt.Sprint("E", rng.IntN(6))
-	case 1:
-		r["email"] = fmt.Sprintf("m%d@example.com", rng.IntN(6))
-	default:
-		r["external_id"] = fmt.Sprint("E", rng.IntN(6))
-		r["email"] = fmt.Sprintf("m%d@example.com", rng.IntN(6))
-	}
+	putIdentities(rng, r, "external_id", "email", 6)
 	if rng.IntN(3) == 0 {
 		r["phone_number"] = fmt.Sprintf("+35840123456%d", rng.IntN(4))
 	}
@@ -99,6 +91,22 @@ func randomCustomerRecord(rng *rand.Rand) string {
 	}
 	b, _ := json.Marshal(r)
 	return string(b)
+}
+
+// putIdentities gives r an external id ("E0" to "E<n-1>") under extField,
+// an email ("m0@example.com" ...) under emailField, or, half the time,
+// both: both may name different customers, so that a record moves an
+// identity or is rejected for the conflict.
+func putIdentities(rng *rand.Rand, r map[string]any, extField, emailField string, n int) {
+	switch rng.IntN(4) {
+	case 0:
+		r[extField] = fmt.Sprint("E", rng.IntN(n))
+	case 1:
+		r[emailField] = fmt.Sprintf("m%d@example.com", rng.IntN(n))
+	default:
+		r[extField] = fmt.Sprint("E", rng.IntN(n))
+		r[emailField] = fmt.Sprintf("m%d@example.com", rng.IntN(n))
+	}
 }
 
 // pipelined imports chunks as the worker does when it resolves ahead:

@@ -130,15 +130,7 @@ func randomEventRecord(rng *rand.Rand, imported int) string {
 		return fmt.Sprintf(`{"id": %d, "is_deleted": true}`, 1+rng.IntN(imported+2))
 	}
 	r := map[string]any{"type": "BASKET_ADD", "date": fmt.Sprintf("2025-01-%02d", 1+rng.IntN(28))}
-	switch rng.IntN(3) {
-	case 0:
-		r["customer_id"] = fmt.Sprint("E", rng.IntN(5))
-	case 1:
-		r["email"] = fmt.Sprintf("m%d@example.com", rng.IntN(5))
-	default:
-		r["customer_id"] = fmt.Sprint("E", rng.IntN(5))
-		r["email"] = fmt.Sprintf("m%d@example.com", rng.IntN(5))
-	}
+	putIdentities(rng, r, "customer_id", "email", 5)
 	if rng.IntN(2) == 0 {
 		r["product_id"] = fmt.Sprint("P", rng.IntN(4))
 	} else {
@@ -211,11 +203,7 @@ func randomSaleRecord(rng *rand.Rand) string {
 		"sale_external_id": fmt.Sprint("S", rng.IntN(6)), "sale_date": fmt.Sprintf("2025-03-%02d", 1+rng.IntN(28)),
 		"quantity": 1 + rng.IntN(3), "unit_price": 100 * (1 + rng.IntN(9)),
 	}
-	if rng.IntN(2) == 0 {
-		r["sale_customer_id"] = fmt.Sprint("E", rng.IntN(5))
-	} else {
-		r["sale_email"] = fmt.Sprintf("m%d@example.com", rng.IntN(5))
-	}
+	putIdentities(rng, r, "sale_customer_id", "sale_email", 5)
 	if rng.IntN(2) == 0 {
 		r["product_id"] = fmt.Sprint("P", rng.IntN(4))
 	} else {
