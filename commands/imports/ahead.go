@@ -204,21 +204,22 @@ func (a *ahead) take(ctx context.Context, c stagedChunk, co company.Company) (Pr
 	case <-ctx.Done():
 		return nil, nil
 	}
+	same := reflect.DeepEqual(s.co, co) && s.first == c.FirstIndex && len(s.records) == len(c.Records)
 	a.mu.Lock()
 	resolved, committed := s.resolved, s.committed
 	a.mu.Unlock()
-	if resolved == nil {
-		if !reflect.DeepEqual(s.co, co) || s.first != c.FirstIndex || len(s.records) != len(c.Records) {
-			return nil, nil
-		}
+	switch {
+	case resolved == nil && same:
 		return s.prepared, nil
+	case resolved == nil:
+		return nil, nil
 	}
 	select {
 	case <-resolved:
 	case <-ctx.Done():
 		return nil, nil
 	}
-	if !committed || !reflect.DeepEqual(s.co, co) || s.first != c.FirstIndex || len(s.records) != len(c.Records) {
+	if !committed || !same {
 		return nil, nil
 	}
 	return nil, s.resolution
