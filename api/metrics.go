@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/clientele/clientele/internal/telemetry"
 )
 
 // metrics are the HTTP metrics. Their route label is the canonical route
@@ -33,27 +34,14 @@ func newMetrics(reg prometheus.Registerer, g prometheus.Gatherer, log *slog.Logg
 		Buckets: prometheus.DefBuckets,
 	}, []string{"method", "route"})
 	var err error
-	if requests, err = register(reg, requests); err != nil {
+	if requests, err = telemetry.Register(reg, requests); err != nil {
 		return nil, err
 	}
-	if duration, err = register(reg, duration); err != nil {
+	if duration, err = telemetry.Register(reg, duration); err != nil {
 		return nil, err
 	}
 	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorLog: slogErrorLog{log}})
 	return &metrics{requests: requests, duration: duration, handler: h}, nil
-}
-
-// register registers c, or returns the identical collector already
-// registered (several servers may share one registry, as tests do).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 func (m *metrics) observe(method, route string, status int, elapsed time.Duration) {

@@ -81,7 +81,7 @@ func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
 	w.chunks.log = cfg.Logger
 	if cfg.Registerer != nil {
 		if err := w.chunks.metrics.register(cfg.Registerer); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("imports: register import metrics: %w", err)
 		}
 	}
 	if w.cfg.Transport == nil {

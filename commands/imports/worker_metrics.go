@@ -1,12 +1,10 @@
 package imports
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/telemetry"
 )
 
 // importMetrics are the import worker's Prometheus collectors: what tells
@@ -70,29 +68,15 @@ const (
 // a registry).
 func (m *importMetrics) register(reg prometheus.Registerer) error {
 	var err error
-	if m.failures, err = registerOrReuse(reg, m.failures); err != nil {
+	if m.failures, err = telemetry.Register(reg, m.failures); err != nil {
 		return err
 	}
-	if m.isolated, err = registerOrReuse(reg, m.isolated); err != nil {
+	if m.isolated, err = telemetry.Register(reg, m.isolated); err != nil {
 		return err
 	}
-	if m.resolved, err = registerOrReuse(reg, m.resolved); err != nil {
+	if m.resolved, err = telemetry.Register(reg, m.resolved); err != nil {
 		return err
 	}
-	m.stalled, err = registerOrReuse(reg, m.stalled)
+	m.stalled, err = telemetry.Register(reg, m.stalled)
 	return err
-}
-
-func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	if err != nil {
-		return c, fmt.Errorf("imports: register import metrics: %w", err)
-	}
-	return c, nil
 }
