@@ -4,8 +4,10 @@
 // is retrievable, and reports the upload acceptance rate, the end-to-end
 // rate, the server's peak RSS and, in the same run on the same database
 // once the server has stopped, the rates of a plain COPY of the same
-// records into one jsonb table and of a conventional store of them by
-// batched upserts into one indexed table (upsert.go). A customers run also
+// records into one jsonb table, of a conventional store of them by
+// batched upserts into one indexed table (upsert.go), and of the floor:
+// the rows the import left, COPYed again into copies of their tables
+// (floor.go), the least time storing them takes. A customers run also
 // measures the reads (reads.go): paging through every customer against a
 // COPY out of the same documents, and a rebuild of the read model.
 //
@@ -141,6 +143,9 @@ type result struct {
 	uploadPerSec   float64
 	ratioToCopy    float64
 	uploadMBPerSec float64
+	// floor is the least time storing a customers run's rows takes
+	// (floor.go).
+	floor floorResult
 	// reads holds the figures of the reads, in a customers run (reads.go).
 	reads readResult
 	// campaigns holds the figures of a campaigns run instead.
@@ -166,6 +171,7 @@ func (r result) print(w *os.File) {
 		upserts := float64(r.n) / r.upsertTime.Seconds()
 		fmt.Fprintf(w, "batched upserts:     %.0f records/s (%.1fs, %d rows a statement)\n", upserts, r.upsertTime.Seconds(), upsertBatch)
 		fmt.Fprintf(w, "end to end / upserts: %.3f\n", r.e2eRowsPerSec/upserts)
+		r.floor.print(w, "upserts", upserts)
 	}
 	fmt.Fprintf(w, "server peak RSS:     %.0f MB\n", float64(r.peakRSSKiB)/1024)
 	if r.reads.paging > 0 {

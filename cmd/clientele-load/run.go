@@ -150,6 +150,10 @@ func run(ctx context.Context, o options) (result, error) {
 	if res.upsertTime, err = upsertRecords(ctx, conn, o.entity, gen, o.n); err != nil {
 		return res, err
 	}
+	// The least time storing the run's rows takes (floor.go).
+	if res.floor, err = measureFloor(ctx, url, o.entity, o.n); err != nil {
+		return res, err
+	}
 	if measuresReads(o.entity) {
 		if err := rebuildCustomers(ctx, o, url, childEnv, conn, res.accepted, &res.reads); err != nil {
 			return res, err
