@@ -143,6 +143,10 @@ type result struct {
 	uploadPerSec   float64
 	ratioToCopy    float64
 	uploadMBPerSec float64
+	// cpuEndToEnd and cpuUpserts are the CPU of the import end to end (of
+	// PostgreSQL and the server) and of the upserts (of PostgreSQL and
+	// the driver, which generates and decodes the records): cpu.go.
+	cpuEndToEnd, cpuUpserts cpuSpent
 	// floor is the least time storing a customers run's rows takes
 	// (floor.go).
 	floor floorResult
@@ -172,6 +176,11 @@ func (r result) print(w *os.File) {
 		fmt.Fprintf(w, "batched upserts:     %.0f records/s (%.1fs, %d rows a statement)\n", upserts, r.upsertTime.Seconds(), upsertBatch)
 		fmt.Fprintf(w, "end to end / upserts: %.3f\n", r.e2eRowsPerSec/upserts)
 		r.floor.print(w, "upserts", upserts)
+		pg, srv, total := r.cpuEndToEnd.perRecord(r.accepted)
+		fmt.Fprintf(w, "CPU, end to end:     %.0f µs a record (PostgreSQL %.0f, server %.0f; %.2f cores busy)\n",
+			total, pg, srv, (r.cpuEndToEnd.pg+r.cpuEndToEnd.other).Seconds()/r.endToEnd.Seconds())
+		pg, drv, total := r.cpuUpserts.perRecord(r.n)
+		fmt.Fprintf(w, "CPU, upserts:        %.0f µs a record (PostgreSQL %.0f, driver %.0f)\n", total, pg, drv)
 	}
 	fmt.Fprintf(w, "server peak RSS:     %.0f MB\n", float64(r.peakRSSKiB)/1024)
 	if r.reads.paging > 0 {

@@ -83,6 +83,7 @@ func run(ctx context.Context, o options) (result, error) {
 	}
 
 	// Uploads, one after another, each streamed from the generator.
+	cpu := startCPU(o.dir, srv.cmd.Process.Pid)
 	start := time.Now()
 	var runs []string
 	for first := 0; first < o.n; first += o.perUpload {
@@ -127,6 +128,7 @@ func run(ctx context.Context, o options) (result, error) {
 		}
 	}
 	res.endToEnd = time.Since(start)
+	res.cpuEndToEnd = cpu.stop()
 	res.peakRSSKiB = peakRSS(srv.cmd.Process.Pid)
 	if measuresReads(o.entity) {
 		if err := pageCustomers(srv.base, token, &res.reads); err != nil {
@@ -147,9 +149,11 @@ func run(ctx context.Context, o options) (result, error) {
 	if res.copyTime, err = copyRecords(ctx, conn, gen, o.n); err != nil {
 		return res, err
 	}
+	cpu = startCPU(o.dir, os.Getpid())
 	if res.upsertTime, err = upsertRecords(ctx, conn, o.entity, gen, o.n); err != nil {
 		return res, err
 	}
+	res.cpuUpserts = cpu.stop()
 	// The least time storing the run's rows takes (floor.go).
 	if res.floor, err = measureFloor(ctx, url, o.entity, o.n); err != nil {
 		return res, err
