@@ -174,6 +174,21 @@ func (s typedStore) Head(ctx context.Context) (eventstore.Position, error) {
 	return head, pg.Translate(err)
 }
 
+func (s typedStore) ReadCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, error) {
+	events, err := s.store.ReadCommit(ctx, txID)
+	return events, pg.Translate(err)
+}
+
+func (s typedStore) ReadCommitTypes(ctx context.Context, txID uint64, types []string) ([]eventstore.RecordedEvent, eventstore.CommitSpan, error) {
+	events, span, err := s.store.ReadCommitTypes(ctx, txID, types)
+	return events, span, pg.Translate(err)
+}
+
+func (s typedStore) ReadCompanyLog(ctx context.Context, companyID string, after, upTo eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+	events, err := s.store.ReadCompanyLog(ctx, companyID, after, upTo, limit)
+	return events, pg.Translate(err)
+}
+
 // RequireCompany refuses a principal of no company.
 func RequireCompany(p access.Principal) error {
 	if p.CompanyID == "" {

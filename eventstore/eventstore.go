@@ -142,6 +142,44 @@ type Store interface {
 	ReadLog(ctx context.Context, after Position, limit int) ([]RecordedEvent, error)
 	// Head returns the position of the last event visible to ReadLog.
 	Head(ctx context.Context) (Position, error)
+	CommitReader
+}
+
+// CommitReader reads the log commit by commit: a commit announced by its
+// TxID (a consumer given a commit's header reads its events from the
+// store), and one company's commits, for a reader that follows one
+// company behind the others (a projector retrying a company it parked).
+type CommitReader interface {
+	// ReadCommit returns the events of the commit txID, in log order. A
+	// commit that does not exist (or is not committed yet) has no events
+	// and is no error.
+	ReadCommit(ctx context.Context, txID uint64) ([]RecordedEvent, error)
+	// ReadCommitTypes returns the events of the commit txID whose type is
+	// one of types, in log order, and the span of the whole commit (all
+	// its events, of any type), so that a reader that skips types can
+	// still check the commit against what was announced. A commit that
+	// does not exist has no events, a zero span and is no error.
+	ReadCommitTypes(ctx context.Context, txID uint64, types []string) ([]RecordedEvent, CommitSpan, error)
+	// ReadCompanyLog returns the events of one company's commits
+	// (Metadata.CompanyID) that come after the position after and not
+	// after upTo, in log order, as far as ReadLog sees the log: at least
+	// limit events unless the range ends first, and then the rest of the
+	// last event's commit (a page may exceed limit to end with a whole
+	// commit, as ReadLog's); a limit of zero or less means 1000. No event
+	// is ever after upTo: upTo should end a commit (a checkpoint does), or
+	// the commit it falls in is cut there. A range that is empty (after is
+	// not before upTo) has no events.
+	//
+	// Adapters need not index the log by company: it may cost a walk of
+	// every company's commits in the range, up to the page's last.
+	ReadCompanyLog(ctx context.Context, companyID string, after, upTo Position, limit int) ([]RecordedEvent, error)
+}
+
+// CommitSpan describes a whole commit: its number of events and the global
+// positions of its first and last.
+type CommitSpan struct {
+	Count       int
+	First, Last int64
 }
 
 // ConflictError reports that a stream's version was not the expected one.

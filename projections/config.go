@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/bus"
 )
 
@@ -19,9 +19,11 @@ type RuntimeConfig struct {
 	// Pool is the database of the read models and the checkpoints.
 	// Required.
 	Pool *pgxpool.Pool
-	// Store is the event store; async projectors read each commit from it.
+	// Store is the event store; async projectors read each commit from it
+	// (ReadCommit, ReadCommitTypes), the log when they catch up (ReadLog),
+	// and a parked company's commits when they retry it (ReadCompanyLog).
 	// Required.
-	Store *postgres.Store
+	Store eventstore.Store
 	// Inline projectors run in the append transaction (see InlineHook):
 	// a client reads its own write at once, at the cost of a slower append.
 	Inline []Projector

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 )
 
@@ -153,7 +152,7 @@ func (r *Runtime) holdAnnounced(ctx context.Context, tx pgx.Tx, p Projector, h b
 func (r *Runtime) readCommit(ctx context.Context, p Projector, h bus.CommitHeader) ([]eventstore.RecordedEvent, error) {
 	name := p.Name()
 	var events []eventstore.RecordedEvent
-	var span postgres.CommitSpan
+	var span eventstore.CommitSpan
 	var err error
 	if f, ok := p.(TypeFilter); ok {
 		events, span, err = r.cfg.Store.ReadCommitTypes(ctx, h.TxID, f.EventTypes())

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // rebuildPageSize is how many events a rebuild reads and applies per
@@ -57,7 +56,7 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // rebuilt whole when its commit applies now, and parked again when it
 // does not. An inline projector's commit that fails aborts the rebuild:
 // such a commit could never have been appended.
-func Rebuild(ctx context.Context, pool *pgxpool.Pool, store *postgres.Store, p Projector, kind Kind, progress func(done, total int64)) error {
+func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, p Projector, kind Kind, progress func(done, total int64)) error {
 	if kind != KindInline && kind != KindAsync {
 		return fmt.Errorf("projections: rebuild %s: unknown kind %q", p.Name(), kind)
 	}
@@ -125,7 +124,7 @@ func scratchSchema(name string) string {
 type rebuilder struct {
 	conn     *pgx.Conn // holds the advisory lock; writes the scratch tables
 	pool     *pgxpool.Pool
-	store    *postgres.Store
+	store    eventstore.Store
 	p        Projector
 	kind     Kind
 	progress func(done, total int64)

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // Kind is how a projector runs.
@@ -69,7 +68,7 @@ func Rate(earlier, later ProjectionStatus) float64 {
 // Status returns the status of the inline and async projectors, in that
 // order. It only reads: a projector that never ran is at the start of the
 // log.
-func Status(ctx context.Context, pool *pgxpool.Pool, store *postgres.Store, inline, async []Projector) ([]ProjectionStatus, error) {
+func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, inline, async []Projector) ([]ProjectionStatus, error) {
 	now := time.Now()
 	head, err := store.Head(ctx)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/eventstore"
 )
 
 // CompanyStatus is the status of the async projectors (see Status) as
@@ -16,7 +16,7 @@ import (
 // stalls are none of its business. The inline projectors are left out:
 // they are always at the head, and their status costs a count of the
 // whole log, which no page may wait for.
-func CompanyStatus(ctx context.Context, pool *pgxpool.Pool, store *postgres.Store, async []Projector, companyID string) ([]ProjectionStatus, error) {
+func CompanyStatus(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, async []Projector, companyID string) ([]ProjectionStatus, error) {
 	st, err := Status(ctx, pool, store, nil, async)
 	if err != nil {
 		return nil, err

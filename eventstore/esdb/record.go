@@ -59,6 +59,21 @@ func (r *record) count() int {
 	return n
 }
 
+// span returns the commit's span: its events and their global positions.
+func (r *record) span() eventstore.CommitSpan {
+	n := r.count()
+	return eventstore.CommitSpan{Count: n, First: r.FirstGlobal, Last: r.FirstGlobal + int64(n) - 1}
+}
+
+// revision returns the revision of the record that holds the event at p
+// (TxID is the revision + 1), 0 for the start of the log.
+func revision(p eventstore.Position) uint64 {
+	if p.TxID == 0 {
+		return 0
+	}
+	return p.TxID - 1
+}
+
 // partRange returns the parts that hold the commit's events [from, to).
 func (p *parts) partRange(from, to int) (first, last int) {
 	first, last = 0, len(p.Firsts)-1

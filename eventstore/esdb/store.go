@@ -23,13 +23,15 @@
 // Positions: TxID is the record's revision + 1, Global counts events from
 // 1 (the record stores its first). Records are read in revision order and
 // a revision is visible only once written, so ReadLog never skips.
+// ReadCommit reads one record, by its revision (TxID - 1).
 //
 // Limits: the index holds every stream (about 140 bytes each) and is
 // rebuilt by reading the whole commit stream at start; commits of all
 // writers are serialised on one stream, one round trip each; ReadStream
-// reads every record of the stream (and the parts holding its events); a
-// commit's record (its list of streams) must fit EventStoreDB's maximum
-// append size. See docs/architecture.md.
+// reads every record of the stream (and the parts holding its events);
+// ReadCompanyLog reads every record of its range, of every company (there
+// is no index by company); a commit's record (its list of streams) must
+// fit EventStoreDB's maximum append size. See docs/architecture.md.
 package esdb
 
 import (
@@ -372,11 +374,7 @@ func (s *Store) ReadStream(ctx context.Context, streamID string, afterVersion in
 	s.mu.RUnlock()
 	var out []eventstore.RecordedEvent
 	for _, ref := range refs {
-		var rec *record
-		err := s.readRecords(ctx, ref.rev, 1, func(rev uint64, data []byte) (bool, error) {
-			rec = new(record)
-			return false, decodeRecord(rev, data, rec)
-		})
+		rec, err := s.readRecord(ctx, ref.rev)
 		if err != nil {
 			return nil, err
 		}
@@ -408,28 +406,84 @@ func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit in
 	if limit <= 0 {
 		limit = 1000
 	}
-	var from uint64
-	if after.TxID > 0 {
-		from = after.TxID - 1
-	}
 	var out []eventstore.RecordedEvent
 	// Every commit has an event, so limit+1 records (the first may be
 	// read already) give limit events.
-	err := s.readRecords(ctx, from, uint64(limit)+1, func(rev uint64, data []byte) (bool, error) {
+	err := s.readRecords(ctx, revision(after), uint64(limit)+1, func(rev uint64, data []byte) (bool, error) {
 		var rec record
 		if err := decodeRecord(rev, data, &rec); err != nil {
 			return false, err
 		}
-		n := rec.count()
-		if last := (eventstore.Position{TxID: rev + 1, Global: rec.FirstGlobal + int64(n) - 1}); !after.Less(last) {
-			return true, nil
+		if !after.Less(eventstore.Position{TxID: rev + 1, Global: rec.span().Last}) {
+			return true, nil // read already
 		}
-		evs, base, err := s.eventsOf(ctx, &rec, 0, n)
-		if err != nil {
+		evs, err := s.commitEvents(ctx, rev, &rec, func(_ string, _ int64, pos eventstore.Position) bool { return after.Less(pos) })
+		out = append(out, evs...)
+		return len(out) < limit, err
+	})
+	return out, err
+}
+
+// ReadCommit returns the events of commit txID: the record of revision
+// txID-1, read by its revision (a commit needs no index to be found),
+// with its parts if it has them.
+func (s *Store) ReadCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, error) {
+	evs, _, err := s.readCommit(ctx, txID)
+	return evs, err
+}
+
+// ReadCommitTypes returns the events of commit txID of the given types,
+// and the span of the whole commit, which its record gives. A record has
+// no index of its events' types: every event of the commit is read, all
+// the parts of a large one.
+func (s *Store) ReadCommitTypes(ctx context.Context, txID uint64, types []string) ([]eventstore.RecordedEvent, eventstore.CommitSpan, error) {
+	evs, span, err := s.readCommit(ctx, txID)
+	return slices.DeleteFunc(evs, func(e eventstore.RecordedEvent) bool { return !slices.Contains(types, e.Type) }), span, err
+}
+
+func (s *Store) readCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, eventstore.CommitSpan, error) {
+	if txID == 0 {
+		return nil, eventstore.CommitSpan{}, nil
+	}
+	rec, err := s.readRecord(ctx, txID-1)
+	if err != nil || rec == nil {
+		return nil, eventstore.CommitSpan{}, err
+	}
+	evs, err := s.commitEvents(ctx, txID-1, rec, all)
+	if err != nil {
+		return nil, eventstore.CommitSpan{}, err
+	}
+	return evs, rec.span(), nil
+}
+
+// ReadCompanyLog returns the events of one company's commits between two
+// positions (eventstore.CommitReader). The adapter has no index by
+// company: it reads and decodes every record from after's on, up to
+// upTo's or the page's last, to learn its company, and reads the parts of
+// the company's large commits only.
+func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upTo eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	if !after.Less(upTo) || upTo.TxID == 0 {
+		return nil, nil
+	}
+	from := revision(after)
+	var out []eventstore.RecordedEvent
+	// Records from after's up to upTo's, revision upTo.TxID-1.
+	err := s.readRecords(ctx, from, upTo.TxID-from, func(rev uint64, data []byte) (bool, error) {
+		var rec record
+		if err := decodeRecord(rev, data, &rec); err != nil {
 			return false, err
 		}
-		out = append(out, rec.recorded(rev, evs, base, func(_ string, _ int64, pos eventstore.Position) bool { return after.Less(pos) })...)
-		return len(out) < limit, nil
+		if rec.Metadata.CompanyID != companyID || !after.Less(eventstore.Position{TxID: rev + 1, Global: rec.span().Last}) {
+			return true, nil
+		}
+		evs, err := s.commitEvents(ctx, rev, &rec, func(_ string, _ int64, pos eventstore.Position) bool {
+			return after.Less(pos) && !upTo.Less(pos)
+		})
+		out = append(out, evs...)
+		return len(out) < limit, err
 	})
 	return out, err
 }
@@ -442,6 +496,16 @@ func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.idx.head, nil
+}
+
+// commitEvents returns the recorded events of rec, the record of revision
+// rev, that keep accepts, reading its parts if it has them.
+func (s *Store) commitEvents(ctx context.Context, rev uint64, rec *record, keep func(streamID string, version int64, pos eventstore.Position) bool) ([]eventstore.RecordedEvent, error) {
+	evs, base, err := s.eventsOf(ctx, rec, 0, rec.count())
+	if err != nil {
+		return nil, err
+	}
+	return rec.recorded(rev, evs, base, keep), nil
 }
 
 // eventsOf returns events of the record that include its events [from,
@@ -475,6 +539,17 @@ func (s *Store) eventsOf(ctx context.Context, rec *record, from, to int) ([]even
 		out = append(out, part...)
 	}
 	return out, rec.Parts.Firsts[first], nil
+}
+
+// readRecord returns the record of revision rev, nil when there is none
+// (yet).
+func (s *Store) readRecord(ctx context.Context, rev uint64) (*record, error) {
+	var rec *record
+	err := s.readRecords(ctx, rev, 1, func(_ uint64, data []byte) (bool, error) {
+		rec = new(record)
+		return false, decodeRecord(rev, data, rec)
+	})
+	return rec, err
 }
 
 // readRecords calls fn with up to count records of the commit stream from

@@ -112,6 +112,7 @@ func TestLargeCommit(t *testing.T) {
 			}
 			c := largeCommit(400, 3000) // about 1.2 MB
 			c.Streams[7].ExpectedVersion = 1
+			c.Streams[200].Events[0].Type = "CustomerChanged" // in a middle part
 			got, err := s.Append(ctx, c)
 			if err != nil {
 				t.Fatal(err)
@@ -125,6 +126,30 @@ func TestLargeCommit(t *testing.T) {
 			}
 			if diff := cmp.Diff(got.Events, log, cmpJSON); diff != "" {
 				t.Errorf("ReadLog of the large commit (-want +got):\n%s", diff)
+			}
+			commit, err := s.ReadCommit(ctx, got.TxID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got.Events, commit, cmpJSON); diff != "" {
+				t.Errorf("ReadCommit of the large commit (-want +got):\n%s", diff)
+			}
+			changed, span, err := s.ReadCommitTypes(ctx, got.TxID, []string{"CustomerChanged"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got.Events[200:201], changed, cmpJSON); diff != "" {
+				t.Errorf("ReadCommitTypes of the large commit (-want +got):\n%s", diff)
+			}
+			if want := (eventstore.CommitSpan{Count: 400, First: got.First.Global, Last: got.Last.Global}); span != want {
+				t.Errorf("ReadCommitTypes of the large commit: span %+v, want %+v", span, want)
+			}
+			company, err := s.ReadCompanyLog(ctx, "c1", small.Last, got.Last, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got.Events, company, cmpJSON); diff != "" {
+				t.Errorf("ReadCompanyLog of the large commit (-want +got):\n%s", diff)
 			}
 			for _, i := range []int{0, 7, 200, 399} {
 				id := c.Streams[i].StreamID

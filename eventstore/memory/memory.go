@@ -125,6 +125,74 @@ func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit in
 	return cloneEvents(s.log[i:j]), nil
 }
 
+// ReadCommit returns the events of commit txID; none when there is no
+// such commit.
+func (s *Store) ReadCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cloneEvents(s.commit(txID)), nil
+}
+
+// ReadCommitTypes returns the events of commit txID of the given types,
+// and the span of the whole commit.
+func (s *Store) ReadCommitTypes(ctx context.Context, txID uint64, types []string) ([]eventstore.RecordedEvent, eventstore.CommitSpan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, eventstore.CommitSpan{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.commit(txID)
+	if len(c) == 0 {
+		return nil, eventstore.CommitSpan{}, nil
+	}
+	var out []eventstore.RecordedEvent
+	for _, e := range c {
+		if slices.Contains(types, e.Type) {
+			out = append(out, e)
+		}
+	}
+	return cloneEvents(out), eventstore.CommitSpan{Count: len(c), First: c[0].Position.Global, Last: c[len(c)-1].Position.Global}, nil
+}
+
+// commit returns the events of commit txID in the log. Call it with mu
+// held.
+func (s *Store) commit(txID uint64) []eventstore.RecordedEvent {
+	i := sort.Search(len(s.log), func(i int) bool { return s.log[i].Position.TxID >= txID })
+	j := i
+	for j < len(s.log) && s.log[j].Position.TxID == txID {
+		j++
+	}
+	return s.log[i:j]
+}
+
+// ReadCompanyLog returns the events of one company's commits after the
+// position after up to and including upTo: whole commits, limit events,
+// more to finish the last commit (eventstore.CommitReader).
+func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upTo eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 1000
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []eventstore.RecordedEvent
+	i := sort.Search(len(s.log), func(i int) bool { return after.Less(s.log[i].Position) })
+	for _, e := range s.log[i:] {
+		if upTo.Less(e.Position) || (len(out) >= limit && e.Position.TxID != out[len(out)-1].Position.TxID) {
+			break
+		}
+		if e.Metadata.CompanyID == companyID {
+			out = append(out, e)
+		}
+	}
+	return cloneEvents(out), nil
+}
+
 // Head returns the position of the last event, or the zero position.
 func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
 	if err := ctx.Err(); err != nil {

@@ -62,57 +62,6 @@ func TestHooks(t *testing.T) {
 	}
 }
 
-func TestReadCommit(t *testing.T) {
-	s := postgres.New(pgtest.NewPool(t))
-	mustAppend(t, s, "before-c1-1")
-	c := mustAppend(t, s, "read-c1-1")
-	mustAppend(t, s, "after-c1-1")
-	got, err := s.ReadCommit(t.Context(), c.TxID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(c.Events, got, jsonData); diff != "" {
-		t.Errorf("ReadCommit(%d) mismatch (-want +got):\n%s", c.TxID, diff)
-	}
-}
-
-// TestReadCommitTypes: only the events of the given types, and the span of
-// the whole commit.
-func TestReadCommitTypes(t *testing.T) {
-	s := postgres.New(pgtest.NewPool(t))
-	mustAppend(t, s, "before-c1-1")
-	cm := testCommit("read-c1-1")
-	cm.Streams[0].Events[1].Type = "Other"
-	c, err := s.Append(t.Context(), cm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustAppend(t, s, "after-c1-1")
-	wantSpan := postgres.CommitSpan{Count: 3, First: c.First.Global, Last: c.Last.Global}
-	for _, tc := range []struct {
-		types []string
-		want  []eventstore.RecordedEvent
-	}{
-		{[]string{"Other"}, c.Events[1:2]},
-		{[]string{"Happened"}, []eventstore.RecordedEvent{c.Events[0], c.Events[2]}},
-		{[]string{"Nothing"}, nil},
-	} {
-		got, span, err := s.ReadCommitTypes(t.Context(), c.TxID, tc.types)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if span != wantSpan {
-			t.Errorf("ReadCommitTypes(%v) span %+v, want %+v", tc.types, span, wantSpan)
-		}
-		if diff := cmp.Diff(tc.want, got, jsonData); diff != "" {
-			t.Errorf("ReadCommitTypes(%v) mismatch (-want +got):\n%s", tc.types, diff)
-		}
-	}
-	if got, span, err := s.ReadCommitTypes(t.Context(), c.TxID+1000, []string{"Happened"}); err != nil || len(got) != 0 || span != (postgres.CommitSpan{}) {
-		t.Errorf("ReadCommitTypes of no commit = %v, %+v, %v", got, span, err)
-	}
-}
-
 // TestOneCommitPerTransaction: readers and hooks identify a commit by its
 // transaction, so a second commit in one transaction is refused.
 func TestOneCommitPerTransaction(t *testing.T) {

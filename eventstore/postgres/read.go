@@ -82,19 +82,19 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 	if err != nil || len(evs) < limit {
 		return evs, err
 	}
-	return s.finishCommit(ctx, evs)
+	if evs, err = s.finishCommit(ctx, evs); err != nil {
+		return nil, err
+	}
+	// Finishing a commit that upTo falls in would pass upTo.
+	for len(evs) > 0 && upTo.Less(evs[len(evs)-1].Position) {
+		evs = evs[:len(evs)-1]
+	}
+	return evs, nil
 }
 
 // ReadCommit returns the events of the commit written by transaction txID.
 func (s *Store) ReadCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, error) {
 	return s.query(ctx, selectEvents+`WHERE transaction_id = $1::text::xid8 ORDER BY global_position`, strconv.FormatUint(txID, 10))
-}
-
-// CommitSpan describes a whole commit: its number of events and the global
-// positions of its first and last.
-type CommitSpan struct {
-	Count       int
-	First, Last int64
 }
 
 // ReadCommitTypes returns the events of the commit written by transaction
@@ -103,8 +103,8 @@ type CommitSpan struct {
 // check the commit against what was announced. A reader that needs a few
 // types of a large commit (a projector of products, given a commit of
 // 1,000 customers) fetches, decodes and transfers none of the rest.
-func (s *Store) ReadCommitTypes(ctx context.Context, txID uint64, types []string) ([]eventstore.RecordedEvent, CommitSpan, error) {
-	var span CommitSpan
+func (s *Store) ReadCommitTypes(ctx context.Context, txID uint64, types []string) ([]eventstore.RecordedEvent, eventstore.CommitSpan, error) {
+	var span eventstore.CommitSpan
 	tx := strconv.FormatUint(txID, 10)
 	var first, last *int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*), min(global_position), max(global_position) FROM events

@@ -31,6 +31,8 @@ func Run(t *testing.T, newStore func(t *testing.T) eventstore.Store) {
 		{"ReadStreamAfterVersion", testReadStreamAfterVersion},
 		{"ReadLog", testReadLog},
 		{"Head", testHead},
+		{"ReadCommit", testReadCommit},
+		{"ReadCompanyLog", testReadCompanyLog},
 		{"InvalidCommit", testInvalidCommit},
 		{"ConcurrentExpectedVersion", testConcurrentExpectedVersion},
 		{"ConcurrentAny", testConcurrentAny},

@@ -19,8 +19,8 @@ import (
 
 // CommitHeader is the payload of a message on CommitsTopic. It announces a
 // commit without carrying its events: a consumer reads them from the event
-// store (postgres.Store.ReadCommit), so the data is never copied, and a
-// commit of a thousand events is one small message.
+// store (eventstore.CommitReader.ReadCommit), so the data is never copied,
+// and a commit of a thousand events is one small message.
 type CommitHeader struct {
 	// TxID identifies the commit (eventstore.Committed.TxID).
 	TxID uint64 `json:"tx_id"`

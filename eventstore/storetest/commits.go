@@ -1,0 +1,134 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clientele/clientele/eventstore"
+)
+
+// testReadCommit: a commit read by its TxID, whole or by types, with the
+// span of the whole commit either way, and none of the commits around it;
+// a commit that does not exist has no events and is no error.
+func testReadCommit(t *testing.T, s eventstore.Store) {
+	mustAppend(t, s, commit("before-c1-1", eventstore.NoStream, events("Noted", 2)...))
+	c := mustAppend(t, s, eventstore.Commit{Metadata: meta(), Streams: []eventstore.StreamAppend{
+		{StreamID: "read-c1-a", ExpectedVersion: eventstore.NoStream, Events: append(events("Created", 2), events("Noted", 1)...)},
+		{StreamID: "read-c1-b", ExpectedVersion: eventstore.NoStream, Events: events("Created", 1)},
+	}})
+	after := mustAppend(t, s, commit("after-c1-1", eventstore.NoStream, events("Noted", 2)...))
+	// c.Events: Created, Created, Noted (stream a), Created (stream b).
+
+	t.Run("whole", func(t *testing.T) {
+		got, err := s.ReadCommit(t.Context(), c.TxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.Events, got, cmpOpts); diff != "" {
+			t.Errorf("ReadCommit(%d) mismatch (-want +got):\n%s", c.TxID, diff)
+		}
+	})
+
+	wantSpan := eventstore.CommitSpan{Count: 4, First: c.First.Global, Last: c.Last.Global}
+	for _, tt := range []struct {
+		name  string
+		types []string
+		want  []eventstore.RecordedEvent
+	}{
+		{"one type", []string{"Noted"}, c.Events[2:3]},
+		{"one type across streams", []string{"Created"}, []eventstore.RecordedEvent{c.Events[0], c.Events[1], c.Events[3]}},
+		{"every type", []string{"Noted", "Created"}, c.Events},
+		{"a type it has not", []string{"Missing"}, nil},
+		{"no type", nil, nil},
+	} {
+		t.Run("types/"+tt.name, func(t *testing.T) {
+			got, span, err := s.ReadCommitTypes(t.Context(), c.TxID, tt.types)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if span != wantSpan {
+				t.Errorf("ReadCommitTypes(%d, %v) span %+v, want the whole commit's %+v", c.TxID, tt.types, span, wantSpan)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpOpts); diff != "" {
+				t.Errorf("ReadCommitTypes(%d, %v) mismatch (-want +got):\n%s", c.TxID, tt.types, diff)
+			}
+		})
+	}
+
+	for _, tx := range []uint64{0, after.TxID + 1000} {
+		evs, err := s.ReadCommit(t.Context(), tx)
+		if err != nil || len(evs) != 0 {
+			t.Errorf("ReadCommit(%d) of no commit = %d events, %v; want none, no error", tx, len(evs), err)
+		}
+		evs, span, err := s.ReadCommitTypes(t.Context(), tx, []string{"Noted", "Created"})
+		if err != nil || len(evs) != 0 || span != (eventstore.CommitSpan{}) {
+			t.Errorf("ReadCommitTypes(%d) of no commit = %d events, %+v, %v; want none, a zero span, no error", tx, len(evs), span, err)
+		}
+	}
+}
+
+// testReadCompanyLog: one company's commits between two positions, in log
+// order, the other companies' left out; a full page finishes its last
+// commit, and upTo is never passed.
+func testReadCompanyLog(t *testing.T, s eventstore.Store) {
+	write := func(company, stream string, n int) eventstore.Committed {
+		t.Helper()
+		c := commit(stream, eventstore.NoStream, events("Happened", n)...)
+		c.Metadata.CompanyID = company
+		return mustAppend(t, s, c)
+	}
+	a1 := write("a", "s-a-1", 2)
+	b1 := write("b", "s-b-1", 1)
+	a2 := write("a", "s-a-2", 3)
+	b2 := write("b", "s-b-2", 2)
+	a3 := write("a", "s-a-3", 1)
+	waitVisible(t, s, a3.Last)
+
+	of := func(cs ...eventstore.Committed) []eventstore.RecordedEvent {
+		var out []eventstore.RecordedEvent
+		for _, c := range cs {
+			out = append(out, c.Events...)
+		}
+		return out
+	}
+	before := func(c eventstore.Committed) eventstore.Position {
+		return eventstore.Position{TxID: c.First.TxID, Global: c.First.Global - 1}
+	}
+	inA2 := a2.Events[1].Position // the middle of a2
+	for _, tt := range []struct {
+		name        string
+		company     string
+		after, upTo eventstore.Position
+		limit       int
+		want        []eventstore.RecordedEvent
+	}{
+		{"the whole range", "a", eventstore.Position{}, a3.Last, 0, of(a1, a2, a3)},
+		{"another company", "b", eventstore.Position{}, a3.Last, 0, of(b1, b2)},
+		{"a company with no commit", "z", eventstore.Position{}, a3.Last, 0, nil},
+		{"from a commit on", "a", before(a2), a3.Last, 0, of(a2, a3)},
+		{"after is excluded", "a", a1.Last, a3.Last, 0, of(a2, a3)},
+		{"from inside a commit", "a", a2.First, a3.Last, 0, slices.Concat(a2.Events[1:], a3.Events)},
+		{"upTo is included", "a", a1.Last, a2.Last, 0, of(a2)},
+		{"up to before a commit", "a", a1.Last, b2.Last, 0, of(a2)},
+		{"up to inside a commit, which is cut", "a", a1.Last, inA2, 0, a2.Events[:2]},
+		{"a page finishes its commit", "a", eventstore.Position{}, a3.Last, 3, of(a1, a2)},
+		{"a page of one event", "a", a1.Last, a3.Last, 1, of(a2)},
+		{"a page of one event skips other companies", "b", b1.Last, a3.Last, 1, of(b2)},
+		{"a page finishes its commit up to upTo only", "a", a1.Last, inA2, 1, a2.Events[:2]},
+		{"nothing after", "a", a3.Last, a3.Last, 0, nil},
+		{"an empty range", "b", b2.Last, a3.Last, 0, nil},
+		{"a range backwards", "a", a3.Last, a1.Last, 0, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.ReadCompanyLog(t.Context(), tt.company, tt.after, tt.upTo, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpOpts); diff != "" {
+				t.Errorf("ReadCompanyLog(%q, %v, %v, %d) mismatch (-want +got):\n%s", tt.company, tt.after, tt.upTo, tt.limit, diff)
+			}
+		})
+	}
+}
