@@ -112,12 +112,10 @@ func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit in
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if limit <= 0 {
-		limit = 1000
-	}
+	limit = pageSize(limit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := sort.Search(len(s.log), func(i int) bool { return after.Less(s.log[i].Position) })
+	i := s.indexAfter(after)
 	j := min(i+limit, len(s.log))
 	for j > i && j < len(s.log) && s.log[j].Position.TxID == s.log[j-1].Position.TxID {
 		j++
@@ -157,6 +155,21 @@ func (s *Store) ReadCommitTypes(ctx context.Context, txID uint64, types []string
 	return cloneEvents(out), eventstore.CommitSpan{Count: len(c), First: c[0].Position.Global, Last: c[len(c)-1].Position.Global}, nil
 }
 
+// pageSize is a read's limit: a limit of zero or less means 1000, as in
+// the PostgreSQL adapter.
+func pageSize(limit int) int {
+	if limit <= 0 {
+		return 1000
+	}
+	return limit
+}
+
+// indexAfter is the index of the first event of the log after position
+// p. Call it with mu held.
+func (s *Store) indexAfter(p eventstore.Position) int {
+	return sort.Search(len(s.log), func(i int) bool { return p.Less(s.log[i].Position) })
+}
+
 // commit returns the events of commit txID in the log. Call it with mu
 // held.
 func (s *Store) commit(txID uint64) []eventstore.RecordedEvent {
@@ -175,14 +188,11 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if limit <= 0 {
-		limit = 1000
-	}
+	limit = pageSize(limit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []eventstore.RecordedEvent
-	i := sort.Search(len(s.log), func(i int) bool { return after.Less(s.log[i].Position) })
-	for _, e := range s.log[i:] {
+	for _, e := range s.log[s.indexAfter(after):] {
 		if upTo.Less(e.Position) || (len(out) >= limit && e.Position.TxID != out[len(out)-1].Position.TxID) {
 			break
 		}
