@@ -27,6 +27,7 @@ require (
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/tidwall/gjson v1.18.0
 	golang.org/x/crypto v0.48.0
+	golang.org/x/sys v0.46.0
 	golang.org/x/text v0.34.0
 	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.71.0
@@ -87,7 +88,6 @@ require (
 	golang.org/x/arch v0.22.0 // indirect
 	golang.org/x/net v0.51.0 // indirect
 	golang.org/x/sync v0.19.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250324211829-b45e905df463 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -134,9 +133,14 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("user create --totp printed %q", out)
 	}
 
-	dbg := freeAddr(t)
-	base, _, stop := startServe(t, getenv, "--base-domain", "localhost", "--debug-addr", dbg)
+	// Port 0: serve prints the profiler's address.
+	base, printed, stop := startServe(t, getenv, "--base-domain", "localhost", "--debug-addr", "127.0.0.1:0")
 	defer stop()
+	m := regexp.MustCompile(`Go's profiler on http://(\S+)/debug/pprof/`).FindStringSubmatch(printed.String())
+	if m == nil {
+		t.Fatalf("serve did not print the profiler's address:\n%s", printed.String())
+	}
+	dbg := m[1]
 
 	if code, _ := request(t, "GET", base+"/healthz", "acme.localhost", nil, nil); code != 200 {
 		t.Fatalf("healthz: %d", code)
@@ -196,17 +200,6 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Error("the profiler is served on the API's address")
 	}
 	stop()
-}
-
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // TestEmbeddedSharedDataDir runs serve on the embedded PostgreSQL and an

@@ -231,15 +231,17 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			}
 		}()
 	}
+	debugAddr := ""
 	if f.debugAddr != "" {
-		dbg, err := debugServer(f.debugAddr)
+		dbg, addr, err := debugServer(f.debugAddr)
 		if err != nil {
 			return err
 		}
 		defer dbg.Close()
-		a.log.Info("profiler listening", "addr", f.debugAddr)
+		debugAddr = addr
+		a.log.Info("profiler listening", "addr", debugAddr)
 	}
-	printWelcome(g, ln.Addr().String(), f.baseDomain, demo, sftpSrv)
+	printWelcome(g, ln.Addr().String(), f.baseDomain, demo, sftpSrv, debugAddr)
 	a.log.Info("serving", "addr", ln.Addr().String(), "base_domain", f.baseDomain)
 	if sftpSrv != nil {
 		a.log.Info("serving sftp", "addr", sftpSrv.ln.Addr().String(), "host_key", sftpSrv.srv.Fingerprint())
@@ -262,8 +264,9 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 }
 
 // printWelcome prints where to reach the server, in one write: whoever
-// watches the output for the address then has the login too.
-func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv *sftpServer) {
+// watches the output for the address then has the login too (and the
+// profiler's address, when --debug-addr asked for one, port 0 included).
+func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv *sftpServer, debugAddr string) {
 	_, port, _ := net.SplitHostPort(addr)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Clientele is listening on http://%s\n", addr)
@@ -282,6 +285,9 @@ func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv 
 		slug = demo.slug
 	}
 	b.WriteString(sftpSrv.welcome(slug))
+	if debugAddr != "" {
+		fmt.Fprintf(&b, "Go's profiler on http://%s/debug/pprof/ (keep it private)\n", debugAddr)
+	}
 	io.WriteString(g.stdout, b.String())
 }
 
@@ -314,11 +320,11 @@ func parseCIDRs(list string) ([]netip.Prefix, error) {
 
 // debugServer serves net/http/pprof's handlers on addr, apart from the
 // API: an operator's tool to see where the time goes, reached only by
-// whoever can reach addr.
-func debugServer(addr string) (*http.Server, error) {
+// whoever can reach addr. It returns the address it listens on.
+func debugServer(addr string) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--debug-addr: %w", err)
+		return nil, "", fmt.Errorf("--debug-addr: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -328,5 +334,5 @@ func debugServer(addr string) (*http.Server, error) {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
-	return srv, nil
+	return srv, ln.Addr().String(), nil
 }

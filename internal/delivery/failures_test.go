@@ -1,7 +1,6 @@
 package delivery_test
 
 import (
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,7 +31,7 @@ func (h *harness) countFails(outletID, substr string) int {
 // one came, its reply.
 func TestReceiverDownErroringSlowThenBack(t *testing.T) {
 	h := newHarness(t)
-	addr := freeAddr(t)
+	addr := reservedAddr(t)
 	o := h.outlet("http://"+addr+"/hook", true)
 	h.post(250)
 	h.run(h.config(func(c *delivery.Config) { c.RequestTimeout = 300 * time.Millisecond }))
@@ -56,13 +55,9 @@ func TestReceiverDownErroringSlowThenBack(t *testing.T) {
 		}
 		return false
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen again on %s: %v", addr, err)
-	}
 	rcv.srv = httptest.NewUnstartedServer(http.HandlerFunc(rcv.serve))
 	rcv.srv.Listener.Close()
-	rcv.srv.Listener = ln
+	rcv.srv.Listener = listenReserved(t, addr)
 	rcv.srv.Start()
 	t.Cleanup(rcv.srv.Close)
 	waitFor(t, 10*time.Second, "two 500 answers", func() bool { return h.countFails(o.ID, "500 Internal Server Error") >= 2 })
