@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -111,11 +112,12 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	if !running {
 		if e.socketDir != "" {
 			port = 5432 // the socket's name only: the directory is the caller's own
-		} else if port, err = freePort(); err != nil {
-			return nil, err
+			err = e.start(ctx, port)
+		} else {
+			port, err = e.startOnFreePort(ctx)
 		}
-		if err := e.start(ctx, port); err != nil {
-			return nil, fmt.Errorf("embedded postgres: start (log: %s): %w", filepath.Join(e.pgdata, "server.log"), err)
+		if err != nil {
+			return nil, fmt.Errorf("embedded postgres: start (log: %s): %w", e.logPath(), err)
 		}
 		e.started = true
 	}
@@ -131,6 +133,51 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	return e, nil
 }
 
+// pickPort chooses the TCP port of a server to start: one free a moment
+// ago (PostgreSQL cannot be given port 0). Tests replace it.
+var pickPort = freePort
+
+// startOnFreePort starts the server on a port pickPort chose. Another
+// process may take that port before the server binds it; the server then
+// fails saying the address is in use, and another port is tried.
+func (e *Embedded) startOnFreePort(ctx context.Context) (int, error) {
+	const attempts = 5
+	for attempt := 1; ; attempt++ {
+		port, err := pickPort()
+		if err != nil {
+			return 0, err
+		}
+		logged := fileSize(e.logPath())
+		err = e.start(ctx, port)
+		if err == nil || attempt == attempts || !e.loggedSince(logged, "Address already in use") {
+			return port, err
+		}
+	}
+}
+
+func (e *Embedded) logPath() string { return filepath.Join(e.pgdata, "server.log") }
+
+// loggedSince reports whether the server's log says text after its first
+// offset bytes.
+func (e *Embedded) loggedSince(offset int64, text string) bool {
+	f, err := os.Open(e.logPath())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<20))
+	return err == nil && bytes.Contains(b, []byte(text))
+}
+
+// fileSize is the size of the file at path, 0 when there is none.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 // start starts the server on port (TCP on 127.0.0.1, or the socket
 // name in socketDir) and returns once it accepts connections.
 func (e *Embedded) start(ctx context.Context, port int) error {
@@ -140,7 +187,7 @@ func (e *Embedded) start(ctx context.Context, port int) error {
 		// prepareSocketDir allowed no character the quotes would not keep.
 		opts += " -c listen_addresses='' -c unix_socket_directories='" + e.socketDir + "'"
 	}
-	return e.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(e.pgdata, "server.log"), "-o", opts)
+	return e.pgctl(ctx, "start", "-w", "-t", "120", "-l", e.logPath(), "-o", opts)
 }
 
 // socketPathMax is the longest path of a Unix socket (sun_path less its
