@@ -343,8 +343,10 @@ func (e *Embedded) runningPort() (int, bool) {
 	return port, true
 }
 
+// pgctl runs pg_ctl's command args[0] on the cluster, in the documented
+// order (pg_ctl start -D dir ...), so that an error names the command.
 func (e *Embedded) pgctl(ctx context.Context, args ...string) error {
-	return e.run(ctx, filepath.Join(e.bin, "pg_ctl"), append([]string{"-D", e.pgdata}, args...)...)
+	return e.run(ctx, filepath.Join(e.bin, "pg_ctl"), append([]string{args[0], "-D", e.pgdata}, args[1:]...)...)
 }
 
 func (e *Embedded) run(ctx context.Context, name string, args ...string) error {
