@@ -3,7 +3,6 @@ package pg
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 )
 
 // Crash stops the server the way a crash or a power cut would, with
@@ -27,7 +26,7 @@ func (e *Embedded) Crash(ctx context.Context) error {
 // is down, and any other process may take it, so that Restart fails.
 func (e *Embedded) Restart(ctx context.Context) error {
 	if err := e.start(ctx, e.port); err != nil {
-		return fmt.Errorf("embedded postgres: restart (log: %s): %w", filepath.Join(e.pgdata, "server.log"), err)
+		return fmt.Errorf("embedded postgres: restart (log: %s): %w", e.logPath(), err)
 	}
 	return nil
 }
