@@ -43,6 +43,10 @@ func (x *index) apply(rev uint64, r *record) error {
 	if rev > x.next {
 		return fmt.Errorf("esdb: commit record %d follows record %d", rev, int64(x.next)-1)
 	}
+	if r.Void != "" && len(r.Streams) == 0 {
+		x.next = rev + 1 // a revision taken, no commit
+		return nil
+	}
 	if r.FirstGlobal != x.nextGlobal {
 		return fmt.Errorf("esdb: commit record %d starts at global position %d, want %d", rev, r.FirstGlobal, x.nextGlobal)
 	}

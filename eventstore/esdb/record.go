@@ -26,6 +26,12 @@ type record struct {
 	Streams    []streamPart        `json:"streams"`
 	Events     []eventRecord       `json:"events,omitempty"`
 	Parts      *parts              `json:"parts,omitempty"`
+	// Void, set, makes the record a void one: no commit, only a revision
+	// taken, with no streams and no events, which every reader skips. It
+	// is written by the recovery of a commit prepared in PostgreSQL
+	// (postgres.go) to fence its revision against the commit's writer,
+	// and names that commit's record (its EventStoreDB event id).
+	Void string `json:"void,omitempty"`
 }
 
 // streamPart is the part of a commit that goes to one stream: N events,

@@ -146,107 +146,168 @@ func New(client *esdb.Client, opts Options) *Store {
 	}
 }
 
+// Prefix returns the prefix of the store's streams.
+func (s *Store) Prefix() string { return s.prefix }
+
 // Close closes the client.
 func (s *Store) Close() error { return s.client.Close() }
 
 // Append writes the commit as one record of the commit stream.
 func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Committed, error) {
-	if err := c.Validate(); err != nil {
+	p, err := s.newPending(ctx, c)
+	if err != nil {
 		return eventstore.Committed{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return eventstore.Committed{}, err
-	}
-	evs := make([]eventRecord, 0, c.Count())
-	rec := &record{
-		RecordedAt: s.now().UnixMicro(),
-		Metadata:   c.Metadata,
-		Streams:    make([]streamPart, len(c.Streams)),
-	}
-	size := 0
-	for i, st := range c.Streams {
-		rec.Streams[i] = streamPart{ID: st.StreamID, N: len(st.Events)}
-		for _, e := range st.Events {
-			// Copied: the caller may reuse its buffer.
-			evs = append(evs, eventRecord{Type: e.Type, Data: slices.Clone(e.Data)})
-			size += len(e.Type) + len(e.Data) + 20
-		}
-	}
-	if size <= inlineMax {
-		rec.Events = evs
-	}
-
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	id := uuid.New()
-	fresh := false // whether the index was caught up during this append
 	for {
-		expected, err := s.prepare(c, rec)
-		var ce *eventstore.ConflictError
-		if errors.As(err, &ce) && !fresh {
-			// The index may be behind another writer: check again on
-			// the current log before reporting a conflict.
-			if err := s.catchUp(ctx); err != nil {
-				return eventstore.Committed{}, err
-			}
-			fresh = true
-			continue
-		}
-		if err != nil {
-			s.dropParts(ctx, rec)
+		if err := s.place(ctx, p); err != nil {
 			return eventstore.Committed{}, err
 		}
-		data, err := json.Marshal(rec)
-		if err != nil {
-			return eventstore.Committed{}, err
-		}
-		if rec.Events == nil && rec.Parts == nil {
-			// Parts are written once (a retry after a lost race
-			// references them again), and not for a record that cannot
-			// carry their reference.
-			if len(data)+partsRef(size) > s.maxAppend-appendSlack {
-				return eventstore.Committed{}, s.tooLarge(len(data)+partsRef(size), rec)
-			}
-			if rec.Parts, err = s.writeParts(ctx, evs); err != nil {
-				return eventstore.Committed{}, err
-			}
-			if data, err = json.Marshal(rec); err != nil {
-				return eventstore.Committed{}, err
-			}
-		}
-		if len(data) > s.maxAppend-appendSlack {
-			s.dropParts(ctx, rec)
-			return eventstore.Committed{}, s.tooLarge(len(data), rec)
-		}
-		res, err := s.client.AppendToStream(ctx, s.commits, esdb.AppendToStreamOptions{ExpectedRevision: expected},
-			esdb.EventData{EventID: id, EventType: recordType, ContentType: esdb.ContentTypeJson, Data: data})
+		_, err := s.client.AppendToStream(ctx, s.commits, esdb.AppendToStreamOptions{ExpectedRevision: p.expected()}, p.eventData())
 		if isCode(err, esdb.ErrorCodeWrongExpectedVersion) {
 			// Another writer committed since the index was read.
 			if err := s.catchUp(ctx); err != nil {
 				return eventstore.Committed{}, err
 			}
-			fresh = true
+			p.fresh = true
 			continue
 		}
 		if err != nil {
 			// The record may or may not be written: its parts stay.
 			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w", s.commits, err)
 		}
-		rev := res.NextExpectedVersion
-		s.mu.Lock()
-		err = s.idx.apply(rev, rec)
-		s.mu.Unlock()
-		if err != nil {
-			return eventstore.Committed{}, err
-		}
-		events := rec.recorded(rev, evs, 0, all)
-		return eventstore.Committed{
-			TxID:   rev + 1,
-			First:  events[0].Position,
-			Last:   events[len(events)-1].Position,
-			Events: events,
-		}, nil
+		return s.landed(p)
 	}
+}
+
+// pending is a commit on its way to the commit stream: its record, and,
+// once placed, the revision it is to have and its encoding.
+type pending struct {
+	commit eventstore.Commit
+	rec    *record
+	evs    []eventRecord
+	size   int // of the events, roughly as encoded
+	id     uuid.UUID
+	// fresh tells whether the index was caught up for this commit: a
+	// version conflict is then real.
+	fresh bool
+	rev   uint64
+	data  []byte
+}
+
+// newPending checks the commit and builds its record, not placed yet.
+func (s *Store) newPending(ctx context.Context, c eventstore.Commit) (*pending, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p := &pending{
+		commit: c,
+		evs:    make([]eventRecord, 0, c.Count()),
+		rec:    &record{Metadata: c.Metadata, Streams: make([]streamPart, len(c.Streams))},
+		id:     uuid.New(),
+	}
+	for i, st := range c.Streams {
+		p.rec.Streams[i] = streamPart{ID: st.StreamID, N: len(st.Events)}
+		for _, e := range st.Events {
+			// Copied: the caller may reuse its buffer.
+			p.evs = append(p.evs, eventRecord{Type: e.Type, Data: slices.Clone(e.Data)})
+			p.size += len(e.Type) + len(e.Data) + 20
+		}
+	}
+	if p.size <= inlineMax {
+		p.rec.Events = p.evs
+	}
+	return p, nil
+}
+
+// place gives the pending commit the next revision of the commit stream
+// as the index knows it, checks its expected versions there (catching up
+// once before it reports a conflict), writes its parts if it has them and
+// not yet, and encodes its record. Call it with appendMu held. An error
+// drops the parts.
+func (s *Store) place(ctx context.Context, p *pending) error {
+	for {
+		err := s.prepare(p)
+		var ce *eventstore.ConflictError
+		if errors.As(err, &ce) && !p.fresh {
+			// The index may be behind another writer: check again on
+			// the current log before reporting a conflict.
+			if err := s.catchUp(ctx); err != nil {
+				return err
+			}
+			p.fresh = true
+			continue
+		}
+		if err != nil {
+			s.dropParts(ctx, p.rec)
+			return err
+		}
+		break
+	}
+	p.rec.RecordedAt = s.now().UnixMicro()
+	data, err := json.Marshal(p.rec)
+	if err != nil {
+		return err
+	}
+	if p.rec.Events == nil && p.rec.Parts == nil {
+		// Parts are written once (a retry after a lost race references
+		// them again), and not for a record that cannot carry their
+		// reference.
+		if len(data)+partsRef(p.size) > s.maxAppend-appendSlack {
+			return s.tooLarge(len(data)+partsRef(p.size), p.rec)
+		}
+		if p.rec.Parts, err = s.writeParts(ctx, p.evs); err != nil {
+			return err
+		}
+		if data, err = json.Marshal(p.rec); err != nil {
+			return err
+		}
+	}
+	if len(data) > s.maxAppend-appendSlack {
+		s.dropParts(ctx, p.rec)
+		return s.tooLarge(len(data), p.rec)
+	}
+	p.data = data
+	return nil
+}
+
+// expected is the commit stream's revision the record must follow.
+func (p *pending) expected() esdb.ExpectedRevision {
+	if p.rev == 0 {
+		return esdb.NoStream{}
+	}
+	return esdb.Revision(p.rev - 1)
+}
+
+func (p *pending) eventData() esdb.EventData {
+	return esdb.EventData{EventID: p.id, EventType: recordType, ContentType: esdb.ContentTypeJson, Data: p.data}
+}
+
+// committed is the pending commit as it is once its record is written.
+func (p *pending) committed() eventstore.Committed {
+	events := p.rec.recorded(p.rev, p.evs, 0, all)
+	return eventstore.Committed{
+		TxID:   p.rev + 1,
+		First:  events[0].Position,
+		Last:   events[len(events)-1].Position,
+		Events: events,
+	}
+}
+
+// landed adds the record just written to the index and returns the
+// commit.
+func (s *Store) landed(p *pending) (eventstore.Committed, error) {
+	s.mu.Lock()
+	err := s.idx.apply(p.rev, p.rec)
+	s.mu.Unlock()
+	if err != nil {
+		return eventstore.Committed{}, err
+	}
+	return p.committed(), nil
 }
 
 // partsRef bounds the bytes a record's reference to the parts of size
@@ -257,24 +318,22 @@ func (s *Store) tooLarge(n int, rec *record) error {
 	return fmt.Errorf("%w: its record is %d bytes (%d streams), above the maximum append size of %d", ErrCommitTooLarge, n, len(rec.Streams), s.maxAppend)
 }
 
-// prepare checks the commit's expected versions against the index, sets
-// the versions and first global position of the record and returns the
-// commit stream's expected revision.
-func (s *Store) prepare(c eventstore.Commit, rec *record) (esdb.ExpectedRevision, error) {
+// prepare checks the commit's expected versions against the index and
+// sets the versions, the first global position and the revision of its
+// record.
+func (s *Store) prepare(p *pending) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for i, st := range c.Streams {
+	for i, st := range p.commit.Streams {
 		v := s.idx.streams[st.StreamID].version
 		if err := eventstore.CheckVersion(st.StreamID, st.ExpectedVersion, v); err != nil {
-			return nil, err
+			return err
 		}
-		rec.Streams[i].From = v
+		p.rec.Streams[i].From = v
 	}
-	rec.FirstGlobal = s.idx.nextGlobal
-	if s.idx.next == 0 {
-		return esdb.NoStream{}, nil
-	}
-	return esdb.Revision(s.idx.next - 1), nil
+	p.rec.FirstGlobal = s.idx.nextGlobal
+	p.rev = s.idx.next
+	return nil
 }
 
 // writeParts writes the events of a large commit to a new parts stream, in
@@ -407,21 +466,31 @@ func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit in
 		limit = 1000
 	}
 	var out []eventstore.RecordedEvent
-	// Every commit has an event, so limit+1 records (the first may be
-	// read already) give limit events.
-	err := s.readRecords(ctx, revision(after), uint64(limit)+1, func(rev uint64, data []byte) (bool, error) {
-		var rec record
-		if err := decodeRecord(rev, data, &rec); err != nil {
-			return false, err
+	from := revision(after)
+	for {
+		// A commit has an event, so limit+1 records (the first may be
+		// read already) give limit events, unless some are void: then
+		// read on.
+		n := uint64(limit) + 1
+		read := uint64(0)
+		err := s.readRecords(ctx, from, n, func(rev uint64, data []byte) (bool, error) {
+			read++
+			from = rev + 1
+			var rec record
+			if err := decodeRecord(rev, data, &rec); err != nil {
+				return false, err
+			}
+			if !after.Less(eventstore.Position{TxID: rev + 1, Global: rec.span().Last}) {
+				return true, nil // read already, or void
+			}
+			evs, err := s.commitEvents(ctx, rev, &rec, func(_ string, _ int64, pos eventstore.Position) bool { return after.Less(pos) })
+			out = append(out, evs...)
+			return len(out) < limit, err
+		})
+		if err != nil || len(out) >= limit || read < n {
+			return out, err
 		}
-		if !after.Less(eventstore.Position{TxID: rev + 1, Global: rec.span().Last}) {
-			return true, nil // read already
-		}
-		evs, err := s.commitEvents(ctx, rev, &rec, func(_ string, _ int64, pos eventstore.Position) bool { return after.Less(pos) })
-		out = append(out, evs...)
-		return len(out) < limit, err
-	})
-	return out, err
+	}
 }
 
 // ReadCommit returns the events of commit txID: the record of revision
@@ -446,8 +515,8 @@ func (s *Store) readCommit(ctx context.Context, txID uint64) ([]eventstore.Recor
 		return nil, eventstore.CommitSpan{}, nil
 	}
 	rec, err := s.readRecord(ctx, txID-1)
-	if err != nil || rec == nil {
-		return nil, eventstore.CommitSpan{}, err
+	if err != nil || rec == nil || rec.count() == 0 {
+		return nil, eventstore.CommitSpan{}, err // none, or a void record
 	}
 	evs, err := s.commitEvents(ctx, txID-1, rec, all)
 	if err != nil {
@@ -600,7 +669,8 @@ func (s *Store) catchUp(ctx context.Context) error {
 			if err := json.Unmarshal(data, &struct {
 				FirstGlobal *int64        `json:"first_global"`
 				Streams     *[]streamPart `json:"streams"`
-			}{&rec.FirstGlobal, &rec.Streams}); err != nil {
+				Void        *string       `json:"void"`
+			}{&rec.FirstGlobal, &rec.Streams, &rec.Void}); err != nil {
 				return false, fmt.Errorf("esdb: commit record %d: %w", rev, err)
 			}
 			s.mu.Lock()

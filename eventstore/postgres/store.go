@@ -62,6 +62,31 @@ func (s *Store) AddHook(h TxHook) { s.hooks = append(s.hooks, h) }
 // Pool returns the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+// TxStore is an event store whose commits join a PostgreSQL transaction
+// of write-side state: this store, and the EventStoreDB store coupled
+// with PostgreSQL (esdb.Coupled). Write-side code runs its transaction
+// through InTx, appends in it with AppendTx, and the store ends it: the
+// commit point is the store's.
+type TxStore interface {
+	eventstore.Store
+	// AppendTx appends the commit in tx, a transaction of InTx; the
+	// transaction holds at most one (ErrTxHasCommit).
+	AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error)
+	// InTx runs fn in a transaction and commits it unless fn fails (then
+	// it is rolled back), with the commit fn staged, if any.
+	InTx(ctx context.Context, fn func(tx pgx.Tx) error) error
+	// AddHook adds a hook run in every commit's transaction.
+	AddHook(h TxHook)
+}
+
+var _ TxStore = (*Store)(nil)
+
+// InTx runs fn in a transaction on the store's pool and commits it
+// (pgx.BeginFunc): here the commit point is PostgreSQL's COMMIT.
+func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
 // Append writes the commit in its own transaction.
 func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Committed, error) {
 	var out eventstore.Committed

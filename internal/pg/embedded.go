@@ -181,7 +181,10 @@ func fileSize(path string) int64 {
 // start starts the server on port (TCP on 127.0.0.1, or the socket
 // name in socketDir) and returns once it accepts connections.
 func (e *Embedded) start(ctx context.Context, port int) error {
-	opts := "-p " + strconv.Itoa(port)
+	// The EventStoreDB event store prepares its commits' transactions
+	// (esdb.Coupled); given at each start, so that a data directory made
+	// before has it too.
+	opts := "-p " + strconv.Itoa(port) + " -c max_prepared_transactions=200"
 	if e.socketDir != "" {
 		// pg_ctl hands the options to the server through sh -c:
 		// prepareSocketDir allowed no character the quotes would not keep.

@@ -1,0 +1,373 @@
+package esdb_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/esdb"
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/eventstore/storetest"
+	"github.com/clientele/clientele/internal/pg/pgtest"
+)
+
+// coupled opens a store coupled with a fresh database that has a table
+// state(id) for the tests' write-side rows. prefix "" picks new streams.
+func coupled(t *testing.T, url, prefix string, pool *pgxpool.Pool) *esdb.Coupled {
+	t.Helper()
+	if pool == nil {
+		pool = statePool(t)
+	}
+	c := open(t, url, prefix).WithPostgres(pool)
+	if err := c.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func statePool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE state (id text PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	// A failed test may leave transactions prepared, which hold the
+	// database: roll them back before it is dropped.
+	t.Cleanup(func() {
+		rows, _ := pool.Query(context.Background(), `SELECT gid FROM pg_prepared_xacts WHERE database = current_database()`)
+		gids, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+		for _, gid := range gids {
+			_, _ = pool.Exec(context.Background(), `ROLLBACK PREPARED '`+gid+`'`)
+		}
+	})
+	return pool
+}
+
+// writeState writes the row id and stages a commit of one event to
+// stream id, in one transaction of c.
+func writeState(ctx context.Context, c *esdb.Coupled, id string) error {
+	return c.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO state VALUES ($1)`, id); err != nil {
+			return err
+		}
+		_, err := c.AppendTx(ctx, tx, oneEvent(id))
+		return err
+	})
+}
+
+func oneEvent(stream string) eventstore.Commit {
+	return eventstore.Commit{
+		Metadata: eventstore.Metadata{CompanyID: "c1"},
+		Streams: []eventstore.StreamAppend{{StreamID: stream, ExpectedVersion: eventstore.NoStream,
+			Events: []eventstore.Event{{Type: "Written", Data: []byte(`{"id":"` + stream + `"}`)}}}},
+	}
+}
+
+// hasState reports whether the row id is committed.
+func hasState(t *testing.T, pool *pgxpool.Pool, id string) bool {
+	t.Helper()
+	var ok bool
+	if err := pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM state WHERE id = $1)`, id).Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func prepared(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// streamsOf returns the streams of the log's events, in log order.
+func streamsOf(t *testing.T, s eventstore.Store) []string {
+	t.Helper()
+	evs, err := s.ReadLog(context.Background(), eventstore.Position{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.StreamID)
+	}
+	return out
+}
+
+// The port's contract holds for the coupled store: its Append runs through
+// a prepared PostgreSQL transaction.
+func TestCoupledContract(t *testing.T) {
+	for name, url := range servers(t) {
+		t.Run(name, func(t *testing.T) {
+			pool := statePool(t)
+			storetest.Run(t, func(t *testing.T) eventstore.Store { return coupled(t, url, "", pool) })
+		})
+	}
+}
+
+// The write-side row and the commit land together; the hooks see the
+// commit as the log then has it; a failing hook, or a failing fn, leaves
+// neither.
+func TestCoupledCommitsBoth(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	c := coupled(t, srv.URL(), "", nil)
+	var hooked []eventstore.Committed
+	c.AddHook(postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, got eventstore.Committed) error {
+		if strings.HasPrefix(got.Events[0].StreamID, "hookfails") {
+			return errors.New("refused by the hook")
+		}
+		hooked = append(hooked, got)
+		return nil
+	}))
+	if err := writeState(ctx, c, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if !hasState(t, c.Pool(), "a") {
+		t.Fatal("the row of a committed commit is missing")
+	}
+	log, err := c.ReadLog(ctx, eventstore.Position{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hooked) != 1 || len(log) != 1 || hooked[0].TxID != 1 {
+		t.Fatalf("hooks saw %+v, the log has %+v", hooked, log)
+	}
+	if diff := cmp.Diff(log, hooked[0].Events); diff != "" {
+		t.Errorf("the hook saw the commit otherwise than the log has it (-log +hook):\n%s", diff)
+	}
+
+	if err := writeState(ctx, c, "hookfails"); err == nil || !strings.Contains(err.Error(), "refused by the hook") {
+		t.Fatalf("a failing hook: %v", err)
+	}
+	fnErr := errors.New("fn fails")
+	err = c.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := c.AppendTx(ctx, tx, oneEvent("fnfails")); err != nil {
+			return err
+		}
+		return fnErr
+	})
+	if !errors.Is(err, fnErr) {
+		t.Fatalf("a failing fn: %v", err)
+	}
+	if hasState(t, c.Pool(), "hookfails") || hasState(t, c.Pool(), "fnfails") {
+		t.Error("a failed commit left its row")
+	}
+	if got := streamsOf(t, c); !cmp.Equal(got, []string{"a"}) {
+		t.Errorf("the log has %v, want only a", got)
+	}
+	if n := prepared(t, c.Pool()); n != 0 {
+		t.Errorf("%d transactions left prepared", n)
+	}
+	// A transaction without a commit commits plainly.
+	if err := c.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO state VALUES ('plain')`)
+		return err
+	}); err != nil || !hasState(t, c.Pool(), "plain") {
+		t.Fatalf("a transaction without a commit: %v", err)
+	}
+}
+
+// A commit staged under a savepoint that is rolled back is dropped with
+// it; the transaction may then stage another, but not two.
+func TestCoupledSavepoint(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	c := coupled(t, srv.URL(), "", nil)
+	err := c.InTx(ctx, func(tx pgx.Tx) error {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := c.AppendTx(ctx, sp, oneEvent("probe")); err != nil {
+			return err
+		}
+		if err := sp.Rollback(ctx); err != nil {
+			return err
+		}
+		if _, err := c.AppendTx(ctx, tx, oneEvent("kept")); err != nil {
+			return err
+		}
+		if _, err := c.AppendTx(ctx, tx, oneEvent("second")); !errors.Is(err, postgres.ErrTxHasCommit) {
+			return fmt.Errorf("a second commit in one transaction: %v, want ErrTxHasCommit", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := streamsOf(t, c); !cmp.Equal(got, []string{"kept"}) {
+		t.Errorf("the log has %v, want only the commit kept", got)
+	}
+	tx, err := c.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := c.AppendTx(ctx, tx, oneEvent("x")); err == nil {
+		t.Error("AppendTx in a transaction not of InTx succeeded")
+	}
+}
+
+// Two nodes (two stores on the same streams and database): a node whose
+// index is behind loses the race on the commit stream; its transaction is
+// rolled back and it gets a conflict on the commit stream, and its retry
+// succeeds. Append retries such a race itself.
+func TestCoupledLostRace(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	pool := statePool(t)
+	a := coupled(t, srv.URL(), "", pool)
+	b := coupled(t, srv.URL(), a.Prefix(), pool)
+	if err := writeState(ctx, a, "from-a"); err != nil {
+		t.Fatal(err)
+	}
+	err := writeState(ctx, b, "from-b")
+	var ce *eventstore.ConflictError
+	if !errors.As(err, &ce) || ce.StreamID != a.Prefix()+"-commits" {
+		t.Fatalf("the node behind: %v, want a conflict on the commit stream", err)
+	}
+	if hasState(t, pool, "from-b") || prepared(t, pool) != 0 {
+		t.Fatal("the lost commit left its row or a prepared transaction")
+	}
+	if err := writeState(ctx, b, "from-b"); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if _, err := a.Append(ctx, oneEvent("append-a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, oneEvent("append-b")); err != nil {
+		t.Fatalf("Append did not retry its lost race: %v", err)
+	}
+	if got := streamsOf(t, a); !cmp.Equal(got, []string{"from-a", "from-b", "append-a", "append-b"}) {
+		t.Errorf("the log has %v", got)
+	}
+	if !hasState(t, pool, "from-a") || !hasState(t, pool, "from-b") {
+		t.Error("a committed row is missing")
+	}
+}
+
+// A writer that dies after preparing, before its append: recovery takes
+// the revision with a void record and rolls the transaction back; the log
+// goes on after it, and a void record is skipped by every reader.
+func TestCoupledRecoverUnwritten(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	pool := statePool(t)
+	writer := coupled(t, srv.URL(), "", pool)
+	writer.OnStep(func(step string) bool { return step == "prepared" })
+	if err := writeState(ctx, writer, "died"); !errors.Is(err, esdb.ErrCrashed) {
+		t.Fatalf("the crash: %v", err)
+	}
+	if prepared(t, pool) != 1 {
+		t.Fatal("no prepared transaction after the crash")
+	}
+	node := coupled(t, srv.URL(), writer.Prefix(), pool)
+	if c, r, err := node.Recover(ctx, time.Hour); err != nil || c+r != 0 {
+		t.Fatalf("recovery settled a young transaction: %d, %d, %v", c, r, err)
+	}
+	c, r, err := node.Recover(ctx, 0)
+	if err != nil || c != 0 || r != 1 {
+		t.Fatalf("recovery: committed %d, rolled back %d, %v; want 0, 1", c, r, err)
+	}
+	if hasState(t, pool, "died") || prepared(t, pool) != 0 {
+		t.Fatal("the unwritten commit's row is there, or its transaction still prepared")
+	}
+	if err := writeState(ctx, node, "after"); err != nil {
+		t.Fatal(err)
+	}
+	if got := streamsOf(t, node); !cmp.Equal(got, []string{"after"}) {
+		t.Errorf("the log has %v, want only the commit after the void record", got)
+	}
+	evs, err := node.ReadCommit(ctx, 1)
+	if err != nil || len(evs) != 0 {
+		t.Errorf("the void record reads as %v, %v; want no events", evs, err)
+	}
+	if head, err := node.Head(ctx); err != nil || head != (eventstore.Position{TxID: 2, Global: 1}) {
+		t.Errorf("head %v, %v; want 2:1", head, err)
+	}
+	// A store opened afterwards reads the void record into its index.
+	fresh := open(t, srv.URL(), writer.Prefix())
+	if _, err := fresh.Append(ctx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: "c1"},
+		Streams: []eventstore.StreamAppend{{StreamID: "after", ExpectedVersion: 1, Events: []eventstore.Event{{Type: "Again", Data: []byte(`{}`)}}}}}); err != nil {
+		t.Fatalf("after a void record: %v", err)
+	}
+}
+
+// A writer that dies after its append, before COMMIT PREPARED: recovery
+// finds its record and commits its transaction.
+func TestCoupledRecoverWritten(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	pool := statePool(t)
+	writer := coupled(t, srv.URL(), "", pool)
+	writer.OnStep(func(step string) bool { return step == "appended" })
+	if err := writeState(ctx, writer, "landed"); !errors.Is(err, esdb.ErrCrashed) {
+		t.Fatalf("the crash: %v", err)
+	}
+	if hasState(t, pool, "landed") {
+		t.Fatal("the row is visible before its transaction is committed")
+	}
+	node := coupled(t, srv.URL(), writer.Prefix(), pool)
+	c, r, err := node.Recover(ctx, 0)
+	if err != nil || c != 1 || r != 0 {
+		t.Fatalf("recovery: committed %d, rolled back %d, %v; want 1, 0", c, r, err)
+	}
+	if !hasState(t, pool, "landed") || prepared(t, pool) != 0 {
+		t.Fatal("the written commit's row is missing, or its transaction still prepared")
+	}
+	if got := streamsOf(t, node); !cmp.Equal(got, []string{"landed"}) {
+		t.Errorf("the log has %v", got)
+	}
+}
+
+// A writer that is slow, not dead: recovery voids its revision while it
+// waits between prepare and append; its append then fails, it gets a
+// conflict, and neither its row nor its events exist.
+func TestCoupledRecoverSlowWriter(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	pool := statePool(t)
+	writer := coupled(t, srv.URL(), "", pool)
+	atPrepared, resume := make(chan struct{}), make(chan struct{})
+	writer.OnStep(func(step string) bool {
+		if step == "prepared" {
+			close(atPrepared)
+			<-resume
+		}
+		return false
+	})
+	done := make(chan error, 1)
+	go func() { done <- writeState(ctx, writer, "slow") }()
+	<-atPrepared
+	node := coupled(t, srv.URL(), writer.Prefix(), pool)
+	if c, r, err := node.Recover(ctx, 0); err != nil || c != 0 || r != 1 {
+		t.Fatalf("recovery: committed %d, rolled back %d, %v; want 0, 1", c, r, err)
+	}
+	close(resume)
+	err := <-done
+	var ce *eventstore.ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("the slow writer: %v, want a conflict", err)
+	}
+	if hasState(t, pool, "slow") || len(streamsOf(t, node)) != 0 || prepared(t, pool) != 0 {
+		t.Fatal("the slow writer's commit is half there")
+	}
+	writer.OnStep(nil)
+	if err := writeState(ctx, writer, "slow"); err != nil {
+		t.Fatalf("the writer's retry: %v", err)
+	}
+	if !hasState(t, pool, "slow") {
+		t.Fatal("the retry's row is missing")
+	}
+}
