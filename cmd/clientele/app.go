@@ -17,6 +17,7 @@ import (
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore/esdb"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
@@ -37,6 +38,8 @@ type globals struct {
 	masterKey   string
 	// busURL chooses the message transport (bus.go).
 	busURL string
+	// eventStore chooses the event store (eventstore.go).
+	eventStore string
 }
 
 func (g *globals) bind(root *cobra.Command) {
@@ -46,6 +49,7 @@ func (g *globals) bind(root *cobra.Command) {
 	f.StringVar(&g.logLevel, "log-level", envOr(g.getenv, "CLIENTELE_LOG_LEVEL", "info"), "debug, info, warn or error (env CLIENTELE_LOG_LEVEL)")
 	f.StringVar(&g.masterKey, "master-key-file", g.getenv("CLIENTELE_MASTER_KEY_FILE"), "file holding the base64 master key that wraps the customers' data keys (env CLIENTELE_MASTER_KEY_FILE; env CLIENTELE_MASTER_KEY gives the key itself; default <data-dir>/master.key, created on first use)")
 	f.StringVar(&g.logFormat, "log-format", envOr(g.getenv, "CLIENTELE_LOG_FORMAT", "json"), "json or text (env CLIENTELE_LOG_FORMAT)")
+	f.StringVar(&g.eventStore, "event-store", envOr(g.getenv, "CLIENTELE_EVENT_STORE", "postgres"), "event store: postgres (the log of --database-url), or EventStoreDB at an esdb:// or esdb+discover:// connection string (esdb://host:2113?tls=false); write-side state and read models stay in PostgreSQL, which then needs max_prepared_transactions (env CLIENTELE_EVENT_STORE; docs/operations.md)")
 	f.StringVar(&g.busURL, "bus", envOr(g.getenv, "CLIENTELE_BUS_URL", "postgres"), "message transport of the projections and the import worker: postgres, or NATS JetStream at nats://HOST:PORT[,nats://HOST:PORT...][?ack_wait=30s] (env CLIENTELE_BUS_URL; docs/operations.md)")
 }
 
@@ -76,8 +80,10 @@ type app struct {
 	log     *slog.Logger
 	metrics *prometheus.Registry
 	pool    *pgxpool.Pool
-	store   *postgres.Store
-	keys    crypto.KeyStore
+	store   postgres.TxStore
+	// esdb is the store when it is EventStoreDB's (eventstore.go).
+	esdb *esdb.Coupled
+	keys crypto.KeyStore
 	// transport delivers the bus messages; nil is PostgreSQL (bus.go).
 	transport bus.Transport
 	runtime   *projections.Runtime
@@ -125,7 +131,10 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		a.close()
 		return nil, err
 	}
-	a.store = postgres.New(a.pool)
+	if a.store, a.esdb, err = g.openEventStore(ctx, a); err != nil {
+		a.close()
+		return nil, err
+	}
 	if a.transport, err = g.openBus(a); err != nil {
 		a.close()
 		return nil, err

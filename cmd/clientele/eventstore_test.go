@@ -3,20 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"strings"
 	"testing"
 )
 
 // TestServeEventStore checks that serve refuses, before starting anything,
-// an event store it cannot run on, and never echoes the connection string.
+// an event store setting it cannot use, accepts an EventStoreDB connection
+// string (then fails here only for the data directory it cannot create),
+// and never echoes the connection string.
 func TestServeEventStore(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
 		env  map[string]string
-		want string // in the error; "" for errESDBServe
+		want string // in the error; "" for an accepted setting
 	}{
 		{"esdb flag", []string{"--event-store", "esdb://admin:s3cret@127.0.0.1:2113?tls=false"}, nil, ""},
 		{"esdb env", nil, map[string]string{"CLIENTELE_EVENT_STORE": "esdb+discover://admin:s3cret@cluster.example:2113"}, ""},
@@ -34,8 +35,8 @@ func TestServeEventStore(t *testing.T) {
 			if err == nil {
 				t.Fatal("serve started")
 			}
-			if tt.want == "" && !errors.Is(err, errESDBServe) {
-				t.Errorf("error %q, want errESDBServe", err)
+			if tt.want == "" && strings.Contains(err.Error(), "--event-store") {
+				t.Errorf("error %q: the setting was refused", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q, want it to contain %q", err, tt.want)

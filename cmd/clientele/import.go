@@ -43,7 +43,7 @@ func (a *app) openImports() error {
 		return nil
 	}
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
-		Pool: a.pool, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""), Logger: a.log,
+		Pool: a.pool, Transactions: a.store, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""), Logger: a.log,
 		Registerer: a.metrics, Transport: a.transport,
 	})
 	a.importWorker = w

@@ -44,8 +44,6 @@ type serveFlags struct {
 	passwordChecks int
 	// sftp configures the SFTP drop directory (sftp.go).
 	sftp sftpFlags
-	// eventStore selects the event store (eventstore.go).
-	eventStore string
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -55,7 +53,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		Short: "Serve the HTTP API and run the projections",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkEventStore(f.eventStore); err != nil {
+			if err := checkEventStore(g.eventStore); err != nil {
 				return err
 			}
 			return g.withApp(cmd, func(ctx context.Context, a *app) error { return serve(ctx, g, a, f) })
@@ -75,7 +73,6 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.sftp.addr, "sftp-addr", g.getenv("CLIENTELE_SFTP_ADDR"), "serve the SFTP drop directory (docs/sftp.md) on this address, e.g. 127.0.0.1:2222; off when empty (env CLIENTELE_SFTP_ADDR)")
 	fl.StringVar(&f.sftp.hostKey, "sftp-host-key", g.getenv("CLIENTELE_SFTP_HOST_KEY"), "SFTP host key file (OpenSSH format); default <data-dir>/sftp_host_ed25519_key, created on first start (env CLIENTELE_SFTP_HOST_KEY)")
 	fl.StringVar(&f.sftp.dir, "sftp-dir", g.getenv("CLIENTELE_SFTP_DIR"), "directory of the SFTP drop directory's files and import queue; default <data-dir>/sftp (env CLIENTELE_SFTP_DIR)")
-	fl.StringVar(&f.eventStore, "event-store", g.getenv("CLIENTELE_EVENT_STORE"), "event store: postgres (the default: the log of --database-url) or an EventStoreDB connection string (esdb://host:2113?tls=false), which serve refuses for now (docs/architecture.md) (env CLIENTELE_EVENT_STORE)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
 	return cmd
 }

@@ -44,7 +44,10 @@ func Permanent(err error) error { return &PermanentError{Err: err} }
 
 // ImportChunkHandler handles ImportChunk.
 type ImportChunkHandler struct {
-	pool      *pgxpool.Pool
+	pool *pgxpool.Pool
+	// tx runs each chunk's transaction: the Importers' event store's
+	// (ImportWorkerConfig.Transactions), or plain ones on pool.
+	tx        Transactor
 	store     *Store
 	importers map[importing.Entity]Importer
 	companies CompanyFinder
@@ -62,7 +65,7 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 		panic("imports: NewImportChunkHandler: nil dependency")
 	}
 	store := NewStore(pool)
-	return ImportChunkHandler{pool: pool, store: store, importers: importers, companies: companies, ahead: newAhead(store),
+	return ImportChunkHandler{pool: pool, tx: poolTransactor{pool}, store: store, importers: importers, companies: companies, ahead: newAhead(store),
 		log: slog.Default(), metrics: newImportMetrics(slices.Sorted(maps.Keys(importers)))}
 }
 
@@ -79,7 +82,7 @@ func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 	var entity importing.Entity
 	var isolated []IsolatedRecord
 	resolvedNext, aheadUsed := false, false
-	err := pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
+	err := h.tx.InTx(ctx, func(tx pgx.Tx) error {
 		c, ok, err := h.store.LockChunk(ctx, tx, cmd.RunID, cmd.Seq)
 		if err != nil || !ok || c.Done {
 			return err

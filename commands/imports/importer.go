@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
@@ -106,10 +107,27 @@ type Resolution any
 // for a chunk resolved ahead of its transaction.
 type Reader = crypto.Reader
 
-// TxAppender appends a commit inside the caller's transaction; the
-// PostgreSQL event store implements it.
+// TxAppender appends a commit inside a transaction of its InTx, which
+// commits it as the event store decides (postgres.TxStore: the
+// PostgreSQL event store, or EventStoreDB's coupled with PostgreSQL).
 type TxAppender interface {
 	AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error)
+	Transactor
+}
+
+// Transactor runs fn in a write-side transaction and commits it unless
+// fn fails; with the event store's InTx, a commit fn appended commits
+// with it, at the store's commit point.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(tx pgx.Tx) error) error
+}
+
+// poolTransactor runs plain transactions on a pool: right for the
+// PostgreSQL event store, whose commit point is PostgreSQL's COMMIT.
+type poolTransactor struct{ pool *pgxpool.Pool }
+
+func (p poolTransactor) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, p.pool, fn)
 }
 
 // chunkMetadata returns the chunk's metadata with its company, refusing

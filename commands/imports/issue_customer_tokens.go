@@ -108,7 +108,7 @@ func (h IssueCustomerTokensHandler) Handle(ctx context.Context, cmd IssueCustome
 // returns how many; 0 when it found none to lock.
 func (h IssueCustomerTokensHandler) batch(ctx context.Context, size int) (int, error) {
 	issued := 0
-	err := pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error {
+	err := h.store.InTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+tokenLockTimeout+`'`); err != nil {
 			return err
 		}

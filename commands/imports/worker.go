@@ -54,6 +54,9 @@ func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
 		store:  NewStore(cfg.Pool),
 		wlog:   bus.Logger(cfg.Logger),
 	}
+	if cfg.Transactions != nil {
+		w.chunks.tx = cfg.Transactions
+	}
 	resumes, err := bus.NewResumer(bus.ResumerConfig{
 		CatchUp: w.applyNext,
 		// One company at a time, in turn: the resume loop works beside

@@ -23,6 +23,11 @@ type ImportWorkerConfig struct {
 	Importers map[importing.Entity]Importer
 	// Companies loads the company of each chunk. Required.
 	Companies CompanyFinder
+	// Transactions runs each chunk's transaction and commits it: the
+	// event store the Importers append with (its InTx), so that a chunk
+	// commits at the store's commit point. Default: plain transactions
+	// on Pool, right for the PostgreSQL event store only.
+	Transactions Transactor
 	// Transport delivers the chunk messages. Default: Watermill over
 	// PostgreSQL on Pool, one message per batch.
 	Transport bus.Transport

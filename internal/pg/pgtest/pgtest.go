@@ -78,9 +78,56 @@ func setup() error {
 		server = s
 		adminURL = s.URL()
 	}
-	initErr = ensureTemplate(ctx)
+	if initErr = ensureTemplate(ctx); initErr != nil {
+		return initErr
+	}
+	initErr = rollBackAbandoned(ctx)
 	return initErr
 }
+
+// abandonedAfter is the age of a prepared transaction that no test
+// still holds: the EventStoreDB store's commits (esdb.Coupled) prepare
+// theirs for milliseconds, its tests for seconds.
+const abandonedAfter = 2 * time.Minute
+
+// rollBackAbandoned rolls back the prepared transactions left on the
+// shared server by test processes that died. One holds back every
+// reader of the outbox and of the log on the server, in any database
+// (pg_snapshot_xmin is server-wide), so every later test would wait.
+func rollBackAbandoned(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT gid, database FROM pg_prepared_xacts
+		WHERE prepared < now() - make_interval(secs => $1)`, abandonedAfter.Seconds())
+	if err != nil {
+		return err
+	}
+	type xact struct{ gid, db string }
+	xacts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (x xact, err error) {
+		return x, r.Scan(&x.gid, &x.db)
+	})
+	if err != nil {
+		return err
+	}
+	for _, x := range xacts {
+		// A prepared transaction is ended from its own database.
+		db, err := pgx.Connect(ctx, urlFor(x.db))
+		if err != nil {
+			return err
+		}
+		_, err = db.Exec(ctx, `ROLLBACK PREPARED `+quoteLiteral(x.gid))
+		db.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("pgtest: roll back the abandoned prepared transaction %s: %w", x.gid, err)
+		}
+	}
+	return nil
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // ensureTemplate creates and migrates the template database for the
 // current migrations, once for all processes (an advisory lock serialises
