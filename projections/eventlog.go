@@ -27,8 +27,9 @@ type EventLog interface {
 	// announced last (see postgres.Log.NextCommit).
 	NextCommit(ctx context.Context, q postgres.Querier, pos eventstore.Position, upTo uint64) (uint64, bool, error)
 	// CountEvents counts the events after `after` up to and including
-	// upTo: cheap for a lag, a walk from the start of the log when after
-	// is zero (PostgreSQL) or a subtraction (EventStoreDB).
+	// upTo, each a position of an event or zero (as checkpoints and heads
+	// are): a scan of what it counts (PostgreSQL: cheap for a lag, the
+	// whole log from zero) or a subtraction (EventStoreDB).
 	CountEvents(ctx context.Context, q postgres.Querier, after, upTo eventstore.Position) (int64, error)
 	// CommitHasType reports whether the commit of transaction txID holds
 	// an event of type eventType; an unknown commit holds none.

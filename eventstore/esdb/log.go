@@ -21,8 +21,9 @@ const recordedType = "EventRecorded"
 // Log is what the projection runtime reads of the log besides the port
 // (projections.EventLog), for a log in EventStoreDB and read models in
 // PostgreSQL: each method is postgres.Log's of the same name, with the
-// same answers, read from the commit stream. The querier q of the read
-// models is unused, except by LockAppends.
+// same answers on the same commits (projections' TestEventLogs), read
+// from the commit stream; where they differ, the method says. The querier
+// q of the read models is unused, except by LockAppends.
 //
 // Unlike postgres.Log's, these reads are not in the caller's snapshot:
 // they see the commit stream as it is when they read it. A projector is
