@@ -698,7 +698,7 @@ func TestCampaignEventsAndRebuild(t *testing.T) {
 	if len(before) != 3 {
 		t.Fatalf("table: %v", before)
 	}
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.Campaigns{}, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, projections.Campaigns{}, projections.KindInline, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, campaignTable(t, e)); diff != "" {

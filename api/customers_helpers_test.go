@@ -213,12 +213,12 @@ func (e *env) rebuildAll(async ...projections.Projector) {
 	e.t.Helper()
 	ctx := context.Background()
 	for _, p := range async {
-		if err := projections.Rebuild(ctx, e.pool, e.store, p, projections.KindAsync, nil); err != nil {
+		if err := projections.Rebuild(ctx, e.pool, e.store, projections.PostgresLog{}, p, projections.KindAsync, nil); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	for _, p := range projections.Inline() {
-		if err := projections.Rebuild(ctx, e.pool, e.store, p, projections.KindInline, nil); err != nil {
+		if err := projections.Rebuild(ctx, e.pool, e.store, projections.PostgresLog{}, p, projections.KindInline, nil); err != nil {
 			e.t.Fatal(err)
 		}
 	}

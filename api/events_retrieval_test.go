@@ -62,7 +62,7 @@ func TestRetrieveEvents(t *testing.T) {
 	res := e.do(http.MethodGet, "/api/data/events/", bearer(admin), withQuery("cursor", "bm90IGFuIGlk"))
 	res.wantError(t, http.StatusBadRequest, "invalid_request")
 	// clientele projections rebuild events: the same answers.
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.NewEvents(e.keys), projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, projections.NewEvents(e.keys), projections.KindAsync, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.waitProjections()

@@ -47,7 +47,7 @@ func TestRetrieveSales(t *testing.T) {
 		t.Errorf("pages (-want +got):\n%s\nlast next_url %q", diff, second.NextURL)
 	}
 	// clientele projections rebuild sales: the same answers.
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.NewSales(e.keys), projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, projections.NewSales(e.keys), projections.KindAsync, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.waitProjections()

@@ -142,7 +142,7 @@ func (c *customers) rebuildInline(p projections.Projector) {
 	c.t.Helper()
 	// Inline: the rebuild then applies every committed event, however
 	// long other tests keep the log's head back.
-	if err := projections.Rebuild(context.Background(), c.pool, c.store, p, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), c.pool, c.store, projections.PostgresLog{}, p, projections.KindInline, nil); err != nil {
 		c.t.Fatal(err)
 	}
 }

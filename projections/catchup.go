@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg"
 )
@@ -87,10 +86,10 @@ func (r *Runtime) catchUpTo(ctx context.Context, name string) (more bool, err er
 
 // nextCommit returns the transaction id of the first commit after pos in
 // the log, if it is not after the commit of transaction upTo, and false
-// when there is none (postgres.Log.NextCommit, which says why upTo keeps
-// it cheap).
+// when there is none (EventLog.NextCommit; postgres.Log.NextCommit says
+// why upTo keeps it cheap).
 func (r *Runtime) nextCommit(ctx context.Context, pos eventstore.Position, upTo uint64) (uint64, bool, error) {
-	tx, ok, err := postgres.NewLog(r.cfg.Pool).NextCommit(ctx, pos, upTo)
+	tx, ok, err := r.cfg.Log.NextCommit(ctx, r.cfg.Pool, pos, upTo)
 	if err != nil {
 		return 0, false, fmt.Errorf("projections: next commit: %w", err)
 	}

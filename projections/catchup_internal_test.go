@@ -22,7 +22,7 @@ func TestNextCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runtime{cfg: RuntimeConfig{Pool: pool}}
+	r := &Runtime{cfg: RuntimeConfig{Pool: pool, Log: PostgresLog{}}}
 	for _, c := range []struct {
 		name   string
 		after  eventstore.Position

@@ -152,10 +152,10 @@ func resetCheckpoint(ctx context.Context, tx pgx.Tx, name string, pos eventstore
 }
 
 // countEvents counts the events after `after` up to and including upTo
-// (postgres.Log.CountEvents): cheap for a lag, a full scan from the start
-// of the log.
-func countEvents(ctx context.Context, q postgres.Querier, after, upTo eventstore.Position) (int64, error) {
-	n, err := postgres.NewLog(q).CountEvents(ctx, after, upTo)
+// (EventLog.CountEvents), reading log in q: cheap for a lag, a full scan
+// from the start of a log in PostgreSQL.
+func countEvents(ctx context.Context, log EventLog, q postgres.Querier, after, upTo eventstore.Position) (int64, error) {
+	n, err := log.CountEvents(ctx, q, after, upTo)
 	if err != nil {
 		return 0, fmt.Errorf("projections: count events: %w", err)
 	}

@@ -208,7 +208,7 @@ func TestCompaniesRebuildKeepsExchangeRates(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE companies SET exchange_rates = '{}'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := projections.Rebuild(ctx, pool, store, projections.Companies{}, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, projections.Companies{}, projections.KindInline, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, exchangeRates(t, pool)); diff != "" {

@@ -24,6 +24,12 @@ type RuntimeConfig struct {
 	// and a parked company's commits when they retry it (ReadCompanyLog).
 	// Required.
 	Store eventstore.Store
+	// Log is what the runtime and its projectors read of Store's log
+	// besides the port (catch-up, lag, the rebuild's swap, the data
+	// sync), in Pool. Default PostgresLog: Store must then be the
+	// PostgreSQL store of Pool's database. A projector that reads the
+	// log itself (Datasync) must read this one (Validate checks).
+	Log EventLog
 	// Inline projectors run in the append transaction (see InlineHook):
 	// a client reads its own write at once, at the cost of a slower append.
 	Inline []Projector
@@ -77,6 +83,7 @@ type RuntimeConfig struct {
 }
 
 func (c *RuntimeConfig) setDefaults() {
+	c.Log = logOrPostgres(c.Log)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -143,6 +150,9 @@ func (c RuntimeConfig) Validate() error {
 				errs = append(errs, fmt.Errorf("projections: name %q is used twice (%s and %s)", name, seen[name], kind))
 			default:
 				seen[name] = kind
+			}
+			if err := checkLog(p, logOrPostgres(c.Log)); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}

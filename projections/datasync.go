@@ -9,7 +9,6 @@ import (
 
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 )
@@ -40,6 +39,7 @@ import (
 type Datasync struct {
 	feeds  map[datatarget.Datatype]datasyncFeed
 	byType map[string]datatarget.Datatype // event type -> datatype
+	log    EventLog
 }
 
 // NewDatasync returns the projector; keys opens the customers' sealed
@@ -55,7 +55,7 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 		datatarget.Events:    eventsFeed{keys: keys},
 		datatarget.Sales:     salesFeed{keys: keys},
 		datatarget.Shops:     shopsFeed(),
-	}, byType: map[string]datatarget.Datatype{}}
+	}, byType: map[string]datatarget.Datatype{}, log: PostgresLog{}}
 	for dt, f := range p.feeds {
 		for _, t := range f.eventTypes() {
 			p.byType[t] = dt
@@ -63,6 +63,16 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 	}
 	return p
 }
+
+// WithLog makes the projector read the log through l (nil for
+// PostgresLog, the default) and returns it: the RuntimeConfig.Log of its
+// runtime, and the log given to Rebuild, which both check it.
+func (p *Datasync) WithLog(l EventLog) *Datasync {
+	p.log = logOrPostgres(l)
+	return p
+}
+
+func (p *Datasync) eventLog() EventLog { return p.log }
 
 // Name implements Projector.
 func (*Datasync) Name() string { return "datasync" }
@@ -79,14 +89,14 @@ func (*Datasync) Tables() []string { return []string{"datasync_targets", "datasy
 // headers listed them) means reading the type of every event of the
 // commit, a thousand for an import, so the log is asked only when the
 // company has no datatarget.
-func (*Datasync) WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error) {
+func (p *Datasync) WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error) {
 	if h.Types != nil && slices.Contains(h.Types, datatarget.CreatedType) {
 		return true, nil
 	}
 	var wants bool
 	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM datasync_targets WHERE company_id = $1)`, h.CompanyID).Scan(&wants)
 	if err == nil && !wants && h.Types == nil {
-		wants, err = postgres.NewLog(tx).CommitHasType(ctx, h.TxID, datatarget.CreatedType)
+		wants, err = p.log.CommitHasType(ctx, tx, h.TxID, datatarget.CreatedType)
 	}
 	if err != nil {
 		return false, fmt.Errorf("datasync: wants commit: %w", err)

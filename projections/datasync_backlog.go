@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // backlogPage is how many changes of a from_start backlog are read and
@@ -28,7 +27,7 @@ func (p *Datasync) backlog(ctx context.Context, tx pgx.Tx, ts *syncTargets, t *s
 	types := p.feeds[t.datatype].eventTypes()
 	var after eventstore.Position
 	for {
-		evs, err := postgres.NewLog(tx).ReadCompanyTypes(ctx, t.company, types, after, t.applied, backlogPage)
+		evs, err := p.log.ReadCompanyTypes(ctx, tx, t.company, types, after, t.applied, backlogPage)
 		if err != nil {
 			return fmt.Errorf("projections: datasync: backlog of %s: %w", t.id, err)
 		}

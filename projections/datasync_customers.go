@@ -9,7 +9,6 @@ import (
 
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 )
 
@@ -33,7 +32,7 @@ func (customersFeed) eventTypes() []string {
 // alwaysSent: which customer changed, and whether it is gone.
 func (customersFeed) alwaysSent() []string { return []string{"id", "is_deleted", "is_forgotten"} }
 
-func (f customersFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+func (f customersFeed) states(ctx context.Context, tx pgx.Tx, log EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
 	var streams []string
 	var upto []int64
 	index := map[string]int{}         // stream -> its place in streams
@@ -56,7 +55,7 @@ func (f customersFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventst
 		upto[j] = max(upto[j], e.StreamVersion)
 		at[e.Position.Global] = i
 	}
-	history, err := postgres.NewLog(tx).ReadStreamsUpTo(ctx, streams, upto)
+	history, err := log.ReadStreamsUpTo(ctx, tx, streams, upto)
 	if err != nil {
 		return nil, fmt.Errorf("projections: datasync: customers: read streams: %w", err)
 	}

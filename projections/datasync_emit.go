@@ -22,7 +22,7 @@ type datasyncFeed interface {
 	// right after that change. It must depend on the log (and the keys)
 	// only, never on another projection's tables, so that a rebuild
 	// gives the same states.
-	states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error)
+	states(ctx context.Context, tx pgx.Tx, log EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error)
 	// alwaysSent are the fields every message carries whatever the
 	// datatarget's fields, so that a receiver can always tell which
 	// entity changed and whether it is gone.
@@ -57,7 +57,7 @@ func (p *Datasync) emit(ctx context.Context, tx pgx.Tx, dt datatarget.Datatype, 
 		evs[i] = c.event
 	}
 	feed := p.feeds[dt]
-	states, err := feed.states(ctx, tx, evs)
+	states, err := feed.states(ctx, tx, p.log, evs)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 )
 
@@ -33,7 +32,7 @@ func (eventsFeed) alwaysSent() []string { return []string{"id", "is_deleted"} }
 
 func (eventsFeed) personalFields() []string { return activity.Personal }
 
-func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, log EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
 	type item struct {
 		key     activityKey
 		deleted bool
@@ -66,7 +65,7 @@ func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore
 			}
 		}
 	}
-	if err := recordedInLog(ctx, tx, lookCompanies, lookIDs, recs); err != nil {
+	if err := recordedInLog(ctx, tx, log, lookCompanies, lookIDs, recs); err != nil {
 		return nil, err
 	}
 	needKeys := map[customerKey]bool{}
@@ -108,12 +107,13 @@ func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore
 }
 
 // recordedInLog adds to recs the EventRecorded of each company's id, read
-// from the log in one query (postgres.Log.EachEventRecorded).
-func recordedInLog(ctx context.Context, tx pgx.Tx, companies []string, ids []int64, recs map[activityKey]*activity.Recorded) error {
+// from the log (EventLog.EachEventRecorded: one query in PostgreSQL, a
+// walk of the whole log in EventStoreDB).
+func recordedInLog(ctx context.Context, tx pgx.Tx, log EventLog, companies []string, ids []int64, recs map[activityKey]*activity.Recorded) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := postgres.NewLog(tx).EachEventRecorded(ctx, companies, ids, func(company string, data []byte) error {
+	err := log.EachEventRecorded(ctx, tx, companies, ids, func(company string, data []byte) error {
 		var rec activity.Recorded
 		if err := decodeNumbers(data, &rec); err != nil {
 			return err

@@ -36,8 +36,8 @@ func (salesFeed) alwaysSent() []string { return []string{saleFieldExternalID, sa
 
 func (salesFeed) personalFields() []string { return sale.Personal }
 
-func (f salesFeed) states(ctx context.Context, tx pgx.Tx, changes []*eventstore.RecordedEvent) ([]entityState, error) {
-	history, at, err := readChangedStreams(ctx, tx, changes)
+func (f salesFeed) states(ctx context.Context, tx pgx.Tx, log EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+	history, at, err := readChangedStreams(ctx, tx, log, changes)
 	if err != nil {
 		return nil, fmt.Errorf("projections: datasync: sales: %w", err)
 	}

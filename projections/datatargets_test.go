@@ -136,7 +136,7 @@ func TestDatatargetsProjection(t *testing.T) {
 		t.Errorf("outlet: enabled %v, request %s", enabled, request)
 	}
 
-	if err := projections.Rebuild(ctx, pool, store, projections.Datatargets{}, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, projections.Datatargets{}, projections.KindInline, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, readDatatargetTables(t, pool)); diff != "" {

@@ -47,7 +47,7 @@ func (r *Runtime) updateLag(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		n, err := countEvents(ctx, r.cfg.Pool, cp.Position, head)
+		n, err := countEvents(ctx, r.cfg.Log, r.cfg.Pool, cp.Position, head)
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,8 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // while the old ones keep serving, then swaps them in, in one short
 // transaction. progress, if not nil, is called after every page with the
 // events applied so far and the events in the log (which grows while the
-// rebuild runs).
+// rebuild runs). store's log is read through the port and log (nil for
+// PostgresLog: see RuntimeConfig.Log), which must be the one p reads.
 //
 // The copies are made with CREATE TABLE ... (LIKE ... INCLUDING ALL) in a
 // scratch schema put first on the search_path while Apply runs, so they
@@ -41,12 +42,12 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // old tables stay).
 //
 // kind says how the projector runs, and so how the swap meets the live
-// updates. For an inline projector, the swap locks the events table against
-// appends and applies every committed event, since appends wrote to the old
-// tables up to then. For an async projector, it locks the checkpoint
-// against the handler instead, applies what the handler could have seen,
-// and leaves the checkpoint there: the handler goes on from it into the new
-// tables.
+// updates. For an inline projector, the swap stops appends
+// (EventLog.LockAppends) and applies every committed event, since appends
+// wrote to the old tables up to then. For an async projector, it locks the
+// checkpoint against the handler instead, applies what the handler could
+// have seen, and leaves the checkpoint there: the handler goes on from it
+// into the new tables.
 //
 // An async projector's rebuild parks, as the runtime does (stall.go), the
 // company of a commit that fails for a reason that will come back: the
@@ -56,7 +57,11 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // rebuilt whole when its commit applies now, and parked again when it
 // does not. An inline projector's commit that fails aborts the rebuild:
 // such a commit could never have been appended.
-func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, p Projector, kind Kind, progress func(done, total int64)) error {
+func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log EventLog, p Projector, kind Kind, progress func(done, total int64)) error {
+	log = logOrPostgres(log)
+	if err := checkLog(p, log); err != nil {
+		return fmt.Errorf("projections: rebuild %s: %w", p.Name(), err)
+	}
 	if kind != KindInline && kind != KindAsync {
 		return fmt.Errorf("projections: rebuild %s: unknown kind %q", p.Name(), kind)
 	}
@@ -80,7 +85,7 @@ func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, p 
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext($2))`, rebuildLockClass, p.Name()) //nolint:errcheck // the lock goes with the session anyway
 
-	rb := &rebuilder{conn: conn.Conn(), pool: pool, store: store, p: p, kind: kind, progress: progress,
+	rb := &rebuilder{conn: conn.Conn(), pool: pool, store: store, log: log, p: p, kind: kind, progress: progress,
 		schema: pgx.Identifier{scratchSchema(p.Name())}.Sanitize()}
 	rb.parked = map[string]rebuildStall{}
 	if err := rb.run(ctx); err != nil {
@@ -97,7 +102,7 @@ func (r *Runtime) Rebuild(ctx context.Context, name string, progress func(done, 
 	if err != nil {
 		return err
 	}
-	return Rebuild(ctx, r.cfg.Pool, r.cfg.Store, p, kind, progress)
+	return Rebuild(ctx, r.cfg.Pool, r.cfg.Store, r.cfg.Log, p, kind, progress)
 }
 
 // scratchSchema names the schema a projector is rebuilt in. The hash keeps
@@ -125,6 +130,7 @@ type rebuilder struct {
 	conn     *pgx.Conn // holds the advisory lock; writes the scratch tables
 	pool     *pgxpool.Pool
 	store    eventstore.Store
+	log      EventLog
 	p        Projector
 	kind     Kind
 	progress func(done, total int64)
@@ -158,7 +164,7 @@ func (rb *rebuilder) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if rb.total, err = countEvents(ctx, rb.pool, eventstore.Position{}, head); err != nil {
+	if rb.total, err = countEvents(ctx, rb.log, rb.pool, eventstore.Position{}, head); err != nil {
 		return err
 	}
 	rb.progress(0, rb.total)
@@ -324,7 +330,7 @@ func (rb *rebuilder) advance(ctx context.Context, events []eventstore.RecordedEv
 		if err != nil {
 			return err
 		}
-		rest, err := countEvents(ctx, rb.pool, rb.pos, head)
+		rest, err := countEvents(ctx, rb.log, rb.pool, rb.pos, head)
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // finishAttempts is how often a rebuild tries its final swap when it times
@@ -65,11 +63,10 @@ func (rb *rebuilder) finish(ctx context.Context) error {
 // with the lock held no transaction has uncommitted events, and one that
 // is still running (waiting for the lock) appends only after the swap.
 func (rb *rebuilder) finishInline(ctx context.Context, tx pgx.Tx) error {
-	eventLog := postgres.NewLog(tx)
-	if err := eventLog.LockAppends(ctx); err != nil {
+	if err := rb.log.LockAppends(ctx, tx); err != nil {
 		return err
 	}
-	events, err := eventLog.ReadAfter(ctx, rb.pos)
+	events, err := rb.log.ReadAfter(ctx, tx, rb.pos)
 	if err != nil || len(events) == 0 {
 		return err
 	}

@@ -175,7 +175,7 @@ func TestRebuildFailureKeepsOldTables(t *testing.T) {
 	c.Streams[0].Events[0].Type = "Boom"
 	mustAppend(t, store, c)
 
-	err = projections.Rebuild(ctx, pool, store, failing{p}, projections.KindInline, nil)
+	err = projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, failing{p}, projections.KindInline, nil)
 	if !errors.Is(err, errBoom) {
 		t.Fatalf("rebuild = %v, want %v", err, errBoom)
 	}
@@ -198,7 +198,7 @@ func TestRebuildOneAtATime(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext('counts'))`, 0x52424c44); err != nil {
 		t.Fatal(err)
 	}
-	err = projections.Rebuild(ctx, pool, store, p, projections.KindAsync, nil)
+	err = projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, p, projections.KindAsync, nil)
 	if !errors.Is(err, projections.ErrRebuildRunning) {
 		t.Errorf("rebuild = %v, want %v", err, projections.ErrRebuildRunning)
 	}

@@ -136,7 +136,7 @@ func TestRebuildParksToo(t *testing.T) {
 	mustAppend(t, store, ticks("globex", "h", 3))
 	waitCaughtUp(t, pool, poisoned)
 
-	if err := projections.Rebuild(ctx, pool, store, poisoned, projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, poisoned, projections.KindAsync, nil); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
 	waitCaughtUp(t, pool, poisoned)
@@ -153,7 +153,7 @@ func TestRebuildParksToo(t *testing.T) {
 	}
 
 	poisoned.broken.Store(false)
-	if err := projections.Rebuild(ctx, pool, store, poisoned, projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, poisoned, projections.KindAsync, nil); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
 	if s := stalls(t, rt); len(s) != 0 {

@@ -66,9 +66,11 @@ func Rate(earlier, later ProjectionStatus) float64 {
 }
 
 // Status returns the status of the inline and async projectors, in that
-// order. It only reads: a projector that never ran is at the start of the
-// log.
-func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, inline, async []Projector) ([]ProjectionStatus, error) {
+// order, their lags counted in log (nil for PostgresLog: see
+// RuntimeConfig.Log). It only reads: a projector that never ran is at the
+// start of the log.
+func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log EventLog, inline, async []Projector) ([]ProjectionStatus, error) {
+	log = logOrPostgres(log)
 	now := time.Now()
 	head, err := store.Head(ctx)
 	if err != nil {
@@ -76,7 +78,7 @@ func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, inl
 	}
 	out := make([]ProjectionStatus, 0, len(inline)+len(async))
 	if len(inline) > 0 {
-		total, err := countEvents(ctx, pool, eventstore.Position{}, head)
+		total, err := countEvents(ctx, log, pool, eventstore.Position{}, head)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +102,7 @@ func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, inl
 		if err != nil {
 			return nil, err
 		}
-		lag, err := countEvents(ctx, pool, cp.Position, head)
+		lag, err := countEvents(ctx, log, pool, cp.Position, head)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +116,7 @@ func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, inl
 
 // Status returns the status of the runtime's projectors (see Status).
 func (r *Runtime) Status(ctx context.Context) ([]ProjectionStatus, error) {
-	return Status(ctx, r.cfg.Pool, r.cfg.Store, r.cfg.Inline, r.cfg.Async)
+	return Status(ctx, r.cfg.Pool, r.cfg.Store, r.cfg.Log, r.cfg.Inline, r.cfg.Async)
 }
 
 // projector finds one of the runtime's projectors by name.

@@ -10,14 +10,15 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// CompanyStatus is the status of the async projectors (see Status) as
+// CompanyStatus is the status of the async projectors (see Status, and
+// for log) as
 // one company's console shows it: StalledCompanies is 1 for a projection
 // that parked this company and 0 otherwise, since other companies'
 // stalls are none of its business. The inline projectors are left out:
 // they are always at the head, and their status costs a count of the
 // whole log, which no page may wait for.
-func CompanyStatus(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, async []Projector, companyID string) ([]ProjectionStatus, error) {
-	st, err := Status(ctx, pool, store, nil, async)
+func CompanyStatus(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log EventLog, async []Projector, companyID string) ([]ProjectionStatus, error) {
+	st, err := Status(ctx, pool, store, log, nil, async)
 	if err != nil {
 		return nil, err
 	}
@@ -46,5 +47,5 @@ func CompanyStatus(ctx context.Context, pool *pgxpool.Pool, store eventstore.Sto
 
 // CompanyStatus is CompanyStatus of the runtime's async projectors.
 func (r *Runtime) CompanyStatus(ctx context.Context, companyID string) ([]ProjectionStatus, error) {
-	return CompanyStatus(ctx, r.cfg.Pool, r.cfg.Store, r.cfg.Async, companyID)
+	return CompanyStatus(ctx, r.cfg.Pool, r.cfg.Store, r.cfg.Log, r.cfg.Async, companyID)
 }
