@@ -143,7 +143,8 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		Pool:       a.pool,
 		Store:      a.store,
 		Inline:     projections.Inline(),
-		Async:      asyncProjectors(a.keys),
+		Log:        a.eventLog(),
+		Async:      asyncProjectors(a.keys, a.eventLog()),
 		Transport:  a.transport,
 		Logger:     log,
 		Registerer: a.metrics,
@@ -200,11 +201,21 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 }
 
 // asyncProjectors are the projectors that follow the log; keys opens the
-// customers' sealed data.
-func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
+// customers' sealed data, and log is the log they read besides the port
+// (the runtime's).
+func asyncProjectors(keys crypto.KeyStore, log projections.EventLog) []projections.Projector {
 	return []projections.Projector{projections.NewCustomers(keys), projections.NewShops(), projections.NewProducts(),
-		projections.NewEvents(keys), projections.NewSales(keys), projections.NewDatasync(keys),
+		projections.NewEvents(keys), projections.NewSales(keys), projections.NewDatasync(keys).WithLog(log),
 		projections.NewCampaignStats()}
+}
+
+// eventLog is the log the projections read besides the event store port:
+// the commit stream's when the store is EventStoreDB's, else PostgreSQL's.
+func (a *app) eventLog() projections.EventLog {
+	if a.esdb != nil {
+		return esdb.NewLog(a.esdb.Store)
+	}
+	return projections.PostgresLog{}
 }
 
 // close releases everything in reverse order of acquisition.

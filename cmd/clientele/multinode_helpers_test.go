@@ -47,7 +47,7 @@ func asyncProjectorNames(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}) {
+	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}, nil) {
 		names = append(names, p.Name())
 	}
 	return names

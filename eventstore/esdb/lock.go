@@ -7,3 +7,8 @@ package esdb
 // until it is decided); a pause takes it exclusive (Log.LockAppends), and
 // then waits for every commit already prepared to end.
 const AppendLockKey int64 = 0x636c69656e74_01 // "client" + 1
+
+// companyLockClass is the class of the PostgreSQL advisory locks (two-key
+// form: class, hashtext(company id)) that order the commits of one
+// company made by a Store coupled with PostgreSQL, on any node.
+const companyLockClass int32 = 0x65736462 // "esdb"

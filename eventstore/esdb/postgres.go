@@ -223,10 +223,21 @@ func (c *Coupled) AppendTx(ctx context.Context, tx pgx.Tx, commit eventstore.Com
 // commit writes the staged commit p and ends tx by it (the numbered steps
 // of Coupled).
 func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore.Committed, error) {
-	// Before the append lock: a pause of appends (Log.LockAppends) holds
-	// it exclusive, and commits wait here, not behind each other.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, AppendLockKey); err != nil {
+	// Before the append lock, so that commits wait here and not behind
+	// each other: a pause of appends (Log.LockAppends) holds the first
+	// exclusive; the company's lock orders its commits, whatever node
+	// makes them, as the PostgreSQL store's lock on their streams does:
+	// the hooks of one (its inline projections) see the commits before it
+	// committed (held by a prepared transaction, the lock waits for its
+	// decision). Those may come from another node: the index catches up
+	// with them before the commit is placed, so that its versions, and
+	// what the hooks derive from them, follow them.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, hashtext($3))`,
+		AppendLockKey, companyLockClass, p.commit.Metadata.CompanyID); err != nil {
 		return eventstore.Committed{}, fmt.Errorf("esdb: wait for appends: %w", err)
+	}
+	if err := c.catchUp(ctx); err != nil {
+		return eventstore.Committed{}, err
 	}
 	c.appendMu.Lock()
 	defer c.appendMu.Unlock()

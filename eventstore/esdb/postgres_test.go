@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -219,42 +220,107 @@ func TestCoupledSavepoint(t *testing.T) {
 	}
 }
 
-// Two nodes (two stores on the same streams and database): a node whose
-// index is behind loses the race on the commit stream; its transaction is
-// rolled back and it gets a conflict on the commit stream, and its retry
-// succeeds. Append retries such a race itself.
+// Two nodes (two stores on the same streams and database): a commit whose
+// revision another node takes while it is prepared loses the race on the
+// commit stream; its transaction is rolled back and it gets a conflict on
+// the commit stream, and its retry succeeds. Append retries such a race
+// itself. (The nodes write for two companies: one company's commits wait
+// for each other, see TestCoupledCompanyOrder.)
 func TestCoupledLostRace(t *testing.T) {
 	ctx := context.Background()
 	srv, _ := standIn()
 	pool := statePool(t)
 	a := coupled(t, srv.URL(), "", pool)
 	b := coupled(t, srv.URL(), a.Prefix(), pool)
-	if err := writeState(ctx, a, "from-a"); err != nil {
-		t.Fatal(err)
+	// b prepares, then a commits before b appends: once, then b goes on.
+	overtake := func(step string) bool {
+		if step == "prepared" {
+			b.OnStep(nil)
+			if err := writeState(ctx, a, "from-a-"+uuid.NewString()); err != nil {
+				t.Error(err)
+			}
+		}
+		return false
 	}
-	err := writeState(ctx, b, "from-b")
+	b.OnStep(overtake)
+	err := b.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO state VALUES ('from-b')`); err != nil {
+			return err
+		}
+		_, err := b.AppendTx(ctx, tx, companyEvent("c2", "from-b"))
+		return err
+	})
 	var ce *eventstore.ConflictError
 	if !errors.As(err, &ce) || ce.StreamID != a.Prefix()+"-commits" {
-		t.Fatalf("the node behind: %v, want a conflict on the commit stream", err)
+		t.Fatalf("the commit overtaken: %v, want a conflict on the commit stream", err)
 	}
 	if hasState(t, pool, "from-b") || prepared(t, pool) != 0 {
 		t.Fatal("the lost commit left its row or a prepared transaction")
 	}
-	if err := writeState(ctx, b, "from-b"); err != nil {
-		t.Fatalf("the retry: %v", err)
-	}
-	if _, err := a.Append(ctx, oneEvent("append-a")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Append(ctx, oneEvent("append-b")); err != nil {
+	b.OnStep(overtake)
+	if _, err := b.Append(ctx, companyEvent("c2", "append-b")); err != nil {
 		t.Fatalf("Append did not retry its lost race: %v", err)
 	}
-	if got := streamsOf(t, a); !cmp.Equal(got, []string{"from-a", "from-b", "append-a", "append-b"}) {
-		t.Errorf("the log has %v", got)
+	got := streamsOf(t, a)
+	if len(got) != 3 || got[2] != "append-b" || !strings.HasPrefix(got[0], "from-a-") || !strings.HasPrefix(got[1], "from-a-") {
+		t.Errorf("the log has %v, want two of a's commits, then b's", got)
 	}
-	if !hasState(t, pool, "from-a") || !hasState(t, pool, "from-b") {
-		t.Error("a committed row is missing")
+}
+
+// One company's commits, from two nodes, follow each other: the second
+// waits for the first's decision, then places itself after it (its node
+// catches up first), so that its hooks see the first's effects and its
+// versions follow the first's.
+func TestCoupledCompanyOrder(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	pool := statePool(t)
+	a := coupled(t, srv.URL(), "", pool)
+	b := coupled(t, srv.URL(), a.Prefix(), pool)
+	var versions []int64
+	b.AddHook(postgres.TxHookFunc(func(_ context.Context, _ pgx.Tx, c eventstore.Committed) error {
+		versions = append(versions, c.Events[0].StreamVersion)
+		return nil
+	}))
+	atPrepared, resume := make(chan struct{}), make(chan struct{})
+	a.OnStep(func(step string) bool {
+		if step == "prepared" {
+			close(atPrepared)
+			<-resume
+		}
+		return false
+	})
+	any := func(stream string) eventstore.Commit {
+		c := oneEvent(stream)
+		c.Streams[0].ExpectedVersion = eventstore.Any
+		return c
 	}
+	done := make(chan error, 1)
+	go func() { _, err := a.Append(ctx, any("shared")); done <- err }()
+	<-atPrepared
+	bDone := make(chan error, 1)
+	go func() { _, err := b.Append(ctx, any("shared")); bDone <- err }()
+	select {
+	case err := <-bDone:
+		t.Fatalf("b committed while a's commit of the same company was undecided: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(resume)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatalf("b after a: %v", err)
+	}
+	if !cmp.Equal(versions, []int64{2}) {
+		t.Errorf("b's hook saw the stream at versions %v, want [2]: after a's", versions)
+	}
+}
+
+func companyEvent(company, stream string) eventstore.Commit {
+	c := oneEvent(stream)
+	c.Metadata.CompanyID = company
+	return c
 }
 
 // A writer that dies after preparing, before its append: recovery takes
