@@ -74,9 +74,13 @@ var errCrashed = errors.New("esdb: stopped by the test")
 var _ postgres.TxStore = (*Coupled)(nil)
 
 // WithPostgres couples the store with PostgreSQL on pool; hooks run in
-// every commit's transaction, in order.
+// every commit's transaction, in order. The store's reads of the log
+// (ReadLog, ReadCompanyLog, Head) then stop before a commit whose
+// transaction may still be undecided.
 func (s *Store) WithPostgres(pool *pgxpool.Pool, hooks ...postgres.TxHook) *Coupled {
-	return &Coupled{Store: s, pool: pool, hooks: hooks, open: map[*pgx.Conn]txCommits{}}
+	c := &Coupled{Store: s, pool: pool, hooks: hooks, open: map[*pgx.Conn]txCommits{}}
+	s.undecided = c.undecided
+	return c
 }
 
 // Pool returns the PostgreSQL pool the commits join.
@@ -395,34 +399,69 @@ func (c *Coupled) recordID(ctx context.Context, rev uint64) (uuid.UUID, bool, er
 	return ev.Event.EventID, true, nil
 }
 
+// undecided returns the lowest revision of the commits whose transaction
+// is prepared.
+func (c *Coupled) undecided(ctx context.Context) (uint64, bool, error) {
+	ps, err := c.prepared(ctx, 0)
+	if err != nil || len(ps) == 0 {
+		return 0, false, err
+	}
+	lowest := ps[0].rev
+	for _, p := range ps {
+		lowest = min(lowest, p.rev)
+	}
+	return lowest, true, nil
+}
+
+// preparedCommit is a commit whose PostgreSQL transaction is prepared.
+type preparedCommit struct {
+	gid string
+	rev uint64
+	id  uuid.UUID
+}
+
+// prepared returns the commits whose transaction has been prepared for
+// longer than olderThan.
+func (c *Coupled) prepared(ctx context.Context, olderThan time.Duration) ([]preparedCommit, error) {
+	rows, err := c.pool.Query(ctx, `SELECT gid FROM pg_prepared_xacts
+		WHERE database = current_database() AND starts_with(gid, $1) AND prepared <= now() - make_interval(secs => $2)
+		ORDER BY prepared`, c.gidPrefix(), olderThan.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("esdb: list prepared transactions: %w", err)
+	}
+	gids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("esdb: list prepared transactions: %w", err)
+	}
+	out := make([]preparedCommit, len(gids))
+	for i, gid := range gids {
+		revText, idText, ok := strings.Cut(strings.TrimPrefix(gid, c.gidPrefix()), ":")
+		rev, rerr := strconv.ParseUint(revText, 10, 64)
+		id, ierr := uuid.Parse(idText)
+		if !ok || rerr != nil || ierr != nil {
+			return nil, fmt.Errorf("esdb: prepared transaction %q is not named as a commit's", gid)
+		}
+		out[i] = preparedCommit{gid: gid, rev: rev, id: id}
+	}
+	return out, nil
+}
+
 // Recover settles the commits whose PostgreSQL transaction has been
 // prepared for longer than olderThan: their writer died, or lost its
 // answer. It returns how many it committed and rolled back. Several
 // nodes may recover at once; a writer that is only slow loses its commit
 // to a void record, never half of it.
 func (c *Coupled) Recover(ctx context.Context, olderThan time.Duration) (committed, rolledBack int, err error) {
-	rows, err := c.pool.Query(ctx, `SELECT gid FROM pg_prepared_xacts
-		WHERE database = current_database() AND starts_with(gid, $1) AND prepared < now() - make_interval(secs => $2)
-		ORDER BY prepared`, c.gidPrefix(), olderThan.Seconds())
+	ps, err := c.prepared(ctx, olderThan)
 	if err != nil {
-		return 0, 0, fmt.Errorf("esdb: list prepared transactions: %w", err)
+		return 0, 0, err
 	}
-	gids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return 0, 0, fmt.Errorf("esdb: list prepared transactions: %w", err)
-	}
-	for _, gid := range gids {
-		revText, idText, ok := strings.Cut(strings.TrimPrefix(gid, c.gidPrefix()), ":")
-		rev, rerr := strconv.ParseUint(revText, 10, 64)
-		id, ierr := uuid.Parse(idText)
-		if !ok || rerr != nil || ierr != nil {
-			return committed, rolledBack, fmt.Errorf("esdb: prepared transaction %q is not named as a commit's", gid)
-		}
-		landed, err := c.settle(ctx, rev, id)
+	for _, p := range ps {
+		landed, err := c.settle(ctx, p.rev, p.id)
 		if err != nil {
 			return committed, rolledBack, err
 		}
-		if err := c.finish(ctx, gid, landed); err != nil {
+		if err := c.finish(ctx, p.gid, landed); err != nil {
 			return committed, rolledBack, err
 		}
 		if landed {
@@ -431,7 +470,7 @@ func (c *Coupled) Recover(ctx context.Context, olderThan time.Duration) (committ
 			rolledBack++
 		}
 	}
-	if len(gids) > 0 {
+	if len(ps) > 0 {
 		err = c.catchUp(ctx)
 	}
 	return committed, rolledBack, err

@@ -385,6 +385,17 @@ func TestCoupledRecoverWritten(t *testing.T) {
 		t.Fatal("the row is visible before its transaction is committed")
 	}
 	node := coupled(t, srv.URL(), writer.Prefix(), pool)
+	// Written, undecided: no reader of the log sees it yet (a projector
+	// would not find its PostgreSQL state).
+	if got := streamsOf(t, node); len(got) != 0 {
+		t.Errorf("ReadLog shows the undecided commit: %v", got)
+	}
+	if evs, err := node.ReadCompanyLog(ctx, "c1", eventstore.Position{}, eventstore.Position{TxID: 1, Global: 1}, 10); err != nil || len(evs) != 0 {
+		t.Errorf("ReadCompanyLog shows the undecided commit: %v, %v", evs, err)
+	}
+	if head, err := node.Head(ctx); err != nil || !head.IsZero() {
+		t.Errorf("Head %v, %v; want the start of the log while the only commit is undecided", head, err)
+	}
 	c, r, err := node.Recover(ctx, 0)
 	if err != nil || c != 1 || r != 0 {
 		t.Fatalf("recovery: committed %d, rolled back %d, %v; want 1, 0", c, r, err)
@@ -394,6 +405,9 @@ func TestCoupledRecoverWritten(t *testing.T) {
 	}
 	if got := streamsOf(t, node); !cmp.Equal(got, []string{"landed"}) {
 		t.Errorf("the log has %v", got)
+	}
+	if head, err := node.Head(ctx); err != nil || head != (eventstore.Position{TxID: 1, Global: 1}) {
+		t.Errorf("Head %v, %v; want 1:1 once decided", head, err)
 	}
 }
 

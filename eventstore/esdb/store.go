@@ -35,6 +35,7 @@
 package esdb
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +100,13 @@ type Store struct {
 	syncMu sync.Mutex
 	mu     sync.RWMutex
 	idx    index
+
+	// undecided, set when the store is coupled with PostgreSQL
+	// (WithPostgres), returns the lowest revision whose commit is
+	// written but whose PostgreSQL transaction may not be committed yet
+	// (still prepared), if any: ReadLog, ReadCompanyLog and Head stop
+	// before it (undecidedBound).
+	undecided func(ctx context.Context) (uint64, bool, error)
 }
 
 var _ eventstore.Store = (*Store)(nil)
@@ -488,9 +496,30 @@ func (s *Store) ReadLog(ctx context.Context, after eventstore.Position, limit in
 			return len(out) < limit, err
 		})
 		if err != nil || len(out) >= limit || read < n {
-			return out, err
+			if err != nil {
+				return nil, err
+			}
+			return s.decided(ctx, out)
 		}
 	}
+}
+
+// decided drops the events of the commits read whose PostgreSQL
+// transaction may still be undecided, and all after them: a reader of the
+// log (a projector) reads PostgreSQL state written with a commit (the
+// customers' data keys), which it must find. Called after the records
+// were read: a record is written after its transaction is prepared, so
+// every undecided one read is seen as prepared.
+func (s *Store) decided(ctx context.Context, evs []eventstore.RecordedEvent) ([]eventstore.RecordedEvent, error) {
+	if s.undecided == nil || len(evs) == 0 {
+		return evs, nil
+	}
+	rev, ok, err := s.undecided(ctx)
+	if err != nil || !ok {
+		return evs, err
+	}
+	i, _ := slices.BinarySearchFunc(evs, rev+1, func(e eventstore.RecordedEvent, tx uint64) int { return cmp.Compare(e.Position.TxID, tx) })
+	return evs[:i], nil
 }
 
 // ReadCommit returns the events of commit txID: the record of revision
@@ -554,17 +583,39 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 		out = append(out, evs...)
 		return len(out) < limit, err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return s.decided(ctx, out)
 }
 
-// Head returns the position of the last event of the commit stream.
+// Head returns the position of the last event of the commit stream, of
+// a commit decided (see decided).
 func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
 	if err := s.catchUp(ctx); err != nil {
 		return eventstore.Position{}, err
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.idx.head, nil
+	head := s.idx.head
+	s.mu.RUnlock()
+	if s.undecided == nil || head.TxID == 0 {
+		return head, nil
+	}
+	rev, ok, err := s.undecided(ctx)
+	if err != nil || !ok || head.TxID <= rev {
+		return head, err
+	}
+	// The last event before revision rev: walk back over void records.
+	for r := int64(rev) - 1; r >= 0; r-- {
+		rec, err := s.readRecord(ctx, uint64(r))
+		if err != nil {
+			return eventstore.Position{}, err
+		}
+		if rec != nil && rec.count() > 0 {
+			return eventstore.Position{TxID: uint64(r) + 1, Global: rec.span().Last}, nil
+		}
+	}
+	return eventstore.Position{}, nil
 }
 
 // commitEvents returns the recorded events of rec, the record of revision
