@@ -32,6 +32,11 @@
 // ReadCompanyLog reads every record of its range, of every company (there
 // is no index by company); a commit's record (its list of streams) must
 // fit EventStoreDB's maximum append size. See docs/architecture.md.
+//
+// For a service whose write-side state and read models stay in
+// PostgreSQL, Coupled (postgres.go) makes PostgreSQL a participant in each
+// commit (two-phase commit, decided by the append), and Log (log.go) is
+// what the projection runtime reads of the log besides the port.
 package esdb
 
 import (
