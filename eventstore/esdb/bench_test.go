@@ -8,6 +8,8 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/memory"
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
 // BenchmarkStore appends commits to the adapter and to the memory store,
@@ -104,4 +106,51 @@ func benchCommit(i, events int) eventstore.Commit {
 		})
 	}
 	return c
+}
+
+// BenchmarkCoupled appends the same commits, interleaved, to the adapter
+// alone, to the adapter coupled with PostgreSQL (each commit's PostgreSQL
+// transaction prepared, then decided by the append: esdb.Coupled.Append)
+// and to the PostgreSQL store, on one PostgreSQL, and reports each rate
+// and the coupled store's as a fraction of the two others'. The coupled
+// store's cost over the adapter alone is PostgreSQL's share (the
+// transaction, the locks, PREPARE, COMMIT PREPARED, the catch-up read);
+// over the PostgreSQL store, what the log in EventStoreDB costs. Against
+// the stand-in, not EventStoreDB (see BenchmarkStore). Run it with
+// -benchtime 1x.
+func BenchmarkCoupled(b *testing.B) {
+	shapes := []struct {
+		name            string
+		commits, events int
+	}{
+		{"api", 1000, 1},
+		{"import", 20, 1000},
+	}
+	for _, sh := range shapes {
+		b.Run(sh.name, func(b *testing.B) {
+			url := benchURL(b)
+			ctx := context.Background()
+			var took [3]time.Duration // esdb, coupled, postgres
+			for b.Loop() {
+				pool := pgtest.NewPool(b)
+				stores := [3]eventstore.Store{open(b, url, ""), open(b, url, "").WithPostgres(pool), postgres.New(pool)}
+				for i := range sh.commits {
+					c := benchCommit(i, sh.events)
+					for k, s := range stores {
+						start := time.Now()
+						if _, err := s.Append(ctx, c); err != nil {
+							b.Fatalf("store %d, commit %d: %v", k, i, err)
+						}
+						took[k] += time.Since(start)
+					}
+				}
+			}
+			total := float64(sh.commits * sh.events * b.N)
+			b.ReportMetric(total/took[0].Seconds(), "esdb-events/s")
+			b.ReportMetric(total/took[1].Seconds(), "coupled-events/s")
+			b.ReportMetric(total/took[2].Seconds(), "pg-events/s")
+			b.ReportMetric(took[0].Seconds()/took[1].Seconds(), "coupled/esdb")
+			b.ReportMetric(took[2].Seconds()/took[1].Seconds(), "coupled/pg")
+		})
+	}
 }
