@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -98,6 +100,35 @@ func TestServeOnEventStoreDB(t *testing.T) {
 	}
 	total := n + 10 + 2000
 	c2.waitProjected(total, dt, 3+2*posts)
+
+	// Rebuilds read the commit stream: an async read model, and an inline
+	// one, whose swap pauses the appends of both nodes (a post on each
+	// while it runs must wait for it, not be lost).
+	mustRun(t, getenv, "projections", "rebuild", "customers")
+	done := make(chan []int, 1)
+	go func() {
+		var codes []int
+		for i, cl := range []*outageClient{c, &c2} {
+			codes = append(codes, cl.call("POST", "/api/datatargets/"+dt+"/post/", "application/json", fmt.Appendf(nil, `{"messages":[{"during_rebuild":%d}]}`, i)).status)
+		}
+		done <- codes
+	}()
+	mustRun(t, getenv, "projections", "rebuild", "datatargets")
+	if codes := <-done; !slices.Equal(codes, []int{200, 200}) {
+		t.Fatalf("posts during the rebuild answered %v", codes)
+	}
+	c2.waitProjected(total, dt, 5+2*posts)
+	// Status counts from the commit stream: every projector at its head.
+	status := mustRun(t, getenv, "projections", "status")
+	rows := regexp.MustCompile(`(?m)^(\w+)\s+(?:inline|async)\s+(\S+)\s+(\S+)\s+(\d+)\s`).FindAllStringSubmatch(status, -1)
+	if len(rows) < 10 {
+		t.Fatalf("projections status printed %q", status)
+	}
+	for _, r := range rows {
+		if r[2] != r[3] || r[4] != "0" || r[3] == "0:0" {
+			t.Errorf("projection %s: checkpoint %s, head %s, lag %s; want at the head, not the start", r[1], r[2], r[3], r[4])
+		}
+	}
 	stop2()
 	stop()
 
