@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,8 +90,12 @@ func (c *Coupled) Pool() *pgxpool.Pool { return c.pool }
 // AddHook adds a hook; call it before the store is used.
 func (c *Coupled) AddHook(h postgres.TxHook) { c.hooks = append(c.hooks, h) }
 
-// Check reports whether PostgreSQL can prepare transactions.
+// Check reports whether PostgreSQL can prepare transactions, under names
+// that fit.
 func (c *Coupled) Check(ctx context.Context) error {
+	if n := len(c.gid(math.MaxUint64, uuid.UUID{})); n > maxGID {
+		return fmt.Errorf("esdb: the prefix %q is too long: the names of prepared transactions would take %d bytes, PostgreSQL allows %d", c.prefix, n, maxGID)
+	}
 	var n int
 	if err := c.pool.QueryRow(ctx, `SELECT current_setting('max_prepared_transactions')::int`).Scan(&n); err != nil {
 		return fmt.Errorf("esdb: read max_prepared_transactions: %w", err)
@@ -256,7 +261,7 @@ func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore
 		}
 	}
 	gid := c.gid(p.rev, p.id)
-	if _, err := tx.Exec(ctx, `PREPARE TRANSACTION '`+gid+`'`); err != nil {
+	if _, err := tx.Exec(ctx, `PREPARE TRANSACTION `+quote(gid)); err != nil {
 		c.dropParts(ctx, p.rec)
 		return eventstore.Committed{}, fmt.Errorf("esdb: prepare the transaction: %w", err)
 	}
@@ -328,6 +333,14 @@ func (c *Coupled) gid(rev uint64, id uuid.UUID) string {
 
 func (c *Coupled) gidPrefix() string { return "esdb:" + c.commits + ":" }
 
+// maxGID is PostgreSQL's limit on a prepared transaction's name (GIDSIZE
+// - 1), which gid's must keep: a prefix, a revision, a UUID.
+const maxGID = 199
+
+// quote returns s as an SQL string literal: PREPARE TRANSACTION and
+// COMMIT/ROLLBACK PREPARED take no parameter.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // finish commits (or rolls back) the prepared transaction gid. One that
 // is no longer prepared was finished by a recovery, which decides as the
 // caller does (the record at its revision is the caller's exactly when
@@ -337,7 +350,7 @@ func (c *Coupled) finish(ctx context.Context, gid string, commit bool) error {
 	if commit {
 		verb = "COMMIT PREPARED "
 	}
-	_, err := c.pool.Exec(context.WithoutCancel(ctx), verb+`'`+gid+`'`)
+	_, err := c.pool.Exec(context.WithoutCancel(ctx), verb+quote(gid))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object
 		return nil

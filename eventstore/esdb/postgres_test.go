@@ -451,3 +451,21 @@ func TestCoupledRecoverSlowWriter(t *testing.T) {
 		t.Fatal("the retry's row is missing")
 	}
 }
+
+// A prefix with a quote names its prepared transactions safely; one too
+// long for PostgreSQL's names of prepared transactions is refused at Check.
+func TestCoupledPrefix(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := standIn()
+	c := coupled(t, srv.URL(), "it's-"+uuid.NewString(), nil)
+	if err := writeState(ctx, c, "quoted"); err != nil {
+		t.Fatal(err)
+	}
+	if !hasState(t, c.Pool(), "quoted") {
+		t.Fatal("the row is missing")
+	}
+	long := open(t, srv.URL(), strings.Repeat("p", 150)).WithPostgres(c.Pool())
+	if err := long.Check(ctx); err == nil || !strings.Contains(err.Error(), "too long") {
+		t.Fatalf("Check of a long prefix: %v", err)
+	}
+}
