@@ -205,6 +205,12 @@ func expectedString(v int64) string {
 	return fmt.Sprint(v)
 }
 
+// ErrUnavailable marks an error of an adapter whose server cannot be
+// reached or cannot answer now: the same request may succeed later (an
+// outage, a leader change). PostgreSQL's own errors say so themselves
+// (internal/pg's Transient reads both).
+var ErrUnavailable = errors.New("eventstore: the event store is unavailable")
+
 // ErrInvalidCommit reports a commit that can never be written (no streams,
 // an empty stream id, an event without type, a stream twice in one commit,
 // no company).

@@ -290,14 +290,14 @@ func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore
 		// the server answers; else recovery settles later.
 		landed, serr := c.settle(context.WithoutCancel(ctx), p.rev, p.id)
 		if serr != nil {
-			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w; the commit (PostgreSQL transaction %s) is decided by recovery", c.commits, err, gid)
+			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w; the commit (PostgreSQL transaction %s) is decided by recovery", c.commits, outage(err), gid)
 		}
 		if ferr := c.finish(ctx, gid, landed); ferr != nil {
 			return eventstore.Committed{}, ferr
 		}
 		if !landed {
 			c.dropParts(ctx, p.rec)
-			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w", c.commits, err)
+			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w", c.commits, outage(err))
 		}
 	}
 	if c.crash != nil && c.crash("appended") {
@@ -385,7 +385,7 @@ func (c *Coupled) settle(ctx context.Context, rev uint64, id uuid.UUID) (bool, e
 			continue // something landed meanwhile: read it
 		}
 		if err != nil {
-			return false, fmt.Errorf("esdb: void revision %d of %s: %w", rev, c.commits, err)
+			return false, fmt.Errorf("esdb: void revision %d of %s: %w", rev, c.commits, outage(err))
 		}
 		return false, nil
 	}
@@ -396,7 +396,7 @@ func (c *Coupled) settle(ctx context.Context, rev uint64, id uuid.UUID) (bool, e
 func (c *Coupled) recordID(ctx context.Context, rev uint64) (uuid.UUID, bool, error) {
 	rs, err := c.client.ReadStream(ctx, c.commits, esdb.ReadStreamOptions{From: esdb.Revision(rev), RequiresLeader: true}, 1)
 	if err != nil {
-		return uuid.UUID{}, false, fmt.Errorf("esdb: read %s: %w", c.commits, err)
+		return uuid.UUID{}, false, fmt.Errorf("esdb: read %s: %w", c.commits, outage(err))
 	}
 	defer rs.Close()
 	ev, err := rs.Recv()
@@ -404,7 +404,7 @@ func (c *Coupled) recordID(ctx context.Context, rev uint64) (uuid.UUID, bool, er
 		return uuid.UUID{}, false, nil
 	}
 	if err != nil {
-		return uuid.UUID{}, false, fmt.Errorf("esdb: read %s: %w", c.commits, err)
+		return uuid.UUID{}, false, fmt.Errorf("esdb: read %s: %w", c.commits, outage(err))
 	}
 	if ev.Event == nil || ev.Event.EventNumber != rev {
 		return uuid.UUID{}, false, fmt.Errorf("esdb: read revision %d of %s: got another", rev, c.commits)

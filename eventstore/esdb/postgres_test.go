@@ -15,8 +15,10 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/esdb"
+	"github.com/clientele/clientele/eventstore/esdb/esdbtest"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/eventstore/storetest"
+	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
@@ -467,5 +469,30 @@ func TestCoupledPrefix(t *testing.T) {
 	long := open(t, srv.URL(), strings.Repeat("p", 150)).WithPostgres(c.Pool())
 	if err := long.Check(ctx); err == nil || !strings.Contains(err.Error(), "too long") {
 		t.Fatalf("Check of a long prefix: %v", err)
+	}
+}
+
+// A server that cannot be reached is an outage (eventstore.ErrUnavailable,
+// which pg.Transient reads: work is retried as it is, a client gets 503),
+// for reads and for commits, which then leave nothing in PostgreSQL.
+func TestCoupledUnavailable(t *testing.T) {
+	ctx := context.Background()
+	srv, err := esdbtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := coupled(t, srv.URL(), "", nil)
+	srv.Close()
+	if _, err := c.ReadLog(ctx, eventstore.Position{}, 10); !errors.Is(err, eventstore.ErrUnavailable) || !pg.Transient(err) {
+		t.Errorf("ReadLog from a server that is away: %v, want ErrUnavailable", err)
+	}
+	if _, err := c.Store.Append(ctx, oneEvent("plain")); !errors.Is(err, eventstore.ErrUnavailable) {
+		t.Errorf("the adapter's Append to a server that is away: %v, want ErrUnavailable", err)
+	}
+	if err := writeState(ctx, c, "away"); !errors.Is(err, eventstore.ErrUnavailable) || !pg.Transient(err) {
+		t.Errorf("a commit to a server that is away: %v, want ErrUnavailable", err)
+	}
+	if hasState(t, c.Pool(), "away") || prepared(t, c.Pool()) != 0 {
+		t.Error("the failed commit left its row or a prepared transaction")
 	}
 }

@@ -53,6 +53,8 @@ import (
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/clientele/clientele/eventstore"
 )
@@ -188,7 +190,7 @@ func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 		}
 		if err != nil {
 			// The record may or may not be written: its parts stay.
-			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w", s.commits, err)
+			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w", s.commits, outage(err))
 		}
 		return s.landed(p)
 	}
@@ -367,7 +369,7 @@ func (s *Store) writeParts(ctx context.Context, evs []eventRecord) (*parts, erro
 			expected = esdb.Revision(uint64(revision))
 		}
 		if _, err := s.client.AppendToStream(ctx, p.Stream, esdb.AppendToStreamOptions{ExpectedRevision: expected}, batch...); err != nil {
-			return fmt.Errorf("esdb: append to %s: %w", p.Stream, err)
+			return fmt.Errorf("esdb: append to %s: %w", p.Stream, outage(err))
 		}
 		revision += int64(len(batch))
 		batch, batchSize = nil, 0
@@ -645,7 +647,7 @@ func (s *Store) eventsOf(ctx context.Context, rec *record, from, to int) ([]even
 	first, last := rec.Parts.partRange(from, to)
 	rs, err := s.client.ReadStream(ctx, rec.Parts.Stream, esdb.ReadStreamOptions{From: esdb.Revision(uint64(first)), RequiresLeader: true}, uint64(last-first+1))
 	if err != nil {
-		return nil, 0, fmt.Errorf("esdb: read %s: %w", rec.Parts.Stream, err)
+		return nil, 0, fmt.Errorf("esdb: read %s: %w", rec.Parts.Stream, outage(err))
 	}
 	defer rs.Close()
 	var out []eventRecord
@@ -655,7 +657,7 @@ func (s *Store) eventsOf(ctx context.Context, rec *record, from, to int) ([]even
 			if errors.Is(err, io.EOF) || isCode(err, esdb.ErrorCodeResourceNotFound) {
 				err = errors.New("missing")
 			}
-			return nil, 0, fmt.Errorf("esdb: read the parts of a commit from %s: %w", rec.Parts.Stream, err)
+			return nil, 0, fmt.Errorf("esdb: read the parts of a commit from %s: %w", rec.Parts.Stream, outage(err))
 		}
 		var part []eventRecord
 		if err := json.Unmarshal(ev.Event.Data, &part); err != nil {
@@ -682,7 +684,7 @@ func (s *Store) readRecord(ctx context.Context, rev uint64) (*record, error) {
 func (s *Store) readRecords(ctx context.Context, from, count uint64, fn func(rev uint64, data []byte) (bool, error)) error {
 	rs, err := s.client.ReadStream(ctx, s.commits, esdb.ReadStreamOptions{From: esdb.Revision(from), RequiresLeader: true}, count)
 	if err != nil {
-		return fmt.Errorf("esdb: read %s: %w", s.commits, err)
+		return fmt.Errorf("esdb: read %s: %w", s.commits, outage(err))
 	}
 	defer rs.Close()
 	for {
@@ -691,7 +693,7 @@ func (s *Store) readRecords(ctx context.Context, from, count uint64, fn func(rev
 			return nil // the end, or no commit yet
 		}
 		if err != nil {
-			return fmt.Errorf("esdb: read %s: %w", s.commits, err)
+			return fmt.Errorf("esdb: read %s: %w", s.commits, outage(err))
 		}
 		if ev.Event == nil || ev.Event.EventType != recordType {
 			return fmt.Errorf("esdb: %s holds an event that is not a commit record: is the stream the adapter's?", s.commits)
@@ -739,6 +741,29 @@ func (s *Store) catchUp(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// outage returns err marked as eventstore.ErrUnavailable when it says the
+// server cannot be reached or cannot answer now (the same request may
+// succeed later), else err.
+// The client reports an outage as its own error, or, from a stream of
+// reads, as gRPC's status.
+func outage(err error) error {
+	var e *esdb.Error
+	if errors.As(err, &e) {
+		switch e.Code() {
+		case esdb.ErrorUnavailable, esdb.ErrorCodeDeadlineExceeded, esdb.ErrorCodeConnectionClosed, esdb.ErrorCodeNotLeader, esdb.ErrorAborted:
+			return fmt.Errorf("%w (%w)", eventstore.ErrUnavailable, err)
+		}
+		return err
+	}
+	if st, ok := status.FromError(err); ok {
+		switch st.Code() {
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.ResourceExhausted:
+			return fmt.Errorf("%w (%w)", eventstore.ErrUnavailable, err)
+		}
+	}
+	return err
 }
 
 func isCode(err error, code esdb.ErrorCode) bool {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/eventstore"
 )
 
 // Transient reports whether err is a failure that the same work may not
@@ -27,7 +28,8 @@ import (
 //
 // A cancelled or expired context is transient: the caller is stopping,
 // or waited for a connection longer than Open allows, and the work must
-// not be judged by it.
+// not be judged by it. So is an event store that cannot be reached
+// (eventstore.ErrUnavailable: EventStoreDB's outage).
 //
 // A connection that the server drops mid-reply fails with a bare
 // io.ErrUnexpectedEOF (pgx), which is therefore transient too: code that
@@ -37,7 +39,8 @@ func Transient(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, eventstore.ErrUnavailable) {
 		return true
 	}
 	var pgErr *pgconn.PgError
