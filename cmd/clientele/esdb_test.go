@@ -170,6 +170,27 @@ func TestServeOnEventStoreDB(t *testing.T) {
 	if len(customers) != total {
 		t.Errorf("the commit stream has %d customers, want %d", len(customers), total)
 	}
+
+	// EventStoreDB goes away: the node is not ready, a write is answered
+	// 503 with Retry-After, reads of the read models go on.
+	base, _, stop = startServe(t, getenv, "--rate-limit", "100000")
+	defer stop()
+	c.base = base
+	if res := c.call("GET", "/readyz", "", nil); res.status != 200 {
+		t.Fatalf("readyz with EventStoreDB there: %d %s", res.status, res.body)
+	}
+	srv.Close()
+	if res := c.call("GET", "/readyz", "", nil); res.status != 503 {
+		t.Errorf("readyz with EventStoreDB away: %d %s", res.status, res.body)
+	}
+	res := c.call("POST", "/api/datatargets/"+dt+"/post/", "application/json", []byte(`{"messages":[{"away":true}]}`))
+	if res.status != 503 || res.header.Get("Retry-After") == "" {
+		t.Errorf("a write with EventStoreDB away: %d %s (Retry-After %q), want 503 with Retry-After", res.status, res.body, res.header.Get("Retry-After"))
+	}
+	if got := c.queueLen(dt); got != 5+2*posts {
+		t.Errorf("the queue read with EventStoreDB away: %d messages, want %d", got, 5+2*posts)
+	}
+	stop()
 }
 
 // upload uploads customers as JSON and waits until the run has accepted

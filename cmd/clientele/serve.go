@@ -124,6 +124,11 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			if err := a.pool.Ping(ctx); err != nil {
 				return fmt.Errorf("database: %w", err)
 			}
+			if a.esdb != nil {
+				if err := a.esdb.Ping(ctx); err != nil {
+					return fmt.Errorf("event store: %w", err)
+				}
+			}
 			if !a.runtime.Running() {
 				return errors.New("projections are not running")
 			}

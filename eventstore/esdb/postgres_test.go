@@ -482,7 +482,13 @@ func TestCoupledUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := coupled(t, srv.URL(), "", nil)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping of a server that is there: %v", err)
+	}
 	srv.Close()
+	if err := c.Ping(ctx); !errors.Is(err, eventstore.ErrUnavailable) {
+		t.Errorf("Ping of a server that is away: %v, want ErrUnavailable", err)
+	}
 	if _, err := c.ReadLog(ctx, eventstore.Position{}, 10); !errors.Is(err, eventstore.ErrUnavailable) || !pg.Transient(err) {
 		t.Errorf("ReadLog from a server that is away: %v, want ErrUnavailable", err)
 	}

@@ -161,6 +161,16 @@ func New(client *esdb.Client, opts Options) *Store {
 	}
 }
 
+// Ping reads the commit stream at its end, a round trip to the server:
+// an error when the server cannot be read (eventstore.ErrUnavailable for
+// an outage).
+func (s *Store) Ping(ctx context.Context) error {
+	s.mu.RLock()
+	next := s.idx.next
+	s.mu.RUnlock()
+	return s.readRecords(ctx, next, 1, func(uint64, []byte) (bool, error) { return false, nil })
+}
+
 // Prefix returns the prefix of the store's streams.
 func (s *Store) Prefix() string { return s.prefix }
 
