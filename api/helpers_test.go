@@ -443,8 +443,10 @@ func (b *syncBuffer) String() string {
 func (e *env) runProjections(async ...projections.Projector) {
 	e.t.Helper()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: e.pool, Store: e.store, Async: async, PollInterval: 10 * time.Millisecond,
-		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Pool: e.pool, Store: e.store, Async: async,
+		ConsumerSettings: bus.ConsumerSettings{
+			PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		},
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -42,8 +43,10 @@ func (e *env) runImports() {
 	e.t.Helper()
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
 		Pool: e.pool, Importers: e.importers, Companies: readmodels.NewCompanies(e.pool, ""),
-		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
-		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		ConsumerSettings: bus.ConsumerSettings{
+			PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
+			Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		},
 	})
 	if err != nil {
 		e.t.Fatal(err)

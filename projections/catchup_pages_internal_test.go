@@ -11,6 +11,7 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
@@ -62,8 +63,8 @@ func TestPagedCatchUp(t *testing.T) {
 		last = c.Last
 	}
 	p := &paged{}
-	r, err := NewRuntime(RuntimeConfig{Pool: pool, Store: store, Async: []Projector{p}, MessageAttempts: 1,
-		RetryMaxInterval: time.Millisecond, StallAfter: time.Hour})
+	r, err := NewRuntime(RuntimeConfig{Pool: pool, Store: store, Async: []Projector{p},
+		ConsumerSettings: bus.ConsumerSettings{MessageAttempts: 1, RetryMaxInterval: time.Millisecond, StallAfter: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

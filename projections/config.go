@@ -3,7 +3,6 @@ package projections
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -39,32 +38,25 @@ type RuntimeConfig struct {
 	// Transport delivers the commit messages. Default: Watermill over
 	// PostgreSQL on Pool (bus.NewPostgres) polling every PollInterval.
 	Transport bus.Transport
-	// Logger receives the runtime's and Watermill's logs. Default
-	// slog.Default().
-	Logger *slog.Logger
 	// Registerer, when set, gets the runtime's metrics at NewRuntime (see
 	// also Runtime.Register).
 	Registerer prometheus.Registerer
-	// PollInterval is how often an idle async projector looks for new
-	// commits: its latency when the log is quiet. Default 100ms. Unused
-	// when Transport is set.
-	PollInterval time.Duration
+	// ConsumerSettings are the Logger (the runtime's and Watermill's
+	// logs), PollInterval (how often an idle async projector looks for
+	// new commits: its latency when the log is quiet), RetryMaxInterval,
+	// MessageAttempts and StallAfter of the async projectors' commit
+	// consumer, whose keys are projectors. Two of them do more here:
+	// MessageAttempts is the number of attempts of one delivery of a
+	// commit (catchup.go), and then of the catch-up loop before it parks
+	// the commit's company when the failure is not transient (stall.go):
+	// the commit is never skipped, since that would silently corrupt the
+	// read model. StallAfter is how long a projector's checkpoint may
+	// stand still while the log has more before the lag watcher catches
+	// it up itself (every LagInterval), and how long a parked company
+	// waits for its first retry (stall.go).
+	bus.ConsumerSettings
 	// LagInterval is how often the lag gauge is refreshed. Default 5s.
 	LagInterval time.Duration
-	// RetryMaxInterval caps the backoff between the attempts of one
-	// delivery of a failing commit. Default 5s.
-	RetryMaxInterval time.Duration
-	// MessageAttempts is the number of attempts of one delivery of a
-	// commit before it gives up (catchup.go), and then of the catch-up
-	// loop before it parks the commit's company when the failure is not
-	// transient (stall.go): the commit is never skipped, since that would
-	// silently corrupt the read model. Default 5.
-	MessageAttempts int
-	// StallAfter is how long a projector's checkpoint may stand still
-	// while the log has more before the lag watcher catches it up itself
-	// (every LagInterval), and how long a parked company waits for its
-	// first retry (stall.go). Default 30s.
-	StallAfter time.Duration
 	// StallRetryMax caps the wait between the retries of a parked
 	// company, which otherwise waits as long again as it has been parked.
 	// Default 10m.
@@ -84,23 +76,9 @@ type RuntimeConfig struct {
 
 func (c *RuntimeConfig) setDefaults() {
 	c.Log = logOrPostgres(c.Log)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = 100 * time.Millisecond
-	}
+	c.ConsumerSettings.SetDefaults()
 	if c.LagInterval == 0 {
 		c.LagInterval = 5 * time.Second
-	}
-	if c.RetryMaxInterval == 0 {
-		c.RetryMaxInterval = 5 * time.Second
-	}
-	if c.MessageAttempts == 0 {
-		c.MessageAttempts = 5
-	}
-	if c.StallAfter == 0 {
-		c.StallAfter = 30 * time.Second
 	}
 	if c.PruneInterval == 0 {
 		c.PruneInterval = 10 * time.Minute
@@ -119,17 +97,12 @@ func (c RuntimeConfig) Validate() error {
 	if c.Store == nil {
 		errs = append(errs, errors.New("projections: Store is required"))
 	}
-	if c.PollInterval < 0 {
-		errs = append(errs, errors.New("projections: PollInterval is negative"))
-	}
+	errs = append(errs, c.ConsumerSettings.Validate("projections: "))
 	if c.LagInterval < 0 {
 		errs = append(errs, errors.New("projections: LagInterval is negative"))
 	}
-	if c.RetryMaxInterval < 0 {
-		errs = append(errs, errors.New("projections: RetryMaxInterval is negative"))
-	}
-	if c.MessageAttempts < 0 || c.StallAfter < 0 || c.PruneInterval < 0 || c.StallRetryMax < 0 {
-		errs = append(errs, errors.New("projections: MessageAttempts, StallAfter, StallRetryMax or PruneInterval is negative"))
+	if c.StallRetryMax < 0 || c.PruneInterval < 0 {
+		errs = append(errs, errors.New("projections: StallRetryMax or PruneInterval is negative"))
 	}
 	// Names key checkpoints and consumer groups: they must be unique
 	// across both kinds.

@@ -42,7 +42,7 @@ func newDatasyncEnv(t *testing.T) *datasyncEnv {
 	keys := crypto.KeyStore{Keyring: kr}
 	store := postgres.New(pool)
 	e := &datasyncEnv{customers: &customers{t: t, pool: pool, store: store, keys: keys}, sync: projections.NewDatasync(keys)}
-	e.rt, err = projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, PollInterval: 10 * time.Millisecond,
+	e.rt, err = projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 		Inline: projections.Inline(), Async: []projections.Projector{e.sync}})
 	if err != nil {
 		t.Fatal(err)

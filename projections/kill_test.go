@@ -76,7 +76,7 @@ func TestKillBetweenCommitAndAck(t *testing.T) {
 	p := counter{"counts", "counts"}
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: pool, Store: store, Async: []projections.Projector{p}, Registerer: reg, PollInterval: 10 * time.Millisecond,
+		Pool: pool, Store: store, Async: []projections.Projector{p}, Registerer: reg, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestHelperProjectorProcess(t *testing.T) {
 	var commits atomic.Int64
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: pool, Store: postgres.New(pool), Async: []projections.Projector{counter{"counts", "counts"}},
-		PollInterval: 10 * time.Millisecond,
+		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 		AfterApply: func(name string) {
 			if commits.Add(1) == int64(killAfter) {
 				fmt.Println("killing myself after commit", killAfter)

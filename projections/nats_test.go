@@ -36,7 +36,7 @@ func TestAsyncOverNATS(t *testing.T) {
 		t.Cleanup(func() { tr.Close() })
 		rt, err := projections.NewRuntime(projections.RuntimeConfig{
 			Pool: pool, Store: store, Async: []projections.Projector{p}, Transport: tr,
-			LagInterval: 50 * time.Millisecond, StallAfter: 500 * time.Millisecond,
+			LagInterval: 50 * time.Millisecond, ConsumerSettings: bus.ConsumerSettings{StallAfter: 500 * time.Millisecond},
 		})
 		if err != nil {
 			t.Fatal(err)

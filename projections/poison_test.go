@@ -63,8 +63,11 @@ func poisonRuntime(t *testing.T, pool *pgxpool.Pool, store *postgres.Store, reg 
 	t.Helper()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: pool, Store: store, Async: async, Registerer: reg,
-		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 10 * time.Millisecond,
-		MessageAttempts: 2, StallAfter: stallAfter, StallRetryMax: stallAfter, LagInterval: 50 * time.Millisecond,
+		ConsumerSettings: bus.ConsumerSettings{
+			PollInterval: 10 * time.Millisecond, RetryMaxInterval: 10 * time.Millisecond,
+			MessageAttempts: 2, StallAfter: stallAfter,
+		},
+		StallRetryMax: stallAfter, LagInterval: 50 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +327,7 @@ func TestPrunedOutbox(t *testing.T) {
 	store := postgres.New(pool, bus.CommitPublisher{})
 	early := counter{"early", "early"}
 	cfg := projections.RuntimeConfig{Pool: pool, Store: store, Async: []projections.Projector{early},
-		PollInterval: 10 * time.Millisecond, PruneInterval: 20 * time.Millisecond}
+		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond}, PruneInterval: 20 * time.Millisecond}
 	rt, err := projections.NewRuntime(cfg)
 	if err != nil {
 		t.Fatal(err)

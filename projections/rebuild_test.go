@@ -54,7 +54,7 @@ func TestRebuildAsync(t *testing.T) {
 	store := postgres.New(pool, bus.CommitPublisher{})
 	p := counter{"counts", "counts"}
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: pool, Store: store, Async: []projections.Projector{p}, PollInterval: 10 * time.Millisecond,
+		Pool: pool, Store: store, Async: []projections.Projector{p}, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestRebuildUnderLoad(t *testing.T) {
 	store := postgres.New(pool)
 	inline, async := counter{"inline_counts", "inline_counts"}, counter{"async_counts", "async_counts"}
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: pool, Store: store, PollInterval: 10 * time.Millisecond,
+		Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 		Inline: []projections.Projector{inline}, Async: []projections.Projector{async},
 	})
 	if err != nil {

@@ -109,7 +109,7 @@ func TestAsyncOrdered(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: pool, Store: store, Async: []projections.Projector{p},
-		Registerer: reg, PollInterval: 10 * time.Millisecond, LagInterval: 50 * time.Millisecond,
+		Registerer: reg, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond}, LagInterval: 50 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestRedelivery(t *testing.T) {
 	p := counter{"counts", "counts"}
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: pool, Store: store, Async: []projections.Projector{p}, Registerer: reg, PollInterval: 10 * time.Millisecond,
+		Pool: pool, Store: store, Async: []projections.Projector{p}, Registerer: reg, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestRetry(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: pool, Store: store, Async: []projections.Projector{p}, Registerer: reg,
-		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
+		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -265,9 +265,9 @@ func TestNoAsyncProjectors(t *testing.T) {
 func TestRuntimeConfigValidate(t *testing.T) {
 	p := counter{"counts", "counts"}
 	_, err := projections.NewRuntime(projections.RuntimeConfig{
-		Inline:       []projections.Projector{p, nil},
-		Async:        []projections.Projector{p, counter{}},
-		PollInterval: -time.Second,
+		Inline:           []projections.Projector{p, nil},
+		Async:            []projections.Projector{p, counter{}},
+		ConsumerSettings: bus.ConsumerSettings{PollInterval: -time.Second},
 	})
 	if err == nil {
 		t.Fatal("no error")

@@ -243,8 +243,8 @@ func TestForgettingIsNeverHeldByDatasync(t *testing.T) {
 	p.broken.Store(true)
 	e := &datasyncEnv{customers: &customers{t: t, pool: pool, store: store, keys: keys}, sync: p.Datasync}
 	e.rt, err = projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, Inline: projections.Inline(),
-		Async: []projections.Projector{p}, PollInterval: 10 * time.Millisecond, RetryMaxInterval: 10 * time.Millisecond,
-		MessageAttempts: 2, StallAfter: time.Hour})
+		Async: []projections.Projector{p}, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond,
+			RetryMaxInterval: 10 * time.Millisecond, MessageAttempts: 2, StallAfter: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,14 +140,14 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	a.runtime, err = projections.NewRuntime(projections.RuntimeConfig{
-		Pool:       a.pool,
-		Store:      a.store,
-		Inline:     projections.Inline(),
-		Log:        a.eventLog(),
-		Async:      asyncProjectors(a.keys, a.eventLog()),
-		Transport:  a.transport,
-		Logger:     log,
-		Registerer: a.metrics,
+		Pool:             a.pool,
+		Store:            a.store,
+		Inline:           projections.Inline(),
+		Log:              a.eventLog(),
+		Async:            asyncProjectors(a.keys, a.eventLog()),
+		Transport:        a.transport,
+		Registerer:       a.metrics,
+		ConsumerSettings: bus.ConsumerSettings{Logger: log},
 	})
 	if err != nil {
 		a.close()

@@ -17,6 +17,7 @@ import (
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -43,8 +44,8 @@ func (a *app) openImports() error {
 		return nil
 	}
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
-		Pool: a.pool, Transactions: a.store, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""), Logger: a.log,
-		Registerer: a.metrics, Transport: a.transport,
+		Pool: a.pool, Transactions: a.store, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""),
+		Registerer: a.metrics, Transport: a.transport, ConsumerSettings: bus.ConsumerSettings{Logger: a.log},
 	})
 	a.importWorker = w
 	return err

@@ -17,6 +17,7 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
@@ -75,7 +76,7 @@ func (e *importEnv) startWorker(configure ...func(*imports.ImportWorkerConfig)) 
 	e.t.Helper()
 	cfg := imports.ImportWorkerConfig{
 		Pool: e.pool, Importers: e.importers(), Companies: readmodels.NewCompanies(e.pool, ""),
-		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
+		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond},
 	}
 	for _, f := range configure {
 		f(&cfg)

@@ -16,6 +16,7 @@ import (
 	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/readmodels"
@@ -115,7 +116,7 @@ func TestHelperImportWorker(t *testing.T) {
 	imp := &testimporter.Importer{Store: postgres.New(pool)}
 	cfg := imports.ImportWorkerConfig{
 		Pool: pool, Importers: map[importing.Entity]imports.Importer{importing.Customers: imp},
-		Companies: readmodels.NewCompanies(pool, ""), PollInterval: 10 * time.Millisecond,
+		Companies: readmodels.NewCompanies(pool, ""), ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 	}
 	switch os.Getenv(killMode) {
 	case "after-commit":

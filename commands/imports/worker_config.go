@@ -3,7 +3,6 @@ package imports
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -31,26 +30,19 @@ type ImportWorkerConfig struct {
 	// Transport delivers the chunk messages. Default: Watermill over
 	// PostgreSQL on Pool, one message per batch.
 	Transport bus.Transport
-	// Logger receives the worker's and Watermill's logs. Default
-	// slog.Default().
-	Logger *slog.Logger
 	// Registerer receives the worker's metrics (failed chunk attempts,
 	// records rejected because the store refused them, companies whose
 	// imports stand still). Default: none registered.
 	Registerer prometheus.Registerer
-	// PollInterval is how often an idle worker looks for chunks. Default
-	// 100ms. Unused when Transport is set.
-	PollInterval time.Duration
-	// RetryMaxInterval caps the backoff between attempts of a failing
-	// chunk. Default 5s.
-	RetryMaxInterval time.Duration
-	// MessageAttempts is the number of attempts of one delivery of a
-	// chunk before it gives up; the chunk is never skipped (see
-	// ImportWorker.handle). Default 5.
-	MessageAttempts int
-	// StallAfter is how long a company's import may stand still with
-	// chunks pending before the worker retries them itself. Default 30s.
-	StallAfter time.Duration
+	// ConsumerSettings are the Logger (the worker's and Watermill's
+	// logs), PollInterval (how often an idle worker looks for chunks),
+	// RetryMaxInterval, MessageAttempts and StallAfter of the worker's
+	// chunk consumer, whose keys are companies: MessageAttempts counts
+	// the attempts of one delivery of a chunk, which is never skipped
+	// (see ImportWorker.handle); StallAfter is how long a company's
+	// import may stand still with chunks pending before the worker
+	// retries them itself.
+	bus.ConsumerSettings
 	// AbandonAfter is how long an upload may stage nothing before it is
 	// taken for abandoned (its process died) and deleted. Default 1h.
 	AbandonAfter time.Duration
@@ -66,21 +58,7 @@ type ImportWorkerConfig struct {
 }
 
 func (c *ImportWorkerConfig) setDefaults() {
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = 100 * time.Millisecond
-	}
-	if c.RetryMaxInterval == 0 {
-		c.RetryMaxInterval = 5 * time.Second
-	}
-	if c.MessageAttempts == 0 {
-		c.MessageAttempts = 5
-	}
-	if c.StallAfter == 0 {
-		c.StallAfter = 30 * time.Second
-	}
+	c.ConsumerSettings.SetDefaults()
 	if c.AbandonAfter == 0 {
 		c.AbandonAfter = time.Hour
 	}
@@ -106,16 +84,14 @@ func (c ImportWorkerConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("imports: ImportWorkerConfig.Importers[%q] is nil or imports another entity", e))
 		}
 	}
-	if c.MessageAttempts < 0 {
-		errs = append(errs, errors.New("imports: ImportWorkerConfig.MessageAttempts is negative"))
-	}
 	if c.Companies == nil {
 		errs = append(errs, errors.New("imports: ImportWorkerConfig.Companies is required"))
 	}
+	errs = append(errs, c.ConsumerSettings.Validate("imports: ImportWorkerConfig."))
 	for _, d := range []struct {
 		name string
 		d    time.Duration
-	}{{"PollInterval", c.PollInterval}, {"RetryMaxInterval", c.RetryMaxInterval}, {"AbandonAfter", c.AbandonAfter}, {"CleanUpInterval", c.CleanUpInterval}, {"StallAfter", c.StallAfter}} {
+	}{{"AbandonAfter", c.AbandonAfter}, {"CleanUpInterval", c.CleanUpInterval}} {
 		if d.d < 0 {
 			errs = append(errs, fmt.Errorf("imports: ImportWorkerConfig.%s is negative", d.name))
 		}

@@ -211,8 +211,10 @@ func (e *env) runImports() {
 			importing.Events:    imports.NewEventImporter(e.store, e.keys, now),
 			importing.Sales:     imports.NewSaleImporter(e.store, e.keys, now),
 		},
-		PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
-		Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		ConsumerSettings: bus.ConsumerSettings{
+			PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
+			Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		},
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/projections"
 )
@@ -289,7 +290,9 @@ func (e *env) importedValues(companyID string, fields ...string) []string {
 	e.t.Helper()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: e.pool, Store: e.store, Async: []projections.Projector{projections.NewCustomers(e.keys)},
-		PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		ConsumerSettings: bus.ConsumerSettings{
+			PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		},
 	})
 	if err != nil {
 		e.t.Fatal(err)
