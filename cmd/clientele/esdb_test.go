@@ -176,9 +176,11 @@ func TestServeOnEventStoreDB(t *testing.T) {
 	base, _, stop = startServe(t, getenv, "--rate-limit", "100000")
 	defer stop()
 	c.base = base
-	if res := c.call("GET", "/readyz", "", nil); res.status != 200 {
-		t.Fatalf("readyz with EventStoreDB there: %d %s", res.status, res.body)
-	}
+	// Ready once its consumers run, a moment after it listens.
+	c.waitFor("readyz with EventStoreDB there", 30*time.Second, func() (bool, string) {
+		res := c.call("GET", "/readyz", "", nil)
+		return res.status == 200, fmt.Sprintf("%d %s", res.status, res.body)
+	})
 	srv.Close()
 	if res := c.call("GET", "/readyz", "", nil); res.status != 503 {
 		t.Errorf("readyz with EventStoreDB away: %d %s", res.status, res.body)
