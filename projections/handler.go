@@ -37,6 +37,10 @@ func (r *Runtime) handler(p Projector) message.NoPublishHandlerFunc {
 			skipped.Inc()
 			return nil
 		}
+		if _, ok := r.leftBehind.LoadAndDelete(name); ok {
+			// A commit announced earlier waits behind this one: catch up.
+			r.catchUps.Resume(name)
+		}
 		applied.Add(float64(n))
 		if r.cfg.AfterApply != nil {
 			r.cfg.AfterApply(name)
@@ -66,6 +70,7 @@ func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (i
 	} else if ok && next != h.TxID {
 		// Behind: the catch-up loop applies it, outside this delivery
 		// (catchup.go).
+		r.leftBehind.Store(p.Name(), true)
 		r.catchUps.Resume(p.Name())
 		return 0, nil
 	}

@@ -35,6 +35,13 @@ type Runtime struct {
 	// name (catchup.go).
 	catchUps *bus.Resumer
 	async    map[string]Projector
+	// leftBehind holds the names of the projectors that left an announced
+	// commit to their catch-up (handler.go, apply): the catch-up may stop
+	// short of it, before an earlier commit that the log shows and the
+	// store does not yet give to readers (an EventStoreDB commit not
+	// decided yet), so the next commit applied from its announcement
+	// resumes the catch-up again.
+	leftBehind sync.Map
 }
 
 // NewRuntime checks cfg and returns a runtime. It does not start anything.
