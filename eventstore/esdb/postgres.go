@@ -20,6 +20,7 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/pg"
 )
 
 // Coupled is the EventStoreDB store with PostgreSQL as a participant in
@@ -155,26 +156,22 @@ func (c *Coupled) inTx(ctx context.Context, fn func(tx pgx.Tx) error) (eventstor
 	if err := fn(tx); err != nil {
 		return eventstore.Committed{}, err
 	}
-	name, err := stagedName(ctx, tx)
-	if err != nil {
-		return eventstore.Committed{}, err
+	var p *pending
+	if len(staged) > 0 {
+		// Which commit the transaction still holds: a savepoint rolled
+		// back took its own back with the setting.
+		var name *string
+		if err := tx.QueryRow(ctx, `SELECT current_setting($1, true)`, stagedSetting).Scan(&name); err != nil {
+			return eventstore.Committed{}, fmt.Errorf("esdb: read the transaction's commit: %w", err)
+		}
+		if name != nil {
+			p = staged[*name]
+		}
 	}
-	p := staged[name]
 	if p == nil {
 		return eventstore.Committed{}, tx.Commit(ctx)
 	}
 	return c.commit(ctx, tx, p)
-}
-
-func stagedName(ctx context.Context, tx pgx.Tx) (string, error) {
-	var name *string
-	if err := tx.QueryRow(ctx, `SELECT current_setting($1, true)`, stagedSetting).Scan(&name); err != nil {
-		return "", fmt.Errorf("esdb: read the transaction's commit: %w", err)
-	}
-	if name == nil {
-		return "", nil
-	}
-	return *name, nil
 }
 
 // AppendTx stages the commit in tx, a transaction of InTx:
@@ -197,11 +194,6 @@ func (c *Coupled) AppendTx(ctx context.Context, tx pgx.Tx, commit eventstore.Com
 	if err != nil {
 		return eventstore.Committed{}, err
 	}
-	if name, err := stagedName(ctx, tx); err != nil {
-		return eventstore.Committed{}, err
-	} else if name != "" {
-		return eventstore.Committed{}, postgres.ErrTxHasCommit
-	}
 	for {
 		err := c.prepare(p)
 		var ce *eventstore.ConflictError
@@ -216,9 +208,16 @@ func (c *Coupled) AppendTx(ctx context.Context, tx pgx.Tx, commit eventstore.Com
 		}
 		p.fresh = true
 	}
+	// One round trip: the setting is taken only when the transaction
+	// holds no commit yet (NULL, or '' once a savepoint gave one back).
 	name := p.id.String()
-	if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true)`, stagedSetting, name); err != nil {
+	var took bool
+	if err := tx.QueryRow(ctx, `SELECT CASE WHEN coalesce(current_setting($1, true), '') = ''
+		THEN set_config($1, $2, true) IS NOT NULL ELSE false END`, stagedSetting, name).Scan(&took); err != nil {
 		return eventstore.Committed{}, fmt.Errorf("esdb: stage the commit: %w", err)
+	}
+	if !took {
+		return eventstore.Committed{}, postgres.ErrTxHasCommit
 	}
 	staged[name] = p
 	p.fresh = false // checked again when written
@@ -261,7 +260,7 @@ func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore
 		}
 	}
 	gid := c.gid(p.rev, p.id)
-	if _, err := tx.Exec(ctx, `PREPARE TRANSACTION `+quote(gid)); err != nil {
+	if _, err := tx.Exec(ctx, `PREPARE TRANSACTION `+pg.QuoteLiteral(gid)); err != nil {
 		c.dropParts(ctx, p.rec)
 		return eventstore.Committed{}, fmt.Errorf("esdb: prepare the transaction: %w", err)
 	}
@@ -337,10 +336,6 @@ func (c *Coupled) gidPrefix() string { return "esdb:" + c.commits + ":" }
 // - 1), which gid's must keep: a prefix, a revision, a UUID.
 const maxGID = 199
 
-// quote returns s as an SQL string literal: PREPARE TRANSACTION and
-// COMMIT/ROLLBACK PREPARED take no parameter.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 // finish commits (or rolls back) the prepared transaction gid. One that
 // is no longer prepared was finished by a recovery, which decides as the
 // caller does (the record at its revision is the caller's exactly when
@@ -350,7 +345,7 @@ func (c *Coupled) finish(ctx context.Context, gid string, commit bool) error {
 	if commit {
 		verb = "COMMIT PREPARED "
 	}
-	_, err := c.pool.Exec(context.WithoutCancel(ctx), verb+quote(gid))
+	_, err := c.pool.Exec(context.WithoutCancel(ctx), verb+pg.QuoteLiteral(gid))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object
 		return nil

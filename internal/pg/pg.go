@@ -7,6 +7,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -135,3 +136,7 @@ func MigrationsFingerprint() (string, error) {
 	}
 	return fmt.Sprintf("%016x", h.Sum64()), nil
 }
+
+// QuoteLiteral returns s as an SQL string literal, for the statements
+// that take no parameter (PREPARE TRANSACTION, COMMIT/ROLLBACK PREPARED).
+func QuoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -118,7 +118,7 @@ func rollBackAbandoned(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		_, err = db.Exec(ctx, `ROLLBACK PREPARED `+quoteLiteral(x.gid))
+		_, err = db.Exec(ctx, `ROLLBACK PREPARED `+pg.QuoteLiteral(x.gid))
 		db.Close(ctx)
 		if err != nil {
 			return fmt.Errorf("pgtest: roll back the abandoned prepared transaction %s: %w", x.gid, err)
@@ -126,8 +126,6 @@ func rollBackAbandoned(ctx context.Context) error {
 	}
 	return nil
 }
-
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // ensureTemplate creates and migrates the template database for the
 // current migrations, once for all processes (an advisory lock serialises
