@@ -105,7 +105,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 		for _, p := range projections.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err

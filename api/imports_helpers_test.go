@@ -11,6 +11,7 @@ import (
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -31,7 +32,7 @@ func withImporters(imps ...imports.Importer) func(*api.Config, *api.Deps) {
 // import worker running.
 func newImportEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) (*env, *testimporter.Importer) {
 	t.Helper()
-	imp := &testimporter.Importer{}
+	imp := &testimporter.Importer{Store: postgres.New(nil)}
 	e := newEnv(t, append([]func(*api.Config, *api.Deps){withImporters(imp)}, configure...)...)
 	e.runImports()
 	return e, imp

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/commands/imports/testimporter"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/ingest/ingesttest"
 )
 
@@ -20,7 +21,7 @@ func TestUploadMemoryBounded(t *testing.T) {
 		size = 40 << 20
 	}
 	const recordSize = 300
-	e := newSerialEnv(t, withImporters(&testimporter.Importer{})) // staging only: no worker
+	e := newSerialEnv(t, withImporters(&testimporter.Importer{Store: postgres.New(nil)})) // staging only: no worker
 	token := e.userToken(e.admin, acmeHost)
 
 	runtime.GC()

@@ -38,7 +38,7 @@ func adapters() map[string]func(t *testing.T) eventstore.Store {
 	return map[string]func(t *testing.T) eventstore.Store{
 		"memory": func(*testing.T) eventstore.Store { return memory.New() },
 		"postgres": func(t *testing.T) eventstore.Store {
-			return postgres.New(pgtest.NewPool(t), postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+			return postgres.New(pgtest.NewPool(t), eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 				for _, p := range projections.Inline() {
 					if err := p.Apply(ctx, tx, c.Events); err != nil {
 						return err

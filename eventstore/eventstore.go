@@ -1,10 +1,13 @@
-// Package eventstore declares the event store port: an append-only log of
-// immutable domain events, grouped in streams (one per aggregate instance)
-// and written in atomic multi-stream commits with optimistic concurrency.
+// Package eventstore declares the event store ports: Store, an append-only
+// log of immutable domain events, grouped in streams (one per aggregate
+// instance) and written in atomic multi-stream commits with optimistic
+// concurrency; and TxStore (tx.go), the store the write side runs in, whose
+// commits join a transaction of write-side state.
 //
 // Adapters live in subpackages: postgres (the default), memory (unit tests)
 // and esdb (EventStoreDB). Every adapter passes the contract suite in
-// eventstore/storetest.
+// eventstore/storetest and returns this package's errors (a
+// *ConflictError, ErrInvalidCommit, ErrUnavailable, ErrTxHasCommit).
 package eventstore
 
 import (

@@ -33,7 +33,7 @@ func newActivityEnv(t *testing.T) *activityEnv {
 	c := &customers{t: t, pool: pgtest.NewPool(t), keys: crypto.KeyStore{Keyring: kr}}
 	c.p = projections.NewCustomers(c.keys)
 	e := &activityEnv{customers: c, events: projections.NewEvents(c.keys), sales: projections.NewSales(c.keys)}
-	c.store = postgres.New(c.pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, cm eventstore.Committed) error {
+	c.store = postgres.New(c.pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, cm eventstore.Committed) error {
 		for _, p := range []projections.Projector{c.p, e.events, e.sales} {
 			if err := p.Apply(ctx, tx, cm.Events); err != nil {
 				return err

@@ -34,7 +34,7 @@ func newCustomers(t testing.TB) *customers {
 	}
 	c := &customers{t: t, pool: pgtest.NewPool(t), keys: crypto.KeyStore{Keyring: kr}}
 	c.p = projections.NewCustomers(c.keys)
-	c.store = postgres.New(c.pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, cm eventstore.Committed) error {
+	c.store = postgres.New(c.pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, cm eventstore.Committed) error {
 		return c.p.Apply(ctx, tx, cm.Events)
 	}))
 	return c

@@ -24,7 +24,7 @@ import (
 // inlineStore is a store on pool that runs the inline projectors in every
 // append, as production does.
 func inlineStore(pool *pgxpool.Pool) *postgres.Store {
-	return postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+	return postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 		for _, p := range projections.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err

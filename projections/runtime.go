@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 )
 
@@ -87,8 +86,8 @@ func (r *Runtime) Register(reg prometheus.Registerer) error { return r.metrics.r
 // Inline projectors keep no checkpoint: they are exactly as current as the
 // log, and writing a checkpoint row in every append would serialise all
 // appends on that row's lock.
-func (r *Runtime) InlineHook() postgres.TxHook {
-	return postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+func (r *Runtime) InlineHook() eventstore.TxHook {
+	return eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 		for _, p := range r.cfg.Inline {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return fmt.Errorf("projections: %s: %w", p.Name(), err)

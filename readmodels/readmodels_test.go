@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 func setup(t *testing.T) (*pgxpool.Pool, commands.Commands) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 		for _, p := range projections.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err

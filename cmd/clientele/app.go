@@ -17,8 +17,8 @@ import (
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/esdb"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg"
@@ -80,7 +80,7 @@ type app struct {
 	log     *slog.Logger
 	metrics *prometheus.Registry
 	pool    *pgxpool.Pool
-	store   postgres.TxStore
+	store   eventstore.TxStore
 	// esdb is the store when it is EventStoreDB's (eventstore.go).
 	esdb *esdb.Coupled
 	keys crypto.KeyStore

@@ -10,6 +10,7 @@ import (
 
 	esdbclient "github.com/EventStore/EventStore-Client-Go/v4/esdb"
 
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/esdb"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg"
@@ -57,7 +58,7 @@ const (
 // PostgreSQL log on a.pool, or EventStoreDB with PostgreSQL as a
 // participant in each commit (the write-side state and the read models
 // stay there), whose dead writers' commits a loop settles until a.close.
-func (g *globals) openEventStore(ctx context.Context, a *app) (postgres.TxStore, *esdb.Coupled, error) {
+func (g *globals) openEventStore(ctx context.Context, a *app) (eventstore.TxStore, *esdb.Coupled, error) {
 	v := strings.TrimSpace(g.eventStore)
 	if err := checkEventStore(v); err != nil {
 		return nil, nil, err

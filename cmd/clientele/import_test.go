@@ -13,6 +13,7 @@ import (
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
@@ -22,7 +23,7 @@ func withTestImporter(t *testing.T) {
 	t.Helper()
 	old := importersFor
 	importersFor = func(*app) map[importing.Entity]imports.Importer {
-		return map[importing.Entity]imports.Importer{importing.Customers: &testimporter.Importer{}}
+		return map[importing.Entity]imports.Importer{importing.Customers: &testimporter.Importer{Store: postgres.New(nil)}}
 	}
 	t.Cleanup(func() { importersFor = old })
 }

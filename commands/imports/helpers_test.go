@@ -36,7 +36,7 @@ type importEnv struct {
 
 func newImportEnv(t *testing.T, pool *pgxpool.Pool) *importEnv {
 	t.Helper()
-	store := postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 		for _, p := range projections.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err

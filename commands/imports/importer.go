@@ -108,7 +108,7 @@ type Resolution any
 type Reader = crypto.Reader
 
 // TxAppender appends a commit inside a transaction of its InTx, which
-// commits it as the event store decides (postgres.TxStore: the
+// commits it as the event store decides (eventstore.TxStore: the
 // PostgreSQL event store, or EventStoreDB's coupled with PostgreSQL).
 type TxAppender interface {
 	AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error)

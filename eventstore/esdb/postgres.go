@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg"
 )
 
@@ -58,7 +57,7 @@ import (
 type Coupled struct {
 	*Store
 	pool  *pgxpool.Pool
-	hooks []postgres.TxHook
+	hooks []eventstore.TxHook
 
 	// open holds the commits staged in each transaction of InTx, by its
 	// connection (a savepoint's transaction has the same).
@@ -73,13 +72,13 @@ type Coupled struct {
 // errCrashed is the error of a commit a test stopped (crash).
 var errCrashed = errors.New("esdb: stopped by the test")
 
-var _ postgres.TxStore = (*Coupled)(nil)
+var _ eventstore.TxStore = (*Coupled)(nil)
 
 // WithPostgres couples the store with PostgreSQL on pool; hooks run in
 // every commit's transaction, in order. The store's reads of the log
 // (ReadLog, ReadCompanyLog, Head) then stop before a commit whose
 // transaction may still be undecided.
-func (s *Store) WithPostgres(pool *pgxpool.Pool, hooks ...postgres.TxHook) *Coupled {
+func (s *Store) WithPostgres(pool *pgxpool.Pool, hooks ...eventstore.TxHook) *Coupled {
 	c := &Coupled{Store: s, pool: pool, hooks: hooks, open: map[*pgx.Conn]txCommits{}}
 	s.undecided = c.undecided
 	return c
@@ -89,7 +88,7 @@ func (s *Store) WithPostgres(pool *pgxpool.Pool, hooks ...postgres.TxHook) *Coup
 func (c *Coupled) Pool() *pgxpool.Pool { return c.pool }
 
 // AddHook adds a hook; call it before the store is used.
-func (c *Coupled) AddHook(h postgres.TxHook) { c.hooks = append(c.hooks, h) }
+func (c *Coupled) AddHook(h eventstore.TxHook) { c.hooks = append(c.hooks, h) }
 
 // Check reports whether PostgreSQL can prepare transactions, under names
 // that fit.
@@ -177,7 +176,7 @@ func (c *Coupled) inTx(ctx context.Context, fn func(tx pgx.Tx) error) (eventstor
 // AppendTx stages the commit in tx, a transaction of InTx:
 // it is written when InTx commits tx, if tx still holds it then (a
 // savepoint rolled back drops it). A transaction holds at most one commit
-// (postgres.ErrTxHasCommit). The versions are checked now, and again when
+// (eventstore.ErrTxHasCommit). The versions are checked now, and again when
 // the commit is written.
 //
 // The Committed returned has the commit's events with their streams and
@@ -217,7 +216,7 @@ func (c *Coupled) AppendTx(ctx context.Context, tx pgx.Tx, commit eventstore.Com
 		return eventstore.Committed{}, fmt.Errorf("esdb: stage the commit: %w", err)
 	}
 	if !took {
-		return eventstore.Committed{}, postgres.ErrTxHasCommit
+		return eventstore.Committed{}, eventstore.ErrTxHasCommit
 	}
 	staged[name] = p
 	p.fresh = false // checked again when written

@@ -16,7 +16,6 @@ import (
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/esdb"
 	"github.com/clientele/clientele/eventstore/esdb/esdbtest"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/eventstore/storetest"
 	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/pg/pgtest"
@@ -126,7 +125,7 @@ func TestCoupledCommitsBoth(t *testing.T) {
 	srv, _ := standIn()
 	c := coupled(t, srv.URL(), "", nil)
 	var hooked []eventstore.Committed
-	c.AddHook(postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, got eventstore.Committed) error {
+	c.AddHook(eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, got eventstore.Committed) error {
 		if strings.HasPrefix(got.Events[0].StreamID, "hookfails") {
 			return errors.New("refused by the hook")
 		}
@@ -201,7 +200,7 @@ func TestCoupledSavepoint(t *testing.T) {
 		if _, err := c.AppendTx(ctx, tx, oneEvent("kept")); err != nil {
 			return err
 		}
-		if _, err := c.AppendTx(ctx, tx, oneEvent("second")); !errors.Is(err, postgres.ErrTxHasCommit) {
+		if _, err := c.AppendTx(ctx, tx, oneEvent("second")); !errors.Is(err, eventstore.ErrTxHasCommit) {
 			return fmt.Errorf("a second commit in one transaction: %v, want ErrTxHasCommit", err)
 		}
 		return nil
@@ -280,7 +279,7 @@ func TestCoupledCompanyOrder(t *testing.T) {
 	a := coupled(t, srv.URL(), "", pool)
 	b := coupled(t, srv.URL(), a.Prefix(), pool)
 	var versions []int64
-	b.AddHook(postgres.TxHookFunc(func(_ context.Context, _ pgx.Tx, c eventstore.Committed) error {
+	b.AddHook(eventstore.TxHookFunc(func(_ context.Context, _ pgx.Tx, c eventstore.Committed) error {
 		versions = append(versions, c.Events[0].StreamVersion)
 		return nil
 	}))

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,10 +10,6 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 )
-
-// ErrTxHasCommit reports a second AppendTx in one transaction: a commit is
-// identified by its transaction id, so a transaction holds at most one.
-var ErrTxHasCommit = errors.New("eventstore: the transaction already holds a commit")
 
 // reserveSQL reserves the commit's positions, then locks its streams and
 // advances their versions, creating missing ones, in one round trip.
@@ -49,7 +44,7 @@ type streamState struct {
 
 // AppendTx writes the commit in the caller's transaction, so that write-side
 // state can change atomically with it. A transaction holds at most one
-// commit (ErrTxHasCommit). After any error, including a *ConflictError, the
+// commit (eventstore.ErrTxHasCommit). After any error, including a *ConflictError, the
 // transaction must be rolled back: stream versions may already have moved.
 // The transaction must run at READ COMMITTED, PostgreSQL's default.
 func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error) {
@@ -77,7 +72,7 @@ func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (e
 		return eventstore.Committed{}, fmt.Errorf("eventstore: lock streams: %w", err)
 	}
 	if taken {
-		return eventstore.Committed{}, ErrTxHasCommit
+		return eventstore.Committed{}, eventstore.ErrTxHasCommit
 	}
 	streams := make(map[string]streamState, len(gotIDs))
 	for i, id := range gotIDs {

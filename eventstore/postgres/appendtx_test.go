@@ -26,7 +26,7 @@ func TestHooks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := postgres.New(pgtest.NewPool(t))
 			var seen eventstore.Committed
-			s.AddHook(postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+			s.AddHook(eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 				// The hook runs in the append transaction: it sees the events.
 				var n int
 				if err := tx.QueryRow(ctx, `SELECT count(*) FROM events WHERE transaction_id = pg_current_xact_id()`).Scan(&n); err != nil {
@@ -68,7 +68,7 @@ func TestOneCommitPerTransaction(t *testing.T) {
 	s := postgres.New(pgtest.NewPool(t))
 	tx := begin(t, s)
 	appendTx(t, s, tx, "first-c1-1")
-	if _, err := s.AppendTx(t.Context(), tx, testCommit("second-c1-1")); !errors.Is(err, postgres.ErrTxHasCommit) {
+	if _, err := s.AppendTx(t.Context(), tx, testCommit("second-c1-1")); !errors.Is(err, eventstore.ErrTxHasCommit) {
 		t.Fatalf("second AppendTx = %v, want ErrTxHasCommit", err)
 	}
 }

@@ -25,25 +25,10 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// TxHook runs inside the append transaction, after the events are written
-// and before the transaction commits: inline projections and the outbox
-// publication of the commit. A hook's error aborts the whole commit.
-type TxHook interface {
-	AfterAppend(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error
-}
-
-// TxHookFunc adapts a function to TxHook.
-type TxHookFunc func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error
-
-// AfterAppend calls f.
-func (f TxHookFunc) AfterAppend(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-	return f(ctx, tx, c)
-}
-
 // Store is the PostgreSQL event store.
 type Store struct {
 	pool  *pgxpool.Pool
-	hooks []TxHook
+	hooks []eventstore.TxHook
 	// Now is the clock stamped on recorded events.
 	Now func() time.Time
 }
@@ -52,34 +37,17 @@ var _ eventstore.Store = (*Store)(nil)
 
 // New returns a store on pool. Hooks run in every append transaction, in
 // order.
-func New(pool *pgxpool.Pool, hooks ...TxHook) *Store {
+func New(pool *pgxpool.Pool, hooks ...eventstore.TxHook) *Store {
 	return &Store{pool: pool, hooks: hooks, Now: time.Now}
 }
 
 // AddHook adds a hook; call it before the store is used.
-func (s *Store) AddHook(h TxHook) { s.hooks = append(s.hooks, h) }
+func (s *Store) AddHook(h eventstore.TxHook) { s.hooks = append(s.hooks, h) }
 
 // Pool returns the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// TxStore is an event store whose commits join a PostgreSQL transaction
-// of write-side state: this store, and the EventStoreDB store coupled
-// with PostgreSQL (esdb.Coupled). Write-side code runs its transaction
-// through InTx, appends in it with AppendTx, and the store ends it: the
-// commit point is the store's.
-type TxStore interface {
-	eventstore.Store
-	// AppendTx appends the commit in tx, a transaction of InTx; the
-	// transaction holds at most one (ErrTxHasCommit).
-	AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (eventstore.Committed, error)
-	// InTx runs fn in a transaction and commits it unless fn fails (then
-	// it is rolled back), with the commit fn staged, if any.
-	InTx(ctx context.Context, fn func(tx pgx.Tx) error) error
-	// AddHook adds a hook run in every commit's transaction.
-	AddHook(h TxHook)
-}
-
-var _ TxStore = (*Store)(nil)
+var _ eventstore.TxStore = (*Store)(nil)
 
 // InTx runs fn in a transaction on the store's pool and commits it
 // (pgx.BeginFunc): here the commit point is PostgreSQL's COMMIT.

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // CommitHeader is the payload of a message on CommitsTopic. It announces a
@@ -105,7 +104,7 @@ func NewCommitMessage(ctx context.Context, h CommitHeader) (*message.Message, er
 	return msg, nil
 }
 
-// CommitPublisher is the postgres.TxHook that publishes one message per
+// CommitPublisher is the eventstore.TxHook that publishes one message per
 // commit on CommitsTopic, inside the append transaction (the outbox): the
 // message exists exactly when the commit does. The zero value is ready to
 // use.
@@ -114,7 +113,7 @@ type CommitPublisher struct {
 	Logger *slog.Logger
 }
 
-var _ postgres.TxHook = CommitPublisher{}
+var _ eventstore.TxHook = CommitPublisher{}
 
 // AfterAppend writes the commit's message in tx.
 func (p CommitPublisher) AfterAppend(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {

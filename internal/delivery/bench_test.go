@@ -44,7 +44,7 @@ var benchMessages = flag.Int("bench.messages", 1_000_000, "messages posted, retr
 func BenchmarkDatatargets(b *testing.B) {
 	ctx := context.Background()
 	pool := benchDatabase(b)
-	store := postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 		for _, p := range projections.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err

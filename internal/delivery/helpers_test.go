@@ -49,7 +49,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(pool.Close)
 	h.pool = pool
-	store := postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
 		for _, p := range projections.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err

@@ -5,6 +5,7 @@ package testimporter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // RecordedType is the type of the events the test Importer appends.
@@ -34,8 +34,9 @@ const RecordedType = "Recorded"
 type Importer struct {
 	// Kind is the entity imported. Default customers.
 	Kind importing.Entity
-	// Store appends the events in the chunk's transaction. Default: a
-	// PostgreSQL store without hooks (AppendTx needs no pool of its own).
+	// Store appends the events in the chunk's transaction. Required when
+	// a chunk has records to append; the PostgreSQL store needs no pool
+	// for it (postgres.New(nil)).
 	Store imports.TxAppender
 	// Before, when set, is called first for every chunk; an error it
 	// returns is the chunk's error.
@@ -109,11 +110,10 @@ func (i *Importer) ImportChunk(ctx context.Context, tx pgx.Tx, c imports.Chunk) 
 		sa.Events = append(sa.Events, eventstore.Event{Type: RecordedType, Data: raw})
 	}
 	if len(commit.Streams) > 0 {
-		var store imports.TxAppender = i.Store
-		if store == nil {
-			store = postgres.New(nil)
+		if i.Store == nil {
+			return importing.Outcome{}, errors.New("testimporter: no Store to append the chunk's events with")
 		}
-		if _, err := store.AppendTx(ctx, tx, commit); err != nil {
+		if _, err := i.Store.AppendTx(ctx, tx, commit); err != nil {
 			return importing.Outcome{}, err
 		}
 	}
