@@ -55,7 +55,7 @@ func (e *notReadyError) Unwrap() error { return e.err }
 // error body: typed errors only. The layers below type what they know at
 // their boundary with the database (the commands in typedStore and
 // appendError: a version conflict is Conflict; the read models in
-// readmodels/db.go; both through pg.Translate: text PostgreSQL cannot
+// readmodels/db.go; both through storeerr.Translate: text PostgreSQL cannot
 // store is Invalid, a database that is away Unavailable), so nothing
 // here knows the event store or PostgreSQL; the decoding of the request
 // body and the edge's own refusals are typed by the standard library and

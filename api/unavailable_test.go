@@ -15,13 +15,13 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/domain/company"
-	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/storeerr"
 )
 
 // failingCompanies is a Companies whose look-ups fail with err while it is
 // set, as they do when the database goes away: every tenant route starts
 // with that look-up. It types err as the read models do at their
-// boundary with the database (pg.Translate, readmodels/db.go), which
+// boundary with the database (storeerr.Translate, readmodels/db.go), which
 // readmodels' own tests check against a real server.
 type failingCompanies struct {
 	api.Companies
@@ -40,7 +40,7 @@ func (f *failingCompanies) ByHost(ctx context.Context, host string) (company.Com
 	err := f.err
 	f.mu.Unlock()
 	if err != nil {
-		return company.Company{}, fmt.Errorf("readmodels: company of %s: %w", host, pg.Translate(err))
+		return company.Company{}, fmt.Errorf("readmodels: company of %s: %w", host, storeerr.Translate(err))
 	}
 	return f.Companies.ByHost(ctx, host)
 }

@@ -30,7 +30,7 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/storeerr"
 )
 
 // Commands lists every use case of the write side.
@@ -148,7 +148,7 @@ func appendError(err error) error {
 // typedStore is the store as the handlers of New see it: the one place
 // where every command's error from the store passes, and where a failure
 // of the database becomes the typed error of what it means to the
-// caller (pg.Translate: text that PostgreSQL cannot store is
+// caller (storeerr.Translate: text that PostgreSQL cannot store is
 // domain.Invalid, a database that is away domain.Unavailable). A version
 // conflict passes as the store reports it (*eventstore.ConflictError),
 // for the handlers' rules (conflictOn) and then appendError.
@@ -156,37 +156,37 @@ type typedStore struct{ store eventstore.Store }
 
 func (s typedStore) Append(ctx context.Context, c eventstore.Commit) (eventstore.Committed, error) {
 	committed, err := s.store.Append(ctx, c)
-	return committed, pg.Translate(err)
+	return committed, storeerr.Translate(err)
 }
 
 func (s typedStore) ReadStream(ctx context.Context, streamID string, afterVersion int64) ([]eventstore.RecordedEvent, error) {
 	events, err := s.store.ReadStream(ctx, streamID, afterVersion)
-	return events, pg.Translate(err)
+	return events, storeerr.Translate(err)
 }
 
 func (s typedStore) ReadLog(ctx context.Context, after eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
 	events, err := s.store.ReadLog(ctx, after, limit)
-	return events, pg.Translate(err)
+	return events, storeerr.Translate(err)
 }
 
 func (s typedStore) Head(ctx context.Context) (eventstore.Position, error) {
 	head, err := s.store.Head(ctx)
-	return head, pg.Translate(err)
+	return head, storeerr.Translate(err)
 }
 
 func (s typedStore) ReadCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, error) {
 	events, err := s.store.ReadCommit(ctx, txID)
-	return events, pg.Translate(err)
+	return events, storeerr.Translate(err)
 }
 
 func (s typedStore) ReadCommitTypes(ctx context.Context, txID uint64, types []string) ([]eventstore.RecordedEvent, eventstore.CommitSpan, error) {
 	events, span, err := s.store.ReadCommitTypes(ctx, txID, types)
-	return events, span, pg.Translate(err)
+	return events, span, storeerr.Translate(err)
 }
 
 func (s typedStore) ReadCompanyLog(ctx context.Context, companyID string, after, upTo eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
 	events, err := s.store.ReadCompanyLog(ctx, companyID, after, upTo, limit)
-	return events, pg.Translate(err)
+	return events, storeerr.Translate(err)
 }
 
 // RequireCompany refuses a principal of no company.

@@ -210,9 +210,20 @@ func expectedString(v int64) string {
 
 // ErrUnavailable marks an error of an adapter whose server cannot be
 // reached or cannot answer now: the same request may succeed later (an
-// outage, a leader change). PostgreSQL's own errors say so themselves
-// (internal/pg's Transient reads both).
-var ErrUnavailable = errors.New("eventstore: the event store is unavailable")
+// outage, a leader change). PostgreSQL's own errors say so themselves.
+// It reports itself transient (a method Transient() bool), so that a
+// classifier of failures that knows no event store (internal/pg's
+// Transient) reads it as it reads an outage of PostgreSQL.
+var ErrUnavailable error = unavailableError{}
+
+// unavailableError is the type of ErrUnavailable.
+type unavailableError struct{}
+
+func (unavailableError) Error() string { return "eventstore: the event store is unavailable" }
+
+// Transient reports that the failure may pass: the same work is retried
+// as it is.
+func (unavailableError) Transient() bool { return true }
 
 // ErrInvalidCommit reports a commit that can never be written (no streams,
 // an empty stream id, an event without type, a stream twice in one commit,

@@ -8,13 +8,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/storeerr"
 )
 
 // The read models' one boundary with the database: every read model
 // reaches PostgreSQL through database, and CustomerHistory the event
 // store through eventLog, which give each failure of the database the
-// typed error of what it means to the caller (pg.Translate): text that
+// typed error of what it means to the caller (storeerr.Translate): text that
 // PostgreSQL cannot compare or store (invalid UTF-8, U+0000) is the
 // caller's domain.Invalid, a database that is away domain.Unavailable.
 // The callers (api, the console, the SFTP drop directory) so map errors
@@ -34,7 +34,7 @@ type batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// database is a querier whose errors are translated (pg.Translate). It
+// database is a querier whose errors are translated (storeerr.Translate). It
 // is a crypto.Querier too, for the data keys.
 type database struct{ q querier }
 
@@ -43,7 +43,7 @@ type database struct{ q querier }
 func (d database) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	r, err := d.q.Query(ctx, sql, args...)
 	if err != nil {
-		return r, pg.Translate(err)
+		return r, storeerr.Translate(err)
 	}
 	return rows{r}, nil
 }
@@ -51,7 +51,7 @@ func (d database) Query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 // Exec runs sql.
 func (d database) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	tag, err := d.q.Exec(ctx, sql, args...)
-	return tag, pg.Translate(err)
+	return tag, storeerr.Translate(err)
 }
 
 // SendBatch runs the statements of b in one round trip, and ends it. The
@@ -61,7 +61,7 @@ func (d database) SendBatch(ctx context.Context, b *pgx.Batch) error {
 	if !ok {
 		return fmt.Errorf("readmodels: %T sends no batches", d.q)
 	}
-	return pg.Translate(s.SendBatch(ctx, b).Close())
+	return storeerr.Translate(s.SendBatch(ctx, b).Close())
 }
 
 // QueryRow runs sql for at most one row, as pgx's own QueryRow does with
@@ -74,9 +74,9 @@ func (d database) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 // rows translates the errors of pgx.Rows.
 type rows struct{ pgx.Rows }
 
-func (r rows) Err() error { return pg.Translate(r.Rows.Err()) }
+func (r rows) Err() error { return storeerr.Translate(r.Rows.Err()) }
 
-func (r rows) Scan(dest ...any) error { return pg.Translate(r.Rows.Scan(dest...)) }
+func (r rows) Scan(dest ...any) error { return storeerr.Translate(r.Rows.Scan(dest...)) }
 
 // row is the one row of QueryRow.
 type row struct {
@@ -112,5 +112,5 @@ type eventLog struct{ store streamReader }
 
 func (l eventLog) ReadStream(ctx context.Context, streamID string, afterVersion int64) ([]eventstore.RecordedEvent, error) {
 	events, err := l.store.ReadStream(ctx, streamID, afterVersion)
-	return events, pg.Translate(err)
+	return events, storeerr.Translate(err)
 }

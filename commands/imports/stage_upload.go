@@ -12,7 +12,7 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
-	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/storeerr"
 )
 
 // StageUpload stages an upload of records of one entity for the
@@ -70,7 +70,7 @@ var importable = []importing.Entity{importing.Customers, importing.Events, impor
 // Handle reads the whole body and returns the run once it is scheduled.
 // A body that is not a valid upload is a domain.Invalid or
 // domain.TooLarge error, and leaves nothing scheduled. The staging
-// store's errors come out typed (pg.Translate), as the errors of the
+// store's errors come out typed (storeerr.Translate), as the errors of the
 // other commands do (typedStore).
 func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (StagedUpload, error) {
 	p := cmd.Principal
@@ -92,7 +92,7 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	if id == "" {
 		id = commands.NewID()
 	} else if err := h.store.DiscardUnscheduled(ctx, id); err != nil {
-		return StagedUpload{}, pg.Translate(err)
+		return StagedUpload{}, storeerr.Translate(err)
 	}
 	run := Run{
 		ID: id, CompanyID: p.CompanyID, Entity: cmd.Entity,
@@ -101,7 +101,7 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	}
 	n, err := h.store.Stage(ctx, run, records, h.limits)
 	if err != nil {
-		return StagedUpload{}, pg.Translate(err)
+		return StagedUpload{}, storeerr.Translate(err)
 	}
 	return StagedUpload{RunID: run.ID, Received: n}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,9 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/clientele/clientele/domain"
-	"github.com/clientele/clientele/eventstore"
 )
 
 // Transient reports whether err is a failure that the same work may not
@@ -28,8 +24,10 @@ import (
 //
 // A cancelled or expired context is transient: the caller is stopping,
 // or waited for a connection longer than Open allows, and the work must
-// not be judged by it. So is an event store that cannot be reached
-// (eventstore.ErrUnavailable: EventStoreDB's outage).
+// not be judged by it. So is an error that says so itself, by a method
+// Transient() bool that returns true: a server other than PostgreSQL
+// that cannot be reached (eventstore.ErrUnavailable, EventStoreDB's
+// outage), classified without this package knowing it.
 //
 // A connection that the server drops mid-reply fails with a bare
 // io.ErrUnexpectedEOF (pgx), which is therefore transient too: code that
@@ -39,8 +37,11 @@ func Transient(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, eventstore.ErrUnavailable) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var says interface{ Transient() bool }
+	if errors.As(err, &says) && says.Transient() {
 		return true
 	}
 	var pgErr *pgconn.PgError
@@ -59,32 +60,14 @@ func Transient(err error) bool {
 		strings.Contains(err.Error(), "closed pool")
 }
 
-// Translate returns err as the typed error (*domain.Error, wrapping err)
-// of what a failure of the database means to whoever asked for the work,
-// so that the edge maps it as it maps every other (api/errors.go) without
-// knowing PostgreSQL: text that PostgreSQL cannot store (invalid UTF-8,
-// U+0000) that got past validation is the caller's input (Invalid); a
-// database that is away, or a lost deadlock, is Unavailable (the same
-// request succeeds later). Any other error, and one a layer below has
-// typed already, is returned as it is.
-func Translate(err error) error {
-	var de *domain.Error
-	if err == nil || errors.As(err, &de) {
-		return err
-	}
+// UnstorableText reports whether err is PostgreSQL's refusal of a text
+// value for its characters: invalid UTF-8 (SQLSTATE 22021), or U+0000 in
+// text or jsonb (22P05). Such text got past validation: it is the
+// caller's input that is at fault, not the database.
+func UnstorableText(err error) bool {
 	var pgErr *pgconn.PgError
-	switch {
-	case errors.As(err, &pgErr) && unstorableText(pgErr.Code):
-		return fmt.Errorf("%w (%w)", domain.Errorf(domain.Invalid, "the request holds text that is not valid UTF-8 or contains the character U+0000"), err)
-	case Transient(err):
-		return fmt.Errorf("%w (%w)", domain.Errorf(domain.Unavailable, "the service cannot reach its database right now; retry later"), err)
-	}
-	return err
+	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
 }
-
-// unstorableText reports whether an SQLSTATE refuses a text value for its
-// characters: invalid UTF-8 (22021), or U+0000 in text or jsonb (22P05).
-func unstorableText(code string) bool { return code == "22021" || code == "22P05" }
 
 // SchemaMismatch reports whether err is PostgreSQL's complaint about the
 // statement or the schema rather than about a value (SQLSTATE class 42:

@@ -1,6 +1,9 @@
 // Package pg is the PostgreSQL plumbing shared by every adapter: the
-// connection pool, the embedded migrations and the embedded server that
-// runs a private PostgreSQL from the machine's own binaries.
+// connection pool, the embedded migrations, the embedded server that
+// runs a private PostgreSQL from the machine's own binaries, and what a
+// failure of the database is (errors.go: Transient, SchemaMismatch,
+// UnstorableText). It knows no layer of the application: what a failure
+// means to a caller is said where the domain is known (storeerr).
 package pg
 
 import (
