@@ -112,7 +112,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 			}
 		}
 		return nil
-	}), bus.CommitPublisher{}) // for the async projectors of runProjections
+	}), projections.CommitPublisher{}) // for the async projectors of runProjections
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
 	if err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func newEnv(t *testing.T) *env {
 			}
 		}
 		return nil
-	}), bus.CommitPublisher{})
+	}), projections.CommitPublisher{})
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
 	if err != nil {
 		t.Fatal(err)

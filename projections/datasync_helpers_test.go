@@ -48,7 +48,7 @@ func newDatasyncEnv(t *testing.T) *datasyncEnv {
 		t.Fatal(err)
 	}
 	store.AddHook(e.rt.InlineHook())
-	store.AddHook(bus.CommitPublisher{})
+	store.AddHook(projections.CommitPublisher{})
 	startRuntime(t, e.rt)
 	e.cmds = commands.New(store, time.Now)
 	if e.co, err = e.cmds.CreateCompany.Handle(context.Background(), commands.CreateCompany{

@@ -59,7 +59,7 @@ func (r *Runtime) apply(ctx context.Context, p Projector, h bus.CommitHeader) (i
 	if err != nil {
 		return 0, err
 	}
-	if !cp.Position.Less(h.LastPosition()) {
+	if !cp.Position.Less(lastPosition(h)) {
 		return 0, nil // a redelivery
 	}
 	// Only whether a commit lies between the checkpoint and h matters
@@ -88,11 +88,11 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 	// Deferred, so that a panicking Apply releases the checkpoint lock too;
 	// after Commit it does nothing.
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
-	cp, held, err := lockCheckpointFor(ctx, tx, name, h.CompanyID, h.LastPosition())
+	cp, held, err := lockCheckpointFor(ctx, tx, name, h.CompanyID, lastPosition(h))
 	if err != nil {
 		return 0, err
 	}
-	if !cp.Position.Less(h.LastPosition()) {
+	if !cp.Position.Less(lastPosition(h)) {
 		// A redelivery: ending the transaction releases the lock.
 		return 0, tx.Commit(ctx)
 	}
@@ -120,7 +120,7 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 	}
 	// The commit's events count as applied, those the projector skips
 	// included, as when it is handed them all.
-	if err := advanceCheckpoint(ctx, tx, name, h.LastPosition(), h.Count); err != nil {
+	if err := advanceCheckpoint(ctx, tx, name, lastPosition(h), h.Count); err != nil {
 		return 0, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -143,7 +143,7 @@ func (r *Runtime) holdAnnounced(ctx context.Context, tx pgx.Tx, p Projector, h b
 			return err
 		}
 	}
-	if err := advanceCheckpoint(ctx, tx, name, h.LastPosition(), h.Count); err != nil {
+	if err := advanceCheckpoint(ctx, tx, name, lastPosition(h), h.Count); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

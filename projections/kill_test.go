@@ -41,7 +41,7 @@ func TestKillBetweenCommitAndAck(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	createCounterTable(t, pool, "counts")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	for i := range 12 {
 		mustAppend(t, store, ticks("acme", strconv.Itoa(i%3), 1+i%4))
 	}

@@ -25,7 +25,7 @@ func TestAsyncOverNATS(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	srv := natstest.New(t)
 	createCounterTable(t, pool, "counts")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	p := counter{"counts", "counts"}
 	for range 2 {
 		tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: srv.URL(), RetryInterval: 100 * time.Millisecond,

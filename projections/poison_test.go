@@ -112,7 +112,7 @@ func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "healthy")
 	createCounterTable(t, pool, "poisoned")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	healthy := counter{"healthy", "healthy"}
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
@@ -177,7 +177,7 @@ func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 func TestPanicParksItsCompany(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "poisoned")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	poisoned.panics.Store(true)
@@ -224,7 +224,7 @@ func TestFailuresOfNoCommitParkNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := pgtest.NewPool(t)
 			createCounterTable(t, pool, "poisoned")
-			store := postgres.New(pool, bus.CommitPublisher{})
+			store := postgres.New(pool, projections.CommitPublisher{})
 			poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 			poisoned.broken.Store(true)
 			tc.cause(poisoned)
@@ -261,7 +261,7 @@ func TestFailuresOfNoCommitParkNothing(t *testing.T) {
 func TestResumeRacesTheLiveHandler(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "poisoned")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
@@ -324,7 +324,7 @@ func TestPrunedOutbox(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "early")
 	createCounterTable(t, pool, "late")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	early := counter{"early", "early"}
 	cfg := projections.RuntimeConfig{Pool: pool, Store: store, Async: []projections.Projector{early},
 		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond}, PruneInterval: 20 * time.Millisecond}

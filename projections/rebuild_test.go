@@ -51,7 +51,7 @@ func TestRebuildAsync(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "counts")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	p := counter{"counts", "counts"}
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: pool, Store: store, Async: []projections.Projector{p}, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
@@ -109,7 +109,7 @@ func TestRebuildUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.AddHook(rt.InlineHook())
-	store.AddHook(bus.CommitPublisher{})
+	store.AddHook(projections.CommitPublisher{})
 	fill(t, store, 15_000)
 	startRuntime(t, rt)
 

@@ -22,7 +22,7 @@ import (
 //
 //	rt, err := projections.NewRuntime(cfg)
 //	store.AddHook(rt.InlineHook())
-//	store.AddHook(bus.CommitPublisher{})
+//	store.AddHook(projections.CommitPublisher{})
 //	go rt.Run(ctx)
 type Runtime struct {
 	cfg       RuntimeConfig

@@ -104,7 +104,7 @@ func TestAsyncOrdered(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "counts")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	p := counter{"counts", "counts"}
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
@@ -159,7 +159,7 @@ func TestRedelivery(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "counts")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	p := counter{"counts", "counts"}
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
@@ -184,7 +184,7 @@ func TestRedelivery(t *testing.T) {
 		}
 		for range 2 {
 			for _, c := range committed[:3] {
-				msg, err := bus.NewCommitMessage(ctx, bus.HeaderOf(c))
+				msg, err := bus.NewCommitMessage(ctx, projections.HeaderOf(c))
 				if err != nil {
 					return err
 				}
@@ -211,7 +211,7 @@ func TestRedelivery(t *testing.T) {
 func TestRetry(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "counts")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	p := &flaky{counter: counter{"counts", "counts"}, failures: 3}
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{

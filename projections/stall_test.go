@@ -40,7 +40,7 @@ func TestForgettingIsNeverHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	keys := crypto.KeyStore{Keyring: kr}
 	c := &customers{t: t, pool: pool, store: store, keys: keys, p: projections.NewCustomers(keys)}
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, c.p)
@@ -125,7 +125,7 @@ func TestRebuildParksToo(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	createCounterTable(t, pool, "poisoned")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
@@ -173,7 +173,7 @@ func TestForgettingIsNeverHeldByEventsAndSales(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	keys := crypto.KeyStore{Keyring: kr}
 	c := &customers{t: t, pool: pool, store: store, keys: keys}
 	events, sales := projections.NewEvents(keys), projections.NewSales(keys)
@@ -249,7 +249,7 @@ func TestForgettingIsNeverHeldByDatasync(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.AddHook(e.rt.InlineHook())
-	store.AddHook(bus.CommitPublisher{})
+	store.AddHook(projections.CommitPublisher{})
 	startRuntime(t, e.rt)
 	e.cmds = commands.New(store, time.Now)
 	if e.co, err = e.cmds.CreateCompany.Handle(context.Background(), commands.CreateCompany{
@@ -349,7 +349,7 @@ func TestRetryReadsTheStalledCommitAlone(t *testing.T) {
 	st := &statements{}
 	pool := traced(t, pgtest.NewPool(t), st)
 	createCounterTable(t, pool, "poisoned")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
@@ -399,7 +399,7 @@ func TestStalledCompaniesReadsNoError(t *testing.T) {
 	pool := traced(t, pgtest.NewPool(t), st)
 	createCounterTable(t, pool, "poisoned")
 	createCounterTable(t, pool, "healthy")
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	poisoned.panics.Store(true)

@@ -19,10 +19,10 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/esdb"
+	"github.com/clientele/clientele/eventstore/telemetry"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg"
-	"github.com/clientele/clientele/internal/telemetry"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -154,7 +154,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	a.store.AddHook(a.runtime.InlineHook())
-	a.store.AddHook(bus.CommitPublisher{})
+	a.store.AddHook(projections.CommitPublisher{})
 	instrumented, err := telemetry.InstrumentStore(a.store, a.metrics)
 	if err != nil {
 		a.close()

@@ -39,8 +39,8 @@ func TestRuntimeAnnouncedBeforeAnEarlierCommitDecided(t *testing.T) {
 	}
 	a := coupled(t, srv.URL(), "", pool)
 	b := coupled(t, srv.URL(), a.Prefix(), pool)
-	a.AddHook(bus.CommitPublisher{})
-	b.AddHook(bus.CommitPublisher{})
+	a.AddHook(projections.CommitPublisher{})
+	b.AddHook(projections.CommitPublisher{})
 	reg := prometheus.NewRegistry()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: pool, Store: b, Log: esdb.NewLog(b.Store), Async: []projections.Projector{seen{}}, Registerer: reg,

@@ -1,5 +1,7 @@
-// Package telemetry instruments ports with Prometheus metrics, as
-// decorators, so that the adapters stay free of metrics code.
+// Package telemetry instruments the event store port with Prometheus
+// metrics, as a decorator next to the port it decorates, so that the
+// adapters stay free of metrics code and work with any of them. (The
+// Prometheus helpers that know no port are internal/telemetry's.)
 package telemetry
 
 import (

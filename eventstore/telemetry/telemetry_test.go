@@ -9,7 +9,7 @@ import (
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/memory"
-	"github.com/clientele/clientele/internal/telemetry"
+	"github.com/clientele/clientele/eventstore/telemetry"
 )
 
 func TestInstrumentStoreCountsCommitsEventsAndConflicts(t *testing.T) {

@@ -4,7 +4,7 @@
 //
 // Publishing always goes through the transactional outbox: a message is a
 // row written in the same PostgreSQL transaction as the change it announces
-// (see OutboxPublisher and CommitPublisher), so a message exists if and only
+// (see OutboxPublisher and PublishCommit), so a message exists if and only
 // if its change committed. Consuming goes through a Transport. Postgres
 // reads the outbox tables itself. NATS keeps the same outbox and relays its
 // rows to JetStream, one subject per company, each consumer group a durable

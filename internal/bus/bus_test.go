@@ -15,6 +15,7 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/projections"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -35,7 +36,7 @@ func commit(company, stream string, n int) eventstore.Commit {
 func TestCommitPublisher(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 
 	var want []bus.CommitHeader
 	for i, n := range []int{1, 3, 2} {
@@ -43,7 +44,7 @@ func TestCommitPublisher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, bus.HeaderOf(c))
+		want = append(want, projections.HeaderOf(c))
 	}
 	if want[1].Count != 3 || want[1].Last-want[1].First != 2 || want[1].CompanyID != "acme" {
 		t.Fatalf("header %+v does not describe the commit", want[1])
@@ -132,7 +133,7 @@ func TestPostgresConfigValidate(t *testing.T) {
 // without types (written before they existed) may hold any.
 func TestHeaderTypes(t *testing.T) {
 	c := eventstore.Committed{TxID: 7, Events: []eventstore.RecordedEvent{{Type: "B"}, {Type: "A"}, {Type: "B"}}}
-	h := bus.HeaderOf(c)
+	h := projections.HeaderOf(c)
 	if diff := cmp.Diff([]string{"A", "B"}, h.Types); diff != "" {
 		t.Errorf("types (-want +got):\n%s", diff)
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/clientele/clientele/eventstore"
 )
 
 // CommitHeader is the payload of a message on CommitsTopic. It announces a
 // commit without carrying its events: a consumer reads them from the event
 // store (eventstore.CommitReader.ReadCommit), so the data is never copied,
-// and a commit of a thousand events is one small message.
+// and a commit of a thousand events is one small message. Its fields are
+// plain values: the header is made from a commit, and read back as log
+// positions, where the event store is known (projections.HeaderOf).
 type CommitHeader struct {
 	// TxID identifies the commit (eventstore.Committed.TxID).
 	TxID uint64 `json:"tx_id"`
@@ -53,30 +53,6 @@ func (h CommitHeader) HasAnyType(types []string) bool {
 	return false
 }
 
-// FirstPosition is the log position of the commit's first event.
-func (h CommitHeader) FirstPosition() eventstore.Position {
-	return eventstore.Position{TxID: h.TxID, Global: h.First}
-}
-
-// LastPosition is the log position of the commit's last event.
-func (h CommitHeader) LastPosition() eventstore.Position {
-	return eventstore.Position{TxID: h.TxID, Global: h.Last}
-}
-
-// HeaderOf describes a commit.
-func HeaderOf(c eventstore.Committed) CommitHeader {
-	h := CommitHeader{TxID: c.TxID, First: c.First.Global, Last: c.Last.Global, Count: len(c.Events), Types: []string{}}
-	if len(c.Events) > 0 {
-		h.CompanyID = c.Events[0].Metadata.CompanyID
-	}
-	for _, e := range c.Events {
-		if i, found := slices.BinarySearch(h.Types, e.Type); !found {
-			h.Types = slices.Insert(h.Types, i, e.Type)
-		}
-	}
-	return h
-}
-
 // ParseCommitHeader decodes and checks the payload of a commit message.
 func ParseCommitHeader(payload []byte) (CommitHeader, error) {
 	var h CommitHeader
@@ -104,33 +80,26 @@ func NewCommitMessage(ctx context.Context, h CommitHeader) (*message.Message, er
 	return msg, nil
 }
 
-// CommitPublisher is the eventstore.TxHook that publishes one message per
-// commit on CommitsTopic, inside the append transaction (the outbox): the
-// message exists exactly when the commit does. The zero value is ready to
-// use.
-type CommitPublisher struct {
-	// Logger receives the publisher's trace logs; nil discards them.
-	Logger *slog.Logger
-}
-
-var _ eventstore.TxHook = CommitPublisher{}
-
-// AfterAppend writes the commit's message in tx.
-func (p CommitPublisher) AfterAppend(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-	var logger watermill.LoggerAdapter = watermill.NopLogger{}
-	if p.Logger != nil {
-		logger = Logger(p.Logger)
+// PublishCommit writes the message announcing the commit h on
+// CommitsTopic in tx, the commit's own transaction (the outbox): the
+// message exists exactly when the commit does. logger receives the
+// publisher's trace logs; nil discards them. The event store's hook that
+// calls it for every commit is projections.CommitPublisher.
+func PublishCommit(ctx context.Context, tx pgx.Tx, h CommitHeader, logger *slog.Logger) error {
+	var wlog watermill.LoggerAdapter = watermill.NopLogger{}
+	if logger != nil {
+		wlog = Logger(logger)
 	}
-	pub, err := OutboxPublisher(tx, logger)
+	pub, err := OutboxPublisher(tx, wlog)
 	if err != nil {
 		return err
 	}
-	msg, err := NewCommitMessage(ctx, HeaderOf(c))
+	msg, err := NewCommitMessage(ctx, h)
 	if err != nil {
 		return err
 	}
 	if err := pub.Publish(CommitsTopic, msg); err != nil {
-		return fmt.Errorf("bus: publish commit %d: %w", c.TxID, err)
+		return fmt.Errorf("bus: publish commit %d: %w", h.TxID, err)
 	}
 	return nil
 }

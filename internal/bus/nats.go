@@ -153,7 +153,7 @@ func ParseNATSURL(raw string) (servers string, ackWait time.Duration, err error)
 // NATS is the Transport over NATS JetStream.
 //
 // Publishing still goes through the SQL outbox alone, in the transaction
-// of the change (CommitPublisher, ingest's scheduling), so a message
+// of the change (PublishCommit, ingest's scheduling), so a message
 // exists exactly when its change does, whatever the broker's state. A
 // relay moves the outbox rows of each topic to JetStream: a Watermill
 // router handler that reads the outbox as the consumer group RelayGroup

@@ -16,6 +16,7 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/projections"
 )
 
 // lockedBuffer is a log sink safe for the subscribers and the test.
@@ -56,7 +57,7 @@ func TestConsumerOutlivesTheDatabase(t *testing.T) {
 	if err := pg.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	transport, err := bus.NewPostgres(pool, bus.PostgresConfig{PollInterval: 10 * time.Millisecond, RetryInterval: 50 * time.Millisecond, Logger: logger})

@@ -10,6 +10,7 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/projections"
 )
 
 // consume acks n messages of the commits topic as group.
@@ -64,7 +65,7 @@ func consume(t *testing.T, pool *pgxpool.Pool, group string, n int) {
 func TestPrune(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, bus.CommitPublisher{})
+	store := postgres.New(pool, projections.CommitPublisher{})
 	left := func() int {
 		var n int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM watermill_commits`).Scan(&n); err != nil {

@@ -26,7 +26,6 @@ import (
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
-	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/internal/pg/pgtest"
@@ -51,7 +50,7 @@ func BenchmarkDatatargets(b *testing.B) {
 			}
 		}
 		return nil
-	}), bus.CommitPublisher{})
+	}), projections.CommitPublisher{})
 	cmds := commands.New(store, time.Now)
 	co, err := cmds.CreateCompany.Handle(ctx, commands.CreateCompany{Principal: access.System(""), Slug: "bench", Settings: company.Settings{Name: "Bench"}})
 	if err != nil {

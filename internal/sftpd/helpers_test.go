@@ -84,7 +84,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 			}
 		}
 		return nil
-	}), bus.CommitPublisher{})
+	}), projections.CommitPublisher{})
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
 	if err != nil {
 		t.Fatal(err)

@@ -1,3 +1,6 @@
+// Package telemetry holds the Prometheus helpers the components share,
+// knowing no port and no layer (Register). Decorators of a port live next
+// to it (eventstore/telemetry).
 package telemetry
 
 import (
