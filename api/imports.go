@@ -9,7 +9,6 @@ import (
 
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -54,7 +53,7 @@ func (s *Server) uploadRoutesOf(entity importing.Entity, paths ...string) {
 // are reported on the run.
 func (s *Server) handleUpload(entity importing.Entity) handlerFunc {
 	return func(c *gin.Context) error {
-		format, charset, err := ingest.ParseContentType(c.GetHeader("Content-Type"))
+		format, charset, err := imports.ParseContentType(c.GetHeader("Content-Type"))
 		if err != nil {
 			return err
 		}

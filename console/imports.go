@@ -18,7 +18,6 @@ import (
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -161,7 +160,7 @@ func (c *Console) stage(g *gin.Context, entity importing.Entity, part *multipart
 			return domain.Errorf(domain.Invalid, "the file %q is neither CSV (.csv) nor JSON (.json)", part.FileName())
 		}
 	}
-	format, charset, err := ingest.ParseContentType(ctype)
+	format, charset, err := imports.ParseContentType(ctype)
 	if err != nil {
 		return err
 	}

@@ -22,12 +22,13 @@ import (
 
 func stage(t *testing.T, pool *pgxpool.Pool, id string, body io.Reader, lim ingest.Limits) (int, error) {
 	t.Helper()
-	recs, err := ingest.NewRecords(body, ingest.JSON, "", importing.Customers, lim)
+	recs, err := ingest.NewRecords(body, ingest.JSON, "", imports.UploadShape(importing.Customers), lim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := imports.Run{ID: id, CompanyID: "acme", Entity: importing.Customers, Actor: "system", Source: "test", CorrelationID: "c1"}
-	return imports.NewStore(pool).Stage(context.Background(), run, recs, lim)
+	n, err := imports.NewStore(pool).Stage(context.Background(), run, recs, lim)
+	return n, imports.UploadError(err) // as StageUploadHandler returns it
 }
 
 type chunkRow struct {
@@ -207,7 +208,7 @@ func TestStageKeepsSalesTogether(t *testing.T) {
 	}
 	body.WriteString("]")
 	lim := ingest.Limits{ChunkRecords: 2}
-	recs, err := ingest.NewRecords(strings.NewReader(body.String()), ingest.JSON, "", importing.Sales, lim)
+	recs, err := ingest.NewRecords(strings.NewReader(body.String()), ingest.JSON, "", imports.UploadShape(importing.Sales), lim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ var importable = []importing.Entity{importing.Customers, importing.Events, impor
 
 // Handle reads the whole body and returns the run once it is scheduled.
 // A body that is not a valid upload is a domain.Invalid or
-// domain.TooLarge error, and leaves nothing scheduled. The staging
+// domain.TooLarge error (UploadError), and leaves nothing scheduled. The staging
 // store's errors come out typed (storeerr.Translate), as the errors of the
 // other commands do (typedStore).
 func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (StagedUpload, error) {
@@ -80,9 +80,9 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	if !slices.Contains(importable, cmd.Entity) {
 		return StagedUpload{}, domain.Errorf(domain.Invalid, "%q cannot be imported; importable: %v", cmd.Entity, importable)
 	}
-	records, err := ingest.NewRecords(cmd.Body, cmd.Format, cmd.Charset, cmd.Entity, h.limits)
+	records, err := ingest.NewRecords(cmd.Body, cmd.Format, cmd.Charset, UploadShape(cmd.Entity), h.limits)
 	if err != nil {
-		return StagedUpload{}, err
+		return StagedUpload{}, UploadError(err)
 	}
 	md := commands.Metadata(ctx, p, p.CompanyID)
 	if cmd.Source != "" {
@@ -101,7 +101,7 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 	}
 	n, err := h.store.Stage(ctx, run, records, h.limits)
 	if err != nil {
-		return StagedUpload{}, storeerr.Translate(err)
+		return StagedUpload{}, storeerr.Translate(UploadError(err))
 	}
 	return StagedUpload{RunID: run.ID, Received: n}, nil
 }

@@ -9,8 +9,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/transform"
-
-	"github.com/clientele/clientele/domain/importing"
 )
 
 // csvRecords reads a CSV upload: a header line of property-path column
@@ -24,7 +22,7 @@ import (
 type csvRecords struct {
 	in     io.Reader
 	budget *budget
-	entity importing.Entity
+	nested map[string]int // Shape.Nested
 
 	r      *csv.Reader
 	header *node
@@ -84,7 +82,7 @@ func (c *csvRecords) start() error {
 	}
 	// ReuseRecord: the next Read overwrites names' backing array.
 	names = append([]string(nil), names...)
-	c.header, err = compileHeader(names, nestedRoots[c.entity])
+	c.header, err = compileHeader(names, c.nested)
 	c.cols = len(names)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
@@ -139,7 +140,7 @@ func TestParseContentType(t *testing.T) {
 		}
 	}
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/csv; charset"} {
-		if _, _, err := ingest.ParseContentType(ct); domain.ErrorCode(err) != domain.Invalid {
+		if _, _, err := ingest.ParseContentType(ct); domain.ErrorCode(imports.UploadError(err)) != domain.Invalid {
 			t.Errorf("%q: error %v, want invalid_request", ct, err)
 		}
 	}

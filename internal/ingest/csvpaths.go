@@ -5,21 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/clientele/clientele/domain/importing"
 )
-
-// nestedRoots lists, per entity, the fields whose CSV columns address
-// nested objects with dotted paths ("versions.language.fi.title"), each
-// with the number of segments below it that are object keys whatever
-// they look like: versions is keyed by dimension, then by language code
-// or shop id, and a shop id is often a number ("versions.shop_id.7.price"
-// is shop 7's price, not a list). In any other column a dot is part of
-// the key ("mailing_lists.add" is one key), and only numeric segments
-// build lists ("tags.0", "stock.0.shop_id").
-var nestedRoots = map[importing.Entity]map[string]int{
-	importing.Products: {"versions": 2, "stock": 0},
-}
 
 type kind int
 
@@ -47,7 +33,7 @@ type step struct {
 }
 
 // compileHeader builds the record tree of a CSV header; nested are the
-// entity's nestedRoots.
+// fields whose columns address nested objects (Shape.Nested).
 func compileHeader(names []string, nested map[string]int) (*node, error) {
 	if strings.TrimSpace(strings.Join(names, "")) == "" {
 		return nil, invalid("the CSV header line has no column names")

@@ -3,13 +3,13 @@
 // checked for shape and re-encoded as one JSON object on one line, within
 // the memory bounds of Limits. It holds no state and touches no database:
 // staging the records and applying them is the import pipeline's
-// (commands/imports).
+// (commands/imports). It knows no entity and no layer: the caller says
+// what it reads (Shape), and maps its refusals (*Error) to its own terms.
 package ingest
 
 import (
+	"fmt"
 	"io"
-
-	"github.com/clientele/clientele/domain"
 )
 
 // Format is the encoding of an upload body.
@@ -56,9 +56,35 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// invalid is a whole-request problem: the API answers 400 invalid_request.
+// Shape is what the decoders know of the records of one upload.
+type Shape struct {
+	// Name is the plural name of the records ("customers"): a JSON upload
+	// is a bare list or the list wrapped under Name, or under its
+	// singular ({"customers": [...]}, {"customer": [...]}).
+	Name string
+	// Nested lists the fields whose CSV columns address nested objects
+	// with dotted paths, each with the number of segments below it that
+	// are object keys whatever they look like (see compileHeader). In any
+	// other column a dot is part of the key.
+	Nested map[string]int
+}
+
+// Error is a body that is not a valid upload, told in words for the
+// client. The caller maps it to its own terms (an HTTP API answers 400
+// for a malformed body, 413 for a record over the limit).
+type Error struct {
+	// TooLarge is set when a record is over Limits.MaxRecordBytes; the
+	// body is otherwise malformed.
+	TooLarge bool
+	// Message says what is wrong.
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// invalid is a whole-request problem: a malformed body.
 func invalid(format string, args ...any) error {
-	return domain.Errorf(domain.Invalid, format, args...)
+	return &Error{Message: fmt.Sprintf(format, args...)}
 }
 
 // budget is a reader that fails once more than limit bytes in all were
@@ -79,7 +105,7 @@ const slack = 64 << 10
 func (b *budget) Read(p []byte) (int, error) {
 	room := b.limit - b.read
 	if room <= 0 {
-		return 0, domain.Errorf(domain.TooLarge, "a record is over the limit of %d bytes", b.max)
+		return 0, &Error{TooLarge: true, Message: fmt.Sprintf("a record is over the limit of %d bytes", b.max)}
 	}
 	if int64(len(p)) > room {
 		p = p[:room]

@@ -7,24 +7,20 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/clientele/clientele/domain"
-	"github.com/clientele/clientele/domain/importing"
 )
 
 // Records reads an upload's records one at a time.
 type Records interface {
 	// Next writes the next record to dst as one JSON object without line
 	// breaks (compacted if it had any). It returns io.EOF after the last
-	// record, and a *domain.Error (invalid_request, request_too_large)
-	// when the body is not a valid upload; read errors of the body come as
+	// record, and an *Error when the body is not a valid upload; read errors of the body come as
 	// they are.
 	Next(dst *bytes.Buffer) error
 }
 
-// NewRecords returns the records of body, an upload of entity in format
-// and charset.
-func NewRecords(body io.Reader, format Format, charset string, entity importing.Entity, limits Limits) (Records, error) {
+// NewRecords returns the records of body, an upload of records of shape
+// in format and charset.
+func NewRecords(body io.Reader, format Format, charset string, shape Shape, limits Limits) (Records, error) {
 	limits = limits.WithDefaults()
 	r, err := toUTF8(body, charset)
 	if err != nil {
@@ -37,22 +33,22 @@ func NewRecords(body io.Reader, format Format, charset string, entity importing.
 		dec := json.NewDecoder(b)
 		// Tokens outside the records are read with Token, which would read
 		// a number as a float64 and fail on 1e700 with an error that is
-		// no *domain.Error: as text, any number is only the wrong shape.
+		// no *Error: as text, any number is only the wrong shape.
 		dec.UseNumber()
-		return &jsonRecords{dec: dec, budget: b, entity: entity}, nil
+		return &jsonRecords{dec: dec, budget: b, name: shape.Name}, nil
 	case CSV:
-		return &csvRecords{in: b, budget: b, entity: entity}, nil
+		return &csvRecords{in: b, budget: b, nested: shape.Nested}, nil
 	}
 	return nil, invalid("unknown upload format %q", format)
 }
 
 // jsonRecords reads a JSON upload: a bare list of objects, or the list
-// wrapped in an object under the entity's name ({"customers": [...]}).
+// wrapped in an object under the records' name ({"customers": [...]}).
 // It reads token by token, so only one record is in memory at a time.
 type jsonRecords struct {
 	dec    *json.Decoder
 	budget *budget
-	entity importing.Entity
+	name   string // Shape.Name
 
 	started, wrapped, done bool
 	index                  int
@@ -94,10 +90,10 @@ func (j *jsonRecords) Next(dst *bytes.Buffer) error {
 	return json.Compact(dst, j.raw)
 }
 
-// start reads up to the first record: "[" or `{"<entity>": [`.
+// start reads up to the first record: "[" or `{"<name>": [`.
 func (j *jsonRecords) start() error {
 	j.started = true
-	shape := "a JSON list of " + string(j.entity) + ` or {"` + string(j.entity) + `": [...]}`
+	shape := "a JSON list of " + j.name + ` or {"` + j.name + `": [...]}`
 	tok, err := j.dec.Token()
 	if errors.Is(err, io.EOF) {
 		return invalid("the body is empty; send %s", shape)
@@ -117,22 +113,22 @@ func (j *jsonRecords) start() error {
 		return j.syntax(err)
 	}
 	if k, ok := key.(string); !ok || !j.wrapperKey(k) {
-		return invalid("the body must be %s; the object has no %q list first", shape, j.entity)
+		return invalid("the body must be %s; the object has no %q list first", shape, j.name)
 	}
 	if tok, err = j.dec.Token(); err != nil {
 		return j.syntax(err)
 	}
 	if tok != json.Delim('[') {
-		return invalid("%q must be a list of %s", j.entity, j.entity)
+		return invalid("%q must be a list of %s", j.name, j.name)
 	}
 	j.wrapped = true
 	return nil
 }
 
-// wrapperKey accepts the entity's name and its singular, since both
+// wrapperKey accepts the records' name and its singular, since both
 // spellings of the upload path exist (/customers/upload/, /customer/upload/).
 func (j *jsonRecords) wrapperKey(k string) bool {
-	return k == string(j.entity) || k == strings.TrimSuffix(string(j.entity), "s")
+	return k == j.name || k == strings.TrimSuffix(j.name, "s")
 }
 
 // finish reads what follows the list: nothing, or the wrapper's "}".
@@ -146,7 +142,7 @@ func (j *jsonRecords) finish() error {
 			return j.syntax(err)
 		}
 		if tok != json.Delim('}') {
-			return invalid("the body has more after the %q list; send only {%q: [...]}", j.entity, j.entity)
+			return invalid("the body has more after the %q list; send only {%q: [...]}", j.name, j.name)
 		}
 	}
 	if _, err := j.dec.Token(); !errors.Is(err, io.EOF) {
@@ -163,10 +159,10 @@ func (j *jsonRecords) finish() error {
 func (j *jsonRecords) syntax(err error) error {
 	var (
 		se *json.SyntaxError
-		de *domain.Error
+		ie *Error
 	)
 	switch {
-	case errors.As(err, &de):
+	case errors.As(err, &ie):
 		return err
 	case errors.As(err, &se):
 		return invalid("the body is not valid JSON at byte %d (record %d): %v", se.Offset, j.index, se)

@@ -10,17 +10,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
 )
 
-// readAll reads every record, one string each.
+// readAll reads every record of an upload of e, one string each, as the
+// import pipeline does (imports.UploadShape), and returns a refusal of the
+// body as the pipeline's error (imports.UploadError).
 func readAll(t *testing.T, body io.Reader, f ingest.Format, charset string, e importing.Entity, lim ingest.Limits) ([]string, error) {
 	t.Helper()
-	recs, err := ingest.NewRecords(body, f, charset, e, lim)
+	recs, err := ingest.NewRecords(body, f, charset, imports.UploadShape(e), lim)
 	if err != nil {
-		return nil, err
+		return nil, imports.UploadError(err)
 	}
 	var out []string
 	for {
@@ -30,7 +33,7 @@ func readAll(t *testing.T, body io.Reader, f ingest.Format, charset string, e im
 			return out, nil
 		}
 		if err != nil {
-			return out, err
+			return out, imports.UploadError(err)
 		}
 		if bytes.ContainsRune(buf.Bytes(), '\n') {
 			t.Fatalf("record %q has a line break", buf.Bytes())
