@@ -6,8 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/domain/activity"
+	"github.com/clientele/clientele/domain/fuzzcheck"
 	"github.com/clientele/clientele/domain/values"
-	"github.com/clientele/clientele/internal/fuzzcheck"
 )
 
 // FuzzParse checks the event parser on any bytes: a refusal is a

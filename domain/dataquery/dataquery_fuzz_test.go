@@ -12,9 +12,9 @@ import (
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/dataquery"
+	"github.com/clientele/clientele/domain/fuzzcheck"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/values"
-	"github.com/clientele/clientele/internal/fuzzcheck"
 )
 
 var fieldName = regexp.MustCompile(`^[A-Za-z0-9_]{1,100}$`)

@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/fuzzcheck"
 	"github.com/clientele/clientele/domain/product"
 	"github.com/clientele/clientele/domain/values"
-	"github.com/clientele/clientele/internal/fuzzcheck"
 )
 
 var fuzzCompany = company.Company{ID: "c1", ShortName: "ACME", Timezone: "Europe/Helsinki"}

@@ -10,9 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/clientele/clientele/domain/fuzzcheck"
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/domain/values"
-	"github.com/clientele/clientele/internal/fuzzcheck"
 )
 
 // FuzzParse checks the sale parser on any bytes, and the decision of what

@@ -7,9 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/domain/fuzzcheck"
 	"github.com/clientele/clientele/domain/shop"
 	"github.com/clientele/clientele/domain/values"
-	"github.com/clientele/clientele/internal/fuzzcheck"
 )
 
 // FuzzParse checks the record parser on any bytes: a refusal is a

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/clientele/clientele/domain/fuzzcheck"
 	"github.com/clientele/clientele/domain/values"
-	"github.com/clientele/clientele/internal/fuzzcheck"
 )
 
 // zones are company timezones with every kind of offset: none, whole

@@ -9,6 +9,10 @@
 // like a field name: rejections are stored, and a key that looks like
 // data may be personal data. So must the names of the fields a parser
 // ignored, which the import run shows.
+//
+// It sits in domain, beside the parsers it checks, because the properties
+// are the domain's (values.Problem, values.SafeName): it imports the
+// standard library and domain/values only.
 package fuzzcheck
 
 import (
