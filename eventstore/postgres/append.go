@@ -69,7 +69,7 @@ func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (e
 		gotVers   []int64
 	)
 	if err := tx.QueryRow(ctx, reserveSQL, ids, c.Metadata.CompanyID, counts, firsts, n).Scan(&txID, &taken, &positions, &gotIDs, &gotKeys, &gotVers); err != nil {
-		return eventstore.Committed{}, fmt.Errorf("eventstore: lock streams: %w", err)
+		return eventstore.Committed{}, storeError(fmt.Errorf("eventstore: lock streams: %w", err))
 	}
 	if taken {
 		return eventstore.Committed{}, eventstore.ErrTxHasCommit
@@ -106,7 +106,7 @@ func (s *Store) AppendTx(ctx context.Context, tx pgx.Tx, c eventstore.Commit) (e
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
 		[]string{"global_position", "stream_id", "stream_key", "stream_version", "company_id", "event_type", "data", "metadata", "recorded_at"},
 		pgx.CopyFromRows(rows)); err != nil {
-		return eventstore.Committed{}, fmt.Errorf("eventstore: write events: %w", err)
+		return eventstore.Committed{}, storeError(fmt.Errorf("eventstore: write events: %w", err))
 	}
 	committed := eventstore.Committed{TxID: txID, Events: recorded, First: recorded[0].Position, Last: recorded[n-1].Position}
 	for _, h := range s.hooks {

@@ -109,7 +109,7 @@ func (s *Store) ReadCommitTypes(ctx context.Context, txID uint64, types []string
 	var first, last *int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*), min(global_position), max(global_position) FROM events
 		WHERE transaction_id = $1::text::xid8`, tx).Scan(&span.Count, &first, &last); err != nil {
-		return nil, span, fmt.Errorf("eventstore: read: %w", err)
+		return nil, span, storeError(fmt.Errorf("eventstore: read: %w", err))
 	}
 	if span.Count == 0 {
 		return nil, span, nil
@@ -128,15 +128,16 @@ func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return eventstore.Position{}, nil
 	}
-	return p, err
+	return p, storeError(err)
 }
 
 func (s *Store) query(ctx context.Context, sql string, args ...any) ([]eventstore.RecordedEvent, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("eventstore: read: %w", err)
+		return nil, storeError(fmt.Errorf("eventstore: read: %w", err))
 	}
-	return ScanEvents(rows)
+	evs, err := ScanEvents(rows)
+	return evs, storeError(err)
 }
 
 // ScanEvents reads rows of the columns of selectEvents: stream_id,

@@ -13,6 +13,10 @@
 // The bound is server-wide: any open transaction on the server, in any
 // database, holds every reader back until it ends. Keep writing
 // transactions short.
+//
+// Errors are the port's: a version conflict is a *eventstore.ConflictError,
+// and a database that cannot be reached or answer now is
+// eventstore.ErrUnavailable wrapping PostgreSQL's error (errors.go).
 package postgres
 
 import (
@@ -64,7 +68,7 @@ func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 		return err
 	})
 	if err != nil {
-		return eventstore.Committed{}, err
+		return eventstore.Committed{}, storeError(err)
 	}
 	return out, nil
 }
