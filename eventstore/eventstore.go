@@ -210,10 +210,11 @@ func expectedString(v int64) string {
 
 // ErrUnavailable marks an error of an adapter whose server cannot be
 // reached or cannot answer now: the same request may succeed later (an
-// outage, a leader change). PostgreSQL's own errors say so themselves.
-// It reports itself transient (a method Transient() bool), so that a
-// classifier of failures that knows no event store (internal/pg's
-// Transient) reads it as it reads an outage of PostgreSQL.
+// outage, a leader change). Every adapter with a server returns it,
+// wrapping the server's own error. It reports itself transient (a method
+// Transient() bool), so that a classifier of failures that knows no event
+// store (internal/pg's Transient) reads it as it reads an outage of
+// PostgreSQL.
 var ErrUnavailable error = unavailableError{}
 
 // unavailableError is the type of ErrUnavailable.
