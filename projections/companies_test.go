@@ -12,11 +12,8 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 )
-
-func pgtestPool(t *testing.T) *pgxpool.Pool { return pgtest.NewPool(t) }
 
 type companyRow struct {
 	ID, Slug, Name, Timezone, Currency, ShortName string

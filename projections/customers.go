@@ -41,9 +41,6 @@ func (*Customers) Name() string { return "customers" }
 // Tables implements Projector.
 func (*Customers) Tables() []string { return []string{"customers"} }
 
-// customerKey identifies a customer across companies.
-type customerKey struct{ company, id string }
-
 // Apply implements Projector in three round trips whatever the number of
 // events: the customers' current rows, their data keys (one query per
 // company; a live commit has one company), and one upsert of every row.

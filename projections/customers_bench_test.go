@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -109,14 +108,4 @@ func benchCustomerEvents(b *testing.B, ids []string, keys map[string][]byte, ver
 		}
 	}
 	return events
-}
-
-// processCPU is the CPU time the test process has used so far.
-func processCPU(b *testing.B) time.Duration {
-	b.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
+	"github.com/tidwall/gjson"
 )
 
 // customerRow is a row of the customers table while events are applied to
@@ -257,3 +256,6 @@ func (r *customerRow) appendDoc(b []byte, keys map[string]json.RawMessage) []byt
 	}
 	return append(b, '}')
 }
+
+// customerKey identifies a customer across companies.
+type customerKey struct{ company, id string }

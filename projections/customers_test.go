@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
@@ -16,16 +15,6 @@ import (
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 )
-
-// customers is a database whose store applies the customers projector in
-// every append, and appends customer events as the write side does.
-type customers struct {
-	t     testing.TB
-	pool  *pgxpool.Pool
-	store *postgres.Store
-	keys  crypto.KeyStore
-	p     *projections.Customers
-}
 
 func newCustomers(t testing.TB) *customers {
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
@@ -38,84 +27,6 @@ func newCustomers(t testing.TB) *customers {
 		return c.p.Apply(ctx, tx, cm.Events)
 	}))
 	return c
-}
-
-// upsert appends a CustomerUpserted sealed with the customer's key,
-// creating the key on the customer's first event.
-func (c *customers) upsert(company, id string, ch customer.Changes) {
-	c.t.Helper()
-	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		keys, err := c.keys.Load(ctx, tx, company, []string{id})
-		if err != nil {
-			return err
-		}
-		created := keys[id] == nil
-		if created {
-			if keys, err = c.keys.Create(ctx, tx, company, []string{id}); err != nil {
-				return err
-			}
-		}
-		plain, _ := json.Marshal(ch)
-		sealed, err := crypto.Seal(keys[id], plain, []byte(id))
-		if err != nil {
-			return err
-		}
-		ev := customer.Upserted{CustomerID: id, Created: created, Fields: []string{"x"}, Sealed: sealed}
-		_, err = c.store.AppendTx(ctx, tx, customerCommit(company, id, customer.TypeUpserted, ev))
-		return err
-	})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// end appends CustomerDeleted or CustomerForgotten; forgetting destroys
-// the key in the same transaction, as the write side does.
-func (c *customers) end(company, id, typ string) {
-	c.t.Helper()
-	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		if _, err := c.store.AppendTx(ctx, tx, customerCommit(company, id, typ, customer.Deleted{CustomerID: id})); err != nil {
-			return err
-		}
-		if typ == customer.TypeForgotten {
-			return c.keys.Destroy(ctx, tx, company, []string{id})
-		}
-		return nil
-	})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func customerCommit(company, id, typ string, data any) eventstore.Commit {
-	b, _ := json.Marshal(data)
-	return eventstore.Commit{
-		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
-		Streams: []eventstore.StreamAppend{{StreamID: customer.Stream(company, id),
-			ExpectedVersion: eventstore.Any, Events: []eventstore.Event{{Type: typ, Data: b}}}},
-	}
-}
-
-// doc returns a customer's row: its doc and flags.
-func (c *customers) doc(company, id string) (doc map[string]any, deleted, forgotten bool) {
-	c.t.Helper()
-	var raw []byte
-	err := c.pool.QueryRow(context.Background(), `SELECT doc, is_deleted, is_forgotten FROM customers WHERE company_id = $1 AND customer_id = $2`,
-		company, id).Scan(&raw, &deleted, &forgotten)
-	if err != nil {
-		c.t.Fatalf("customer %s: %v", id, err)
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		c.t.Fatal(err)
-	}
-	return doc, deleted, forgotten
-}
-
-// forgottenDoc is all a forgotten customer's row holds.
-func forgottenDoc(id string, deleted bool) map[string]any {
-	return map[string]any{"id": id, "is_deleted": deleted, "is_forgotten": true}
 }
 
 func TestCustomersProjector(t *testing.T) {

@@ -3,9 +3,11 @@ package projections
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
+	"github.com/clientele/clientele/eventstore"
 	"github.com/tidwall/gjson"
 )
 
@@ -75,16 +77,6 @@ func decodeNumbers(data []byte, v any) error {
 	return nil
 }
 
-// malformedJSON is data that does not decode (decodeNumbers): the fault
-// of the commit that holds it, which comes back at every attempt, so its
-// company is parked (permanent). It does not unwrap: json.Decoder reports
-// data cut short as a bare io.ErrUnexpectedEOF, which pg.Transient reads
-// as a connection dropped mid-reply, and the projector would then stop
-// for every company, retrying the commit for ever.
-type malformedJSON struct{ err error }
-
-func (e *malformedJSON) Error() string { return "malformed JSON: " + e.err.Error() }
-
 // canonicalJSON returns the JSON value v (valid JSON) as encoding/json
 // writes what it decodes to (decodeNumbers): the bytes of the customer's
 // field the projector wrote when it decoded the changes into Go values
@@ -151,4 +143,13 @@ func rawUTCDatetime(v gjson.Result) (json.RawMessage, error) {
 		s = t.UTC().Format(time.RFC3339Nano)
 	}
 	return jsonString(s), nil
+}
+
+// decodeNumbersEvent decodes an event's data keeping numbers exact (a
+// company field's digits, money in minor units).
+func decodeNumbersEvent(e eventstore.RecordedEvent, v any) error {
+	if err := decodeNumbers(e.Data, v); err != nil {
+		return fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
+	}
+	return nil
 }

@@ -16,23 +16,8 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
-	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections"
 )
-
-// inlineStore is a store on pool that runs the inline projectors in every
-// append, as production does.
-func inlineStore(pool *pgxpool.Pool) *postgres.Store {
-	return postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projections.Inline() {
-			if err := p.Apply(ctx, tx, c.Events); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
-}
 
 // datatargetTables is what the datatargets projector keeps, in a form
 // that compares: bodies as jsonb text (a rebuild reads them back from the

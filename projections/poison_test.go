@@ -49,14 +49,6 @@ func (b *breakable) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 	return b.counter.Apply(ctx, tx, events)
 }
 
-// boom is a commit of one "Boom" event, which a broken breakable cannot
-// apply.
-func boom(company, stream string) eventstore.Commit {
-	c := ticks(company, stream, 1)
-	c.Streams[0].Events[0].Type = "Boom"
-	return c
-}
-
 // poisonRuntime runs projectors with short intervals; stallAfter is when
 // a parked company is first retried.
 func poisonRuntime(t *testing.T, pool *pgxpool.Pool, store *postgres.Store, reg prometheus.Registerer, stallAfter time.Duration, async ...projections.Projector) *projections.Runtime {
@@ -74,16 +66,6 @@ func poisonRuntime(t *testing.T, pool *pgxpool.Pool, store *postgres.Store, reg 
 	}
 	startRuntime(t, rt)
 	return rt
-}
-
-// stalls returns the runtime's stalls.
-func stalls(t testing.TB, rt *projections.Runtime) []projections.Stall {
-	t.Helper()
-	s, err := rt.Stalls(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // countsOf is the part of a counter table (or of what it must hold) that

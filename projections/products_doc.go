@@ -2,6 +2,7 @@ package projections
 
 import (
 	"github.com/clientele/clientele/domain/product"
+	"github.com/clientele/clientele/domain/shop"
 )
 
 // productDefaults are the values retrieval shows for flags never set (or
@@ -80,4 +81,14 @@ func mergeStock(stored any, entries []product.Stock) []any {
 		}
 	}
 	return out
+}
+
+// applyShop folds one event into a shop's retrieval document.
+func applyShop(doc map[string]any, u shop.Upserted) {
+	applyFields(doc, u.Set, u.Unset)
+	// The projector owns the identity: a change cannot rename it.
+	doc[shop.FieldExternalID] = u.ExternalID
+	if _, ok := doc[shop.FieldIsHidden]; !ok {
+		doc[shop.FieldIsHidden] = false
+	}
 }

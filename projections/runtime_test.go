@@ -23,8 +23,6 @@ import (
 // failing fails to apply any commit with an event of type "Boom".
 type failing struct{ counter }
 
-var errBoom = errors.New("boom")
-
 func (f failing) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	for _, e := range events {
 		if e.Type == "Boom" {

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/jackc/pgx/v5"
 )
 
 // Fields of a retrieved sale.
@@ -205,4 +207,48 @@ func roundMoney(f float64) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// loadSaleRows reads the rows of the given sales, in one query; a sale
+// without a row gets a new, empty one, created at the time in at.
+func loadSaleRows(ctx context.Context, tx pgx.Tx, keys []catalogKey, at map[catalogKey]time.Time) (map[catalogKey]*saleRow, error) {
+	companies, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		companies[i], ids[i] = k.company, k.id
+	}
+	rows, err := tx.Query(ctx, `SELECT t.company_id, t.sale_id, t.customer_id, t.doc, t.keyed_rows, t.total_given, t.version, t.created_at
+		FROM sales t JOIN unnest($1::text[], $2::text[]) AS k(company_id, sale_id) USING (company_id, sale_id)`,
+		companies, ids)
+	if err != nil {
+		return nil, fmt.Errorf("projections: sales: load: %w", err)
+	}
+	out := make(map[catalogKey]*saleRow, len(keys))
+	var r saleRow
+	var doc, keyed []byte
+	_, err = pgx.ForEachRow(rows, []any{&r.CompanyID, &r.SaleID, &r.CustomerID, &doc, &keyed, &r.TotalGiven, &r.Version, &r.CreatedAt}, func() error {
+		row := r
+		row.CreatedAt = row.CreatedAt.UTC()
+		if err := decodeNumbers(doc, &row.Doc); err != nil {
+			return fmt.Errorf("doc of %s: %w", row.SaleID, err)
+		}
+		if err := decodeNumbers(keyed, &row.Rows); err != nil {
+			return fmt.Errorf("rows of %s: %w", row.SaleID, err)
+		}
+		out[catalogKey{row.CompanyID, row.SaleID}] = &row
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("projections: sales: load: %w", err)
+	}
+	for _, k := range keys {
+		if out[k] == nil {
+			out[k] = newSaleRow(k, at[k])
+		}
+	}
+	return out, nil
+}
+
+// newSaleRow is the row of a sale no event was applied to yet.
+func newSaleRow(k catalogKey, at time.Time) *saleRow {
+	return &saleRow{CompanyID: k.company, SaleID: k.id, Doc: map[string]any{}, CreatedAt: at.UTC(), UpdatedAt: at.UTC()}
 }

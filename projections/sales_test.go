@@ -41,10 +41,6 @@ func (e *activityEnv) saleRow(company, id string) (map[string]any, saleCols) {
 	return docs[0], c
 }
 
-func row(key string, fields map[string]any) sale.Row {
-	return sale.Row{Key: key, ProductID: "p-" + key, Fields: fields}
-}
-
 // TestSalesProjector: a sale's document is its transaction fields, its
 // personal fields opened, sale_rows (replaced by key or appended, deleted
 // rows left out) and sale_total (given, or the rows' totals minus

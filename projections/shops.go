@@ -76,16 +76,6 @@ func (*Shops) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Recorded
 	return writeShopRows(ctx, tx, out)
 }
 
-// applyShop folds one event into a shop's retrieval document.
-func applyShop(doc map[string]any, u shop.Upserted) {
-	applyFields(doc, u.Set, u.Unset)
-	// The projector owns the identity: a change cannot rename it.
-	doc[shop.FieldExternalID] = u.ExternalID
-	if _, ok := doc[shop.FieldIsHidden]; !ok {
-		doc[shop.FieldIsHidden] = false
-	}
-}
-
 // writeShopRows upserts the rows in one statement.
 func writeShopRows(ctx context.Context, tx pgx.Tx, out []*catalogRow) error {
 	if len(out) == 0 {
@@ -109,15 +99,6 @@ func writeShopRows(ctx context.Context, tx pgx.Tx, out []*catalogRow) error {
 		companies, ids, docs, versions, created, updated)
 	if err != nil {
 		return fmt.Errorf("projections: shops: write: %w", err)
-	}
-	return nil
-}
-
-// decodeNumbersEvent decodes an event's data keeping numbers exact (a
-// company field's digits, money in minor units).
-func decodeNumbersEvent(e eventstore.RecordedEvent, v any) error {
-	if err := decodeNumbers(e.Data, v); err != nil {
-		return fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
 	}
 	return nil
 }

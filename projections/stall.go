@@ -9,12 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/pg"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // A commit that an async projector cannot apply, for a reason that will
@@ -606,3 +605,13 @@ func ofTypes(commit []eventstore.RecordedEvent, types []string) []eventstore.Rec
 	}
 	return slices.DeleteFunc(slices.Clone(commit), func(e eventstore.RecordedEvent) bool { return !slices.Contains(types, e.Type) })
 }
+
+// malformedJSON is data that does not decode (decodeNumbers): the fault
+// of the commit that holds it, which comes back at every attempt, so its
+// company is parked (permanent). It does not unwrap: json.Decoder reports
+// data cut short as a bare io.ErrUnexpectedEOF, which pg.Transient reads
+// as a connection dropped mid-reply, and the projector would then stop
+// for every company, retrying the commit for ever.
+type malformedJSON struct{ err error }
+
+func (e *malformedJSON) Error() string { return "malformed JSON: " + e.err.Error() }

@@ -1,0 +1,11 @@
+package projections
+
+// Inline returns the projectors that run in the append transaction: the
+// read models of tenancy and access, which every request reads (its
+// company, its token) and which a client must see at once after creating
+// them; the datatarget queues, which a client that posts reads at once;
+// the SFTP keys, whose removal must end their log-ins at once; and the
+// campaigns, which a client that creates or changes one reads at once.
+func Inline() []Projector {
+	return []Projector{Companies{}, Users{}, Integrations{}, AccessTokens{}, Datatargets{}, SFTPKeys{}, Campaigns{}}
+}

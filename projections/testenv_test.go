@@ -1,0 +1,438 @@
+package projections_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clientele/clientele/domain/activity"
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/sale"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/crypto"
+	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/projections"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// startRuntime runs rt until the test ends and fails the test if Run fails.
+func startRuntime(t testing.TB, rt *projections.Runtime) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- rt.Run(context.Background()) }()
+	t.Cleanup(func() {
+		if err := rt.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	waitFor(t, 10*time.Second, "runtime running", rt.Running)
+}
+
+// waitCaughtUp waits until the async projector p has applied every
+// committed event. It aims at the last event in the table rather than at
+// Head: Head stops at the oldest transaction running anywhere on the test
+// server, which other test processes may hold open for a while.
+func waitCaughtUp(t testing.TB, pool *pgxpool.Pool, p projections.Projector) {
+	t.Helper()
+	target := lastPosition(t, pool)
+	waitFor(t, 30*time.Second, p.Name()+" caught up", func() bool {
+		var xid string
+		var cp eventstore.Position
+		err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&xid, &cp.Global)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+		return !cp.Less(target)
+	})
+}
+
+// lastPosition is the position of the last committed event.
+func lastPosition(t testing.TB, pool *pgxpool.Pool) eventstore.Position {
+	t.Helper()
+	var xid string
+	var p eventstore.Position
+	err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM events
+		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(&xid, &p.Global)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func waitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func pgtestPool(t *testing.T) *pgxpool.Pool { return pgtest.NewPool(t) }
+
+// inlineStore is a store on pool that runs the inline projectors in every
+// append, as production does.
+func inlineStore(pool *pgxpool.Pool) *postgres.Store {
+	return postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+		for _, p := range projections.Inline() {
+			if err := p.Apply(ctx, tx, c.Events); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// applyInline applies events with every inline projector in one
+// transaction, as a rebuild page or an append would.
+func applyInline(t *testing.T, pool *pgxpool.Pool, events ...eventstore.RecordedEvent) {
+	t.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for _, p := range projections.Inline() {
+			if err := p.Apply(ctx, tx, events); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+}
+
+// recorded returns a recorded event of company with data encoded.
+func recorded(t *testing.T, companyID, typ string, data any) eventstore.RecordedEvent {
+	t.Helper()
+	b, err := json.Marshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eventstore.RecordedEvent{StreamID: typ + "-" + companyID, StreamVersion: 1, Type: typ, Data: b, Metadata: eventstore.Metadata{CompanyID: companyID}}
+}
+
+// customers is a database whose store applies the customers projector in
+// every append, and appends customer events as the write side does.
+type customers struct {
+	t     testing.TB
+	pool  *pgxpool.Pool
+	store *postgres.Store
+	keys  crypto.KeyStore
+	p     *projections.Customers
+}
+
+// upsert appends a CustomerUpserted sealed with the customer's key,
+// creating the key on the customer's first event.
+func (c *customers) upsert(company, id string, ch customer.Changes) {
+	c.t.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		keys, err := c.keys.Load(ctx, tx, company, []string{id})
+		if err != nil {
+			return err
+		}
+		created := keys[id] == nil
+		if created {
+			if keys, err = c.keys.Create(ctx, tx, company, []string{id}); err != nil {
+				return err
+			}
+		}
+		plain, _ := json.Marshal(ch)
+		sealed, err := crypto.Seal(keys[id], plain, []byte(id))
+		if err != nil {
+			return err
+		}
+		ev := customer.Upserted{CustomerID: id, Created: created, Fields: []string{"x"}, Sealed: sealed}
+		_, err = c.store.AppendTx(ctx, tx, customerCommit(company, id, customer.TypeUpserted, ev))
+		return err
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// end appends CustomerDeleted or CustomerForgotten; forgetting destroys
+// the key in the same transaction, as the write side does.
+func (c *customers) end(company, id, typ string) {
+	c.t.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if _, err := c.store.AppendTx(ctx, tx, customerCommit(company, id, typ, customer.Deleted{CustomerID: id})); err != nil {
+			return err
+		}
+		if typ == customer.TypeForgotten {
+			return c.keys.Destroy(ctx, tx, company, []string{id})
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// doc returns a customer's row: its doc and flags.
+func (c *customers) doc(company, id string) (doc map[string]any, deleted, forgotten bool) {
+	c.t.Helper()
+	var raw []byte
+	err := c.pool.QueryRow(context.Background(), `SELECT doc, is_deleted, is_forgotten FROM customers WHERE company_id = $1 AND customer_id = $2`,
+		company, id).Scan(&raw, &deleted, &forgotten)
+	if err != nil {
+		c.t.Fatalf("customer %s: %v", id, err)
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		c.t.Fatal(err)
+	}
+	return doc, deleted, forgotten
+}
+
+// forgottenDoc is all a forgotten customer's row holds.
+func forgottenDoc(id string, deleted bool) map[string]any {
+	return map[string]any{"id": id, "is_deleted": deleted, "is_forgotten": true}
+}
+
+// activityEnv is a database whose store applies the customers, events
+// and sales projectors in every append, with the customers' keys.
+type activityEnv struct {
+	*customers
+	events *projections.Events
+	sales  *projections.Sales
+}
+
+func newActivityEnv(t *testing.T) *activityEnv {
+	t.Helper()
+	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &customers{t: t, pool: pgtest.NewPool(t), keys: crypto.KeyStore{Keyring: kr}}
+	c.p = projections.NewCustomers(c.keys)
+	e := &activityEnv{customers: c, events: projections.NewEvents(c.keys), sales: projections.NewSales(c.keys)}
+	c.store = postgres.New(c.pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, cm eventstore.Committed) error {
+		for _, p := range []projections.Projector{c.p, e.events, e.sales} {
+			if err := p.Apply(ctx, tx, cm.Events); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return e
+}
+
+// seal seals personal fields with the customer's data key, as the write
+// side does; the customer must have a key (an upsert made it).
+func (c *customers) seal(company, customerID string, personal map[string]any) []byte {
+	c.t.Helper()
+	ctx := context.Background()
+	keys, err := c.keys.Load(ctx, c.pool, company, []string{customerID})
+	if err != nil || keys[customerID] == nil {
+		c.t.Fatalf("key of %s: %v", customerID, err)
+	}
+	plain, err := json.Marshal(personal)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	sealed, err := crypto.Seal(keys[customerID], plain, []byte(customerID))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return sealed
+}
+
+// activity appends events to the company's activity stream in one
+// commit, as the events import does.
+func (c *customers) activity(company string, evs ...eventstore.Event) {
+	c.t.Helper()
+	c.appendTo(company, activity.Stream(company), evs...)
+}
+
+// saleUpsert appends a SaleUpserted to the sale's stream.
+func (c *customers) saleUpsert(company string, u sale.Upserted) {
+	c.t.Helper()
+	c.appendTo(company, sale.Stream(company, u.SaleID), event(sale.TypeUpserted, u))
+}
+
+func (c *customers) appendTo(company, stream string, evs ...eventstore.Event) {
+	c.t.Helper()
+	_, err := c.store.Append(context.Background(), eventstore.Commit{
+		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
+		Streams:  []eventstore.StreamAppend{{StreamID: stream, ExpectedVersion: eventstore.Any, Events: evs}},
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// event encodes data as an event of type typ.
+func event(typ string, data any) eventstore.Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(err)
+	}
+	return eventstore.Event{Type: typ, Data: b}
+}
+
+// recordedEv is an EventRecorded.
+func recordedEv(rec activity.Recorded) eventstore.Event { return event(activity.TypeRecorded, rec) }
+
+// deletedEv is an EventDeleted.
+func deletedEv(id int64) eventstore.Event {
+	return event(activity.TypeDeleted, activity.Deleted{ID: id})
+}
+
+// docs reads the company's docs of table in order, with $1 the company.
+func (c *customers) docs(query string, args ...any) []map[string]any {
+	c.t.Helper()
+	rows, err := c.pool.Query(context.Background(), query, args...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	raw, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := make([]map[string]any, len(raw))
+	for i, b := range raw {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// holding counts the rows of table that contain any of the values.
+func (c *customers) holding(table string, values ...string) int {
+	c.t.Helper()
+	var n int
+	err := c.pool.QueryRow(context.Background(), `SELECT count(*) FROM `+pgx.Identifier{table}.Sanitize()+` t
+		WHERE EXISTS (SELECT FROM unnest($1::text[]) v WHERE strpos(t::text, v) > 0)`, values).Scan(&n)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// rebuildInline rebuilds p, which the env runs inline, from the log.
+func (c *customers) rebuildInline(p projections.Projector) {
+	c.t.Helper()
+	// Inline: the rebuild then applies every committed event, however
+	// long other tests keep the log's head back.
+	if err := projections.Rebuild(context.Background(), c.pool, c.store, projections.PostgresLog{}, p, projections.KindInline, nil); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// applyLog applies the whole log with p once more, in one transaction.
+func (c *customers) applyLog(p projections.Projector) {
+	c.t.Helper()
+	ctx := context.Background()
+	rows, err := c.pool.Query(ctx, `SELECT stream_id, stream_version, event_type, data, metadata, recorded_at,
+		transaction_id::text, global_position FROM events ORDER BY events.transaction_id, events.global_position`)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	events, err := postgres.ScanEvents(rows)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return p.Apply(ctx, tx, events) }); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// tableText is every row of table as text, in order, to compare states.
+func (c *customers) tableText(table, order string) []string {
+	c.t.Helper()
+	rows, err := c.pool.Query(context.Background(), `SELECT t::text FROM `+pgx.Identifier{table}.Sanitize()+` t ORDER BY `+order)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return out
+}
+
+// processCPU is the CPU time the test process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func customerCommit(company, id, typ string, data any) eventstore.Commit {
+	b, _ := json.Marshal(data)
+	return eventstore.Commit{
+		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
+		Streams: []eventstore.StreamAppend{{StreamID: customer.Stream(company, id),
+			ExpectedVersion: eventstore.Any, Events: []eventstore.Event{{Type: typ, Data: b}}}},
+	}
+}
+
+func mustAppend(t testing.TB, store *postgres.Store, c eventstore.Commit) eventstore.Committed {
+	t.Helper()
+	out, err := store.Append(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// boom is a commit of one "Boom" event, which a broken breakable cannot
+// apply.
+func boom(company, stream string) eventstore.Commit {
+	c := ticks(company, stream, 1)
+	c.Streams[0].Events[0].Type = "Boom"
+	return c
+}
+
+// stalls returns the runtime's stalls.
+func stalls(t testing.TB, rt *projections.Runtime) []projections.Stall {
+	t.Helper()
+	s, err := rt.Stalls(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var errBoom = errors.New("boom")
+
+func row(key string, fields map[string]any) sale.Row {
+	return sale.Row{Key: key, ProductID: "p-" + key, Fields: fields}
+}
+
+// ticks is a commit of n events to one stream.
+func ticks(company, stream string, n int) eventstore.Commit {
+	evs := make([]eventstore.Event, n)
+	for i := range evs {
+		evs[i] = eventstore.Event{Type: "Ticked", Data: json.RawMessage(`{}`)}
+	}
+	return eventstore.Commit{
+		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
+		Streams:  []eventstore.StreamAppend{{StreamID: "tick-" + company + "-" + stream, ExpectedVersion: eventstore.Any, Events: evs}},
+	}
+}
