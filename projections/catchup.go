@@ -186,7 +186,7 @@ func (r *Runtime) applyOrPark(ctx context.Context, p Projector, after eventstore
 	wait := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		n, err := r.applyCommit(ctx, p, after, commit, types)
-		if err == nil || !permanent(err) {
+		if err == nil || !Permanent(err) {
 			return n, err
 		}
 		r.metrics.errors.WithLabelValues(p.Name()).Inc()

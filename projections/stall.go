@@ -137,9 +137,9 @@ func recovered(err *error) {
 // during a rolling deploy, whose every commit of every company fails so
 // until a newer one takes over). Those two park nothing: the projector
 // stops as a whole and retries.
-func permanent(err error) bool {
+func Permanent(err error) bool {
 	var p *panicError
-	var m *malformedJSON
+	var m *MalformedJSON
 	switch {
 	case errors.As(err, &p), errors.As(err, &m):
 		return true
@@ -194,7 +194,7 @@ func applyForgotten(ctx context.Context, tx pgx.Tx, p Projector, forgotten []eve
 // in full: it must not stop the projector for every company again.
 func (r *Runtime) forgetHeld(ctx context.Context, tx pgx.Tx, p Projector, forgotten []eventstore.RecordedEvent) error {
 	err := applyForgotten(ctx, tx, p, forgotten)
-	if err == nil || !permanent(err) {
+	if err == nil || !Permanent(err) {
 		return err
 	}
 	r.metrics.errors.WithLabelValues(p.Name()).Inc()
@@ -297,7 +297,7 @@ func (r *Runtime) resumeFrom(ctx context.Context, p Projector, s Stall) (int, er
 		// them, which only the walk finds.
 		done, err := r.resumeCommit(ctx, p, s.CompanyID, stalled, nil, types, true)
 		if err != nil {
-			if permanent(err) {
+			if Permanent(err) {
 				r.stallFailed(ctx, name, s.CompanyID, s.Commit, err)
 			}
 			return 0, err
@@ -322,7 +322,7 @@ func (r *Runtime) resumeFrom(ctx context.Context, p Projector, s Stall) (int, er
 		}
 		done, err := r.resumeCommit(ctx, p, s.CompanyID, c, next, types, false)
 		if err != nil {
-			if permanent(err) {
+			if Permanent(err) {
 				r.stallFailed(ctx, name, s.CompanyID, c[0].Position, err)
 			}
 			return i, err
@@ -612,6 +612,6 @@ func ofTypes(commit []eventstore.RecordedEvent, types []string) []eventstore.Rec
 // data cut short as a bare io.ErrUnexpectedEOF, which pg.Transient reads
 // as a connection dropped mid-reply, and the projector would then stop
 // for every company, retrying the commit for ever.
-type malformedJSON struct{ err error }
+type MalformedJSON struct{ Err error }
 
-func (e *malformedJSON) Error() string { return "malformed JSON: " + e.err.Error() }
+func (e *MalformedJSON) Error() string { return "malformed JSON: " + e.Err.Error() }

@@ -25,7 +25,7 @@ func TestPermanent(t *testing.T) {
 		{"an older binary after a migration", fmt.Errorf("x: %w", &pgconn.PgError{Code: "42703"}), false},
 		{"a missing table", &pgconn.PgError{Code: "42P01"}, false},
 	} {
-		if got := permanent(tc.err); got != tc.want {
+		if got := Permanent(tc.err); got != tc.want {
 			t.Errorf("%s: permanent(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
 		}
 	}
