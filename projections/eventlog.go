@@ -62,7 +62,7 @@ type EventLog interface {
 	ReadAfter(ctx context.Context, q postgres.Querier, after eventstore.Position) ([]eventstore.RecordedEvent, error)
 }
 
-// logOrPostgres returns l, PostgresLog when it is nil.
+// LogOrPostgres returns l, PostgresLog when it is nil.
 func LogOrPostgres(l EventLog) EventLog {
 	if l == nil {
 		return PostgresLog{}

@@ -278,7 +278,7 @@ func (rb *rebuilder) applyParking(ctx context.Context, tx pgx.Tx, events []event
 				return err
 			}
 		}
-		return applyForgotten(ctx, sp, rb.p, forgottenIn(held))
+		return applyForgotten(ctx, sp, rb.p, forgottenIn(rb.p, held))
 	})
 	if err == nil {
 		for _, c := range commits(held) {
@@ -304,7 +304,7 @@ func (rb *rebuilder) applyParking(ctx context.Context, tx pgx.Tx, events []event
 		}
 		// A forgetting that fails here too aborts the rebuild: it must
 		// not be left out of the new tables.
-		if err := applyForgotten(ctx, tx, rb.p, forgottenIn(c)); err != nil {
+		if err := applyForgotten(ctx, tx, rb.p, forgottenIn(rb.p, c)); err != nil {
 			return err
 		}
 		rb.hold(c)

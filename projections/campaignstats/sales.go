@@ -32,6 +32,10 @@ var statsSaleFields = []string{document.SaleFieldState, document.SaleFieldDate, 
 // others need not be kept: every commit of sales writes less.
 var statsRowFields = []string{"product_id", "quantity", document.RowFieldTotal, "discount", "tags", document.RowFieldIsDeleted}
 
+// statsSales is the table of the sales the figures read, which keeps no
+// created_at.
+var statsSales = document.SaleTable{Name: "campaign_stats_sales"}
+
 // statsSaleRow is a campaign_stats_sales row.
 type statsSaleRow struct {
 	CompanyID  string             `json:"company_id"`
@@ -64,7 +68,7 @@ func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange, 
 			order = append(order, k)
 		}
 	}
-	rows, err := loadStatsSales(ctx, tx, order)
+	rows, err := document.LoadSaleRows(ctx, tx, statsSales, order, nil)
 	if err != nil {
 		return err
 	}
@@ -133,44 +137,6 @@ func writeStatsSales(ctx context.Context, tx pgx.Tx, changes []statsSaleChange, 
 		touched(m, customers[document.CustomerKey{Company: m.company, ID: m.customer}])
 	}
 	return nil
-}
-
-// loadStatsSales reads the stored sales of keys; a sale not stored yet
-// gets a new row.
-func loadStatsSales(ctx context.Context, tx pgx.Tx, keys []document.CatalogKey) (map[document.CatalogKey]*document.SaleRow, error) {
-	companies, ids := make([]string, len(keys)), make([]string, len(keys))
-	for i, k := range keys {
-		companies[i], ids[i] = k.Company, k.ID
-	}
-	rows, err := tx.Query(ctx, `SELECT s.company_id, s.sale_id, s.customer_id, s.doc, s.keyed_rows, s.total_given, s.version
-		FROM campaign_stats_sales s JOIN unnest($1::text[], $2::text[]) AS k(company_id, sale_id) USING (company_id, sale_id)`,
-		companies, ids)
-	if err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load sales: %w", err)
-	}
-	out := make(map[document.CatalogKey]*document.SaleRow, len(keys))
-	var r document.SaleRow
-	var doc, keyed []byte
-	_, err = pgx.ForEachRow(rows, []any{&r.CompanyID, &r.SaleID, &r.CustomerID, &doc, &keyed, &r.TotalGiven, &r.Version}, func() error {
-		row := r
-		if err := document.DecodeNumbers(doc, &row.Doc); err != nil {
-			return fmt.Errorf("doc of %s: %w", row.SaleID, err)
-		}
-		if err := document.DecodeNumbers(keyed, &row.Rows); err != nil {
-			return fmt.Errorf("rows of %s: %w", row.SaleID, err)
-		}
-		out[document.CatalogKey{Company: row.CompanyID, ID: row.SaleID}] = &row
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("projections: campaign_stats: load sales: %w", err)
-	}
-	for _, k := range keys {
-		if out[k] == nil {
-			out[k] = document.NewSaleRow(k, time.Time{})
-		}
-	}
-	return out, nil
 }
 
 // statsSaleOf is the row stored for r: the fields the figures read, and

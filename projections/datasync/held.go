@@ -11,7 +11,11 @@ import (
 	"github.com/clientele/clientele/projections/internal/bulk"
 )
 
-// Forget implements Forgetter: while the company is parked, the messages
+// ForgetTypes implements projections.Forgetter: forgetting a customer
+// (CustomerForgotten) is applied ahead of the commits held before it.
+func (*Datasync) ForgetTypes() []string { return []string{customer.TypeForgotten} }
+
+// Forget implements projections.Forgetter: while the company is parked, the messages
 // already written about a forgotten customer are anonymised at once, as
 // its forgetting does (the customers feed's in the forgotten form, the
 // events' and sales' without the personal fields). The message of the

@@ -22,7 +22,7 @@ type syncMessage struct {
 	Data map[string]json.RawMessage `json:"data"`
 }
 
-// restrict returns the fields of data a datatarget with fields takes:
+// Restrict returns the fields of data a datatarget with fields takes:
 // those, and always (the feed's alwaysSent) besides.
 func Restrict(data map[string]json.RawMessage, always, fields []string) map[string]json.RawMessage {
 	if fields == nil {
@@ -48,6 +48,8 @@ func forgottenData(id string, deleted bool) map[string]json.RawMessage {
 	}
 }
 
+// EncodeSyncMessage encodes a datasync message: its update id, its
+// datatype and its data.
 func EncodeSyncMessage(updateID string, dt datatarget.Datatype, data map[string]json.RawMessage) ([]byte, error) {
 	b, err := json.Marshal(syncMessage{UpdateID: updateID, Datatype: dt, Data: data})
 	if err != nil {
@@ -56,7 +58,7 @@ func EncodeSyncMessage(updateID string, dt datatarget.Datatype, data map[string]
 	return b, nil
 }
 
-// syncRows are new datasync_messages rows, as columns.
+// SyncRows are new datasync_messages rows, as columns.
 type SyncRows struct {
 	targets, companies, entities, updateIDs []string
 	numbers                                 []int64
@@ -65,6 +67,7 @@ type SyncRows struct {
 	deleted                                 []bool // the entity's is_deleted, to anonymise the row
 }
 
+// Add adds a message of the entity to the rows.
 func (r *SyncRows) Add(target, company, entity, updateID string, number int64, body []byte, at time.Time, deleted bool) {
 	r.targets, r.companies, r.entities, r.updateIDs = append(r.targets, target), append(r.companies, company), append(r.entities, entity), append(r.updateIDs, updateID)
 	r.numbers, r.bodies, r.postedAt, r.deleted = append(r.numbers, number), append(r.bodies, body), append(r.postedAt, at), append(r.deleted, deleted)
@@ -75,7 +78,7 @@ func (r *SyncRows) insert(ctx context.Context, tx pgx.Tx) error {
 	return r.InsertInto(ctx, tx, "datasync_messages")
 }
 
-// insertInto writes the rows into table, a queue of datasync_messages'
+// InsertInto writes the rows into table, a queue of datasync_messages'
 // shape (the campaign_stats projection's campaign_sync_messages too).
 func (r *SyncRows) InsertInto(ctx context.Context, tx pgx.Tx, table string) error {
 	if len(r.numbers) == 0 {

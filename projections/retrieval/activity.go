@@ -49,7 +49,11 @@ func (*Events) EventTypes() []string {
 	return []string{activity.TypeRecorded, activity.TypeDeleted, customer.TypeForgotten}
 }
 
-// Forget implements Forgetter: applying a forgetting removes the
+// ForgetTypes implements projections.Forgetter: forgetting a customer
+// (CustomerForgotten) is applied ahead of the commits held before it.
+func (*Events) ForgetTypes() []string { return []string{customer.TypeForgotten} }
+
+// Forget implements projections.Forgetter: applying a forgetting removes the
 // customer's personal fields from all of the customer's events there are,
 // whenever it comes, and the held events recorded before it open to
 // nothing once applied, the key being gone.

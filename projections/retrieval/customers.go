@@ -106,7 +106,11 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 	return writeCustomerRows(ctx, tx, out)
 }
 
-// Forget implements Forgetter: the rows of the customers forgotten in
+// ForgetTypes implements projections.Forgetter: forgetting a customer
+// (CustomerForgotten) is applied ahead of the commits held before it.
+func (*Customers) ForgetTypes() []string { return []string{customer.TypeForgotten} }
+
+// Forget implements projections.Forgetter: the rows of the customers forgotten in
 // events lose the person's data at once, ahead of the held commits
 // before the forgetting. The rows keep their version: those commits,
 // applied later, advance it as usual over a row that is forgotten already,

@@ -46,7 +46,11 @@ func (*Sales) Tables() []string { return []string{"sales"} }
 // EventTypes implements TypeFilter.
 func (*Sales) EventTypes() []string { return []string{sale.TypeUpserted, customer.TypeForgotten} }
 
-// Forget implements Forgetter: applying a forgetting removes the
+// ForgetTypes implements projections.Forgetter: forgetting a customer
+// (CustomerForgotten) is applied ahead of the commits held before it.
+func (*Sales) ForgetTypes() []string { return []string{customer.TypeForgotten} }
+
+// Forget implements projections.Forgetter: applying a forgetting removes the
 // customer's personal fields from all of the customer's sales there are,
 // whenever it comes, and the held sales recorded before it open to
 // nothing once applied, the key being gone.
@@ -101,7 +105,7 @@ func (p *Sales) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Record
 	if len(changes) == 0 {
 		return nil
 	}
-	rows, err := document.LoadSaleRows(ctx, tx, order, first)
+	rows, err := document.LoadSaleRows(ctx, tx, document.SalesTable, order, first)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// decode unmarshals an event's data, naming the event on failure.
+// Decode unmarshals an event's data, naming the event on failure.
 func Decode(e eventstore.RecordedEvent, v any) error {
 	if err := json.Unmarshal(e.Data, v); err != nil {
 		return fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
@@ -18,7 +18,7 @@ func Decode(e eventstore.RecordedEvent, v any) error {
 	return nil
 }
 
-// execRows runs sql with rows encoded as one JSON array in $1: statements
+// ExecRows runs sql with rows encoded as one JSON array in $1: statements
 // read it with jsonb_to_recordset, so any number of rows is one statement.
 // No rows, no statement.
 func ExecRows[T any](ctx context.Context, tx pgx.Tx, name, sql string, rows []T) error {
@@ -29,7 +29,7 @@ func ExecRows[T any](ctx context.Context, tx pgx.Tx, name, sql string, rows []T)
 	return SendBatch(ctx, tx, name, &b)
 }
 
-// queueRows is execRows for a statement sent later with others in b.
+// QueueRows is execRows for a statement sent later with others in b.
 func QueueRows[T any](b *pgx.Batch, name, sql string, rows []T) error {
 	if len(rows) == 0 {
 		return nil
@@ -42,7 +42,7 @@ func QueueRows[T any](b *pgx.Batch, name, sql string, rows []T) error {
 	return nil
 }
 
-// sendBatch runs the statements of b in one round trip.
+// SendBatch runs the statements of b in one round trip.
 func SendBatch(ctx context.Context, tx pgx.Tx, name string, b *pgx.Batch) error {
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("projections: %s: %w", name, err)
@@ -50,7 +50,7 @@ func SendBatch(ctx context.Context, tx pgx.Tx, name string, b *pgx.Batch) error 
 	return nil
 }
 
-// orNone turns a nil slice into an empty one, so that it encodes as [] and
+// OrNone turns a nil slice into an empty one, so that it encodes as [] and
 // fits a NOT NULL array column.
 func OrNone[T any](s []T) []T {
 	if s == nil {

@@ -8,14 +8,14 @@ import (
 	"github.com/clientele/clientele/eventstore"
 )
 
-// activityKey identifies an event (the interface's Event entity) across
+// ActivityKey identifies an event (the interface's Event entity) across
 // companies.
 type ActivityKey struct {
 	Company string
 	ID      int64
 }
 
-// activityRow is a row of activity_events while events are applied to it.
+// ActivityRow is a row of activity_events while events are applied to it.
 type ActivityRow struct {
 	CompanyID  string
 	ID         int64
@@ -28,7 +28,7 @@ type ActivityRow struct {
 	Changed    bool
 }
 
-// advance reports whether e (of the company's activity stream) is new to
+// Advance reports whether e (of the company's activity stream) is new to
 // the row, and marks the row changed: an event the row reflects already
 // is skipped, so applying a commit twice changes nothing.
 func (r *ActivityRow) Advance(e *eventstore.RecordedEvent) bool {
@@ -43,7 +43,7 @@ func (r *ActivityRow) Advance(e *eventstore.RecordedEvent) bool {
 // never set them.
 var ownedEventFields = []string{"id", "type", "date", "is_deleted"}
 
-// eventDoc is an event as retrieval shows it: its Fields, the personal
+// EventDoc is an event as retrieval shows it: its Fields, the personal
 // fields opened from its sealed part (nil when it has none or the
 // customer is forgotten), and id, type, date and is_deleted. Personal
 // fields come from the sealed part only: a Personal name among the clear

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// catalogRow is a row of a catalog read model (shops, products) while
+// CatalogRow is a row of a catalog read model (shops, products) while
 // events are applied to it: Doc is the entity in the retrieval form.
 type CatalogRow struct {
 	CompanyID, ID string
@@ -19,10 +19,10 @@ type CatalogRow struct {
 	Changed       bool
 }
 
-// catalogKey identifies an entity across companies.
+// CatalogKey identifies an entity across companies.
 type CatalogKey struct{ Company, ID string }
 
-// advance reports whether an event at version v is new to the row, and
+// Advance reports whether an event at version v is new to the row, and
 // marks the row changed: a replayed event (a version the row has) is
 // skipped, so applying a commit twice changes nothing.
 func (r *CatalogRow) Advance(v int64, at time.Time) bool {
@@ -33,7 +33,7 @@ func (r *CatalogRow) Advance(v int64, at time.Time) bool {
 	return true
 }
 
-// loadCatalogRows reads the rows of keys from table (id column idCol), in
+// LoadCatalogRows reads the rows of keys from table (id column idCol), in
 // one query; a key without a row gets a new, empty one.
 func LoadCatalogRows(ctx context.Context, tx pgx.Tx, table, idCol string, keys []CatalogKey, at map[CatalogKey]time.Time) (map[CatalogKey]*CatalogRow, error) {
 	companies, ids := make([]string, len(keys)), make([]string, len(keys))

@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// customerRow is a row of the customers table while events are applied to
+// CustomerRow is a row of the customers table while events are applied to
 // it. Its document (doc) is the customer as retrieval shows it: the fields
 // the projector owns, then fields.
 //
@@ -42,23 +42,24 @@ type CustomerRow struct {
 	Changed     bool
 }
 
+// NewCustomerRow is the row of a customer no event was applied to yet.
 func NewCustomerRow(k CustomerKey, at time.Time) *CustomerRow {
 	return &CustomerRow{CompanyID: k.Company, CustomerID: k.ID, Fields: map[string]json.RawMessage{}, CreatedAt: at.UTC(), UpdatedAt: at.UTC()}
 }
 
-// Fields of the retrieved customer that the projector owns: changes never
+// OwnedCustomerFields are the fields of the retrieved customer that the projector owns: changes never
 // set them, so that a record cannot pass itself off as another customer or
 // undo a deletion.
 var OwnedCustomerFields = []string{"id", customer.FieldIsDeleted, customer.FieldIsForgotten}
 
-// customerLists are the list fields. Retrieval always shows them, [] when
+// CustomerLists are the list fields. Retrieval always shows them, [] when
 // empty, so that clients need not tell an absent list from an empty one.
 var CustomerLists = []string{customer.FieldTags, customer.FieldMailingLists}
 
-// Datetime fields, normalised to UTC with Z as every retrieved datetime is.
+// CustomerDatetimes are the datetime fields, normalised to UTC with Z as every retrieved datetime is.
 var CustomerDatetimes = []string{"date_joined", "last_login"}
 
-// customerEventData is what the projector reads of the data of a customer
+// CustomerEventData is what the projector reads of the data of a customer
 // event: customer.Upserted without Fields, whose decoding would cost as
 // much as the rest (Deleted and Forgotten are Upserted's first field
 // alone).
@@ -83,14 +84,14 @@ type jsonMember struct {
 	value gjson.Result
 }
 
-// customerEvent is a customer event with its data decoded.
+// CustomerEvent is a customer event with its data decoded.
 type CustomerEvent struct {
 	*eventstore.RecordedEvent
 	Data CustomerEventData
 	Key  CustomerKey
 }
 
-// applyEvent folds one event into the row. Events the row already
+// ApplyEvent folds one event into the row. Events the row already
 // reflects (a version it has) are skipped, so applying a commit twice
 // changes nothing.
 func (r *CustomerRow) ApplyEvent(e CustomerEvent, keys map[CustomerKey][]byte, dec *customerDecoder) error {
@@ -134,13 +135,13 @@ func (r *CustomerRow) ApplyEvent(e CustomerEvent, keys map[CustomerKey][]byte, d
 	return nil
 }
 
-// forget drops everything the row knows about the person, for good.
+// Forget drops everything the row knows about the person, for good.
 func (r *CustomerRow) Forget() {
 	r.IsForgotten = true
 	r.Fields = map[string]json.RawMessage{}
 }
 
-// apply applies one record's changes: Set, then Unset, then the
+// Apply applies one record's changes: Set, then Unset, then the
 // incremental Add and Remove of the lists.
 func (r *CustomerRow) Apply(ch *customerChanges) error {
 	if len(r.Fields) == 0 {
@@ -193,7 +194,7 @@ func (r *CustomerRow) list(name string) []string {
 	return rawStringList(gjson.ParseBytes(v))
 }
 
-// doc yields the fields of the retrieved customer, each with the JSON of
+// Doc yields the fields of the retrieved customer, each with the JSON of
 // its value: the ones the projector owns, then the others and the empty
 // lists. (The permissions' default, false, is the write side's: a created
 // customer's first event sets every permission.) A forgotten customer
@@ -222,7 +223,7 @@ func (r *CustomerRow) Doc() iter.Seq2[string, json.RawMessage] {
 
 var emptyJSONList = json.RawMessage("[]")
 
-// appendDoc appends the JSON object of the retrieved customer (doc) to b.
+// AppendDoc appends the JSON object of the retrieved customer (doc) to b.
 // Written by hand rather than by json.Marshal of a map, which sorts the
 // keys and reflects on every value: the values are JSON already. keys
 // holds the field names written so far as JSON: the docs of a commit have
@@ -257,5 +258,5 @@ func (r *CustomerRow) AppendDoc(b []byte, keys map[string]json.RawMessage) []byt
 	return append(b, '}')
 }
 
-// customerKey identifies a customer across companies.
+// CustomerKey identifies a customer across companies.
 type CustomerKey struct{ Company, ID string }

@@ -18,7 +18,7 @@ import (
 // from a jsonb column (valid JSON), and the changes, opened from the
 // sealed event, are checked whole with json.Valid.
 
-// rawOf returns the bytes of r, a value gjson found in data: a slice of
+// RawOf returns the bytes of r, a value gjson found in data: a slice of
 // data, not a copy.
 func RawOf(data []byte, r gjson.Result) json.RawMessage {
 	if r.Index <= 0 { // position unknown (never so for a member)
@@ -27,7 +27,7 @@ func RawOf(data []byte, r gjson.Result) json.RawMessage {
 	return data[r.Index : r.Index+len(r.Raw) : r.Index+len(r.Raw)]
 }
 
-// stringOf returns the value of the JSON string r (of valid JSON) as
+// StringOf returns the value of the JSON string r (of valid JSON) as
 // encoding/json reads it. gjson reads it alike but where it is not valid
 // UTF-8 (encoding/json replaces each bad byte with U+FFFD) or has a lone
 // surrogate escape before another \u escape (gjson takes the two for a
@@ -41,7 +41,7 @@ func StringOf(r gjson.Result) string {
 	return s
 }
 
-// decodeCustomerEvent decodes the data of a customer event (valid JSON),
+// DecodeCustomerEvent decodes the data of a customer event (valid JSON),
 // as json.Unmarshal would but without reflecting.
 func DecodeCustomerEvent(data []byte, d *CustomerEventData) error {
 	*d = CustomerEventData{}
@@ -81,6 +81,7 @@ type customerDecoder struct {
 	ch customerChanges
 }
 
+// NewCustomerDecoder returns a decoder of customer events.
 func NewCustomerDecoder() *customerDecoder {
 	return &customerDecoder{}
 }

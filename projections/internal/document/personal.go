@@ -19,7 +19,7 @@ import (
 // is gone the customer is forgotten: nothing is opened, and the rows of
 // the customer lose their personal fields.
 
-// loadCustomerKeys returns the data keys of the customers that still have
+// LoadCustomerKeys returns the data keys of the customers that still have
 // one, one query per company (a live commit has one company).
 func LoadCustomerKeys(ctx context.Context, tx pgx.Tx, ks crypto.KeyStore, byCompany map[string][]string) (map[CustomerKey][]byte, error) {
 	keys := map[CustomerKey][]byte{}
@@ -35,7 +35,7 @@ func LoadCustomerKeys(ctx context.Context, tx pgx.Tx, ks crypto.KeyStore, byComp
 	return keys, nil
 }
 
-// openPersonal opens the personal fields that sealed holds for customer
+// OpenPersonal opens the personal fields that sealed holds for customer
 // k, keeping those named in allowed. ok is false when the customer's key
 // is gone (or is not the one that sealed them): the customer is
 // forgotten, and nothing is opened.
@@ -64,14 +64,14 @@ func OpenPersonal(keys map[CustomerKey][]byte, k CustomerKey, sealed []byte, all
 	return fields, true, nil
 }
 
-// dropFields removes the fields from doc.
+// DropFields removes the fields from doc.
 func DropFields(doc map[string]any, fields []string) {
 	for _, f := range fields {
 		delete(doc, f)
 	}
 }
 
-// queueForget queues the statement that removes the personal fields from
+// QueueForget queues the statement that removes the personal fields from
 // every row of table (columns company_id, customer_id, doc) of the gone
 // customers. Rows without any are left alone (no new row version).
 func QueueForget(b *pgx.Batch, table string, gone map[CustomerKey]bool, personal []string) {

@@ -13,7 +13,7 @@ var productDefaults = map[string]bool{
 	product.FieldExclude:   true,
 }
 
-// applyProduct folds one event into a product's retrieval document.
+// ApplyProduct folds one event into a product's retrieval document.
 func ApplyProduct(doc map[string]any, u product.Upserted) {
 	ch := u.Changes
 	applyFields(doc, ch.Set, ch.Unset)
@@ -83,7 +83,7 @@ func mergeStock(stored any, entries []product.Stock) []any {
 	return out
 }
 
-// applyShop folds one event into a shop's retrieval document.
+// ApplyShop folds one event into a shop's retrieval document.
 func ApplyShop(doc map[string]any, u shop.Upserted) {
 	applyFields(doc, u.Set, u.Unset)
 	// The projector owns the identity: a change cannot rename it.

@@ -30,7 +30,7 @@ const (
 // Fields the projector owns: a change never sets them.
 var ownedSaleFields = []string{SaleFieldExternalID, saleFieldRows}
 
-// saleRow is a row of the sales table while events are applied to it.
+// SaleRow is a row of the sales table while events are applied to it.
 // Doc is the transaction as retrieval shows it; Rows and TotalGiven are
 // what a later change needs besides: every row with its key (deleted
 // ones too), and whether sale_total was given (else the rows compute it).
@@ -44,7 +44,7 @@ type SaleRow struct {
 	Changed                       bool
 }
 
-// advance reports whether an event at version v of the sale's stream is
+// Advance reports whether an event at version v of the sale's stream is
 // new to the row, and marks the row changed: a replayed event is skipped.
 func (r *SaleRow) Advance(e *eventstore.RecordedEvent) bool {
 	if e.StreamVersion <= r.Version {
@@ -54,7 +54,7 @@ func (r *SaleRow) Advance(e *eventstore.RecordedEvent) bool {
 	return true
 }
 
-// applyUpsert opens the event's personal fields with its customer's key
+// ApplyUpsert opens the event's personal fields with its customer's key
 // and folds the event into the row. gone reports that the key is gone
 // (the customer is forgotten): the row then keeps no personal field.
 // The projector and the datasync feed share it, so both show the same.
@@ -72,7 +72,7 @@ func (r *SaleRow) ApplyUpsert(e *eventstore.RecordedEvent, u sale.Upserted, keys
 	return gone, nil
 }
 
-// apply folds one SaleUpserted into the row: Set and Unset, the personal
+// Apply folds one SaleUpserted into the row: Set and Unset, the personal
 // fields (or none, forgotten), the rows by key; then the derived fields.
 func (r *SaleRow) Apply(u sale.Upserted, personal map[string]any, forgotten bool) {
 	if r.CustomerID != "" && r.CustomerID != u.CustomerID {
@@ -154,10 +154,10 @@ func (r *SaleRow) finish() {
 	}
 }
 
-// deleted reports whether the sale is deleted.
+// Deleted reports whether the sale is deleted.
 func (r *SaleRow) Deleted() bool { return r.Doc[SaleFieldIsDeleted] == true }
 
-// state is the sale's sale_state, the default when it has none.
+// State is the sale's sale_state, the default when it has none.
 func (r *SaleRow) State() string {
 	if s, ok := r.Doc[SaleFieldState].(string); ok && s != "" {
 		return s
@@ -165,17 +165,17 @@ func (r *SaleRow) State() string {
 	return sale.DefaultState
 }
 
-// counted reports whether the sale counts in statistics and revenue.
+// Counted reports whether the sale counts in statistics and revenue.
 func (r *SaleRow) Counted() bool { return !r.Deleted() && !sale.Uncounted(r.State()) }
 
-// date is the sale's sale_date, if it has one that reads as a datetime.
+// Date is the sale's sale_date, if it has one that reads as a datetime.
 func (r *SaleRow) Date() (time.Time, bool) {
 	s, _ := r.Doc[SaleFieldDate].(string)
 	t, err := time.Parse(time.RFC3339Nano, s)
 	return t, err == nil
 }
 
-// money reads an amount in minor units. Amounts are integers; anything
+// Money reads an amount in minor units. Amounts are integers; anything
 // else that is a number is rounded to the nearest unit. A number beyond
 // int64 is not an amount (ok false): converting it would wrap.
 func Money(v any) (int64, bool) {
@@ -199,7 +199,7 @@ func Money(v any) (int64, bool) {
 	return 0, false
 }
 
-// roundMoney rounds f to an int64, ok false when it is not within int64
+// RoundMoney rounds f to an int64, ok false when it is not within int64
 // (NaN included): float64(math.MaxInt64) is 2^63, itself out of range.
 func RoundMoney(f float64) (int64, bool) {
 	f = math.Round(f)
@@ -209,25 +209,45 @@ func RoundMoney(f float64) (int64, bool) {
 	return int64(f), true
 }
 
-// loadSaleRows reads the rows of the given sales, in one query; a sale
-// without a row gets a new, empty one, created at the time in at.
-func LoadSaleRows(ctx context.Context, tx pgx.Tx, keys []CatalogKey, at map[CatalogKey]time.Time) (map[CatalogKey]*SaleRow, error) {
+// SaleTable is a table of sale rows that LoadSaleRows reads: the sales
+// read model's (SalesTable), or the copy campaign statistics keep.
+type SaleTable struct {
+	// Name is the table's name.
+	Name string
+	// CreatedAt says whether the table keeps when each sale was created.
+	CreatedAt bool
+}
+
+// SalesTable is the sales read model's table.
+var SalesTable = SaleTable{Name: "sales", CreatedAt: true}
+
+// LoadSaleRows reads the rows of the given sales from table, in one query;
+// a sale without a row gets a new, empty one, created at the time in at
+// (the zero time when at has none).
+func LoadSaleRows(ctx context.Context, tx pgx.Tx, table SaleTable, keys []CatalogKey, at map[CatalogKey]time.Time) (map[CatalogKey]*SaleRow, error) {
 	companies, ids := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		companies[i], ids[i] = k.Company, k.ID
 	}
-	rows, err := tx.Query(ctx, `SELECT t.company_id, t.sale_id, t.customer_id, t.doc, t.keyed_rows, t.total_given, t.version, t.created_at
-		FROM sales t JOIN unnest($1::text[], $2::text[]) AS k(company_id, sale_id) USING (company_id, sale_id)`,
+	created := "NULL::timestamptz"
+	if table.CreatedAt {
+		created = "t.created_at"
+	}
+	rows, err := tx.Query(ctx, `SELECT t.company_id, t.sale_id, t.customer_id, t.doc, t.keyed_rows, t.total_given, t.version, `+created+`
+		FROM `+pgx.Identifier{table.Name}.Sanitize()+` t JOIN unnest($1::text[], $2::text[]) AS k(company_id, sale_id) USING (company_id, sale_id)`,
 		companies, ids)
 	if err != nil {
-		return nil, fmt.Errorf("projections: sales: load: %w", err)
+		return nil, fmt.Errorf("projections: %s: load: %w", table.Name, err)
 	}
 	out := make(map[CatalogKey]*SaleRow, len(keys))
 	var r SaleRow
+	var createdAt *time.Time
 	var doc, keyed []byte
-	_, err = pgx.ForEachRow(rows, []any{&r.CompanyID, &r.SaleID, &r.CustomerID, &doc, &keyed, &r.TotalGiven, &r.Version, &r.CreatedAt}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&r.CompanyID, &r.SaleID, &r.CustomerID, &doc, &keyed, &r.TotalGiven, &r.Version, &createdAt}, func() error {
 		row := r
-		row.CreatedAt = row.CreatedAt.UTC()
+		if createdAt != nil {
+			row.CreatedAt = createdAt.UTC()
+		}
 		if err := DecodeNumbers(doc, &row.Doc); err != nil {
 			return fmt.Errorf("doc of %s: %w", row.SaleID, err)
 		}
@@ -238,7 +258,7 @@ func LoadSaleRows(ctx context.Context, tx pgx.Tx, keys []CatalogKey, at map[Cata
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("projections: sales: load: %w", err)
+		return nil, fmt.Errorf("projections: %s: load: %w", table.Name, err)
 	}
 	for _, k := range keys {
 		if out[k] == nil {
@@ -248,7 +268,7 @@ func LoadSaleRows(ctx context.Context, tx pgx.Tx, keys []CatalogKey, at map[Cata
 	return out, nil
 }
 
-// newSaleRow is the row of a sale no event was applied to yet.
+// NewSaleRow is the row of a sale no event was applied to yet.
 func NewSaleRow(k CatalogKey, at time.Time) *SaleRow {
 	return &SaleRow{CompanyID: k.Company, SaleID: k.ID, Doc: map[string]any{}, CreatedAt: at.UTC(), UpdatedAt: at.UTC()}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// listName maps a key of Changes.Add or Remove to its list: "tags" and
+// ListName maps a key of Changes.Add or Remove to its list: "tags" and
 // "tags.add" are both "tags". Other keys are not lists and are ignored.
 func ListName(k string) string {
 	for _, l := range CustomerLists {
@@ -23,7 +23,7 @@ func ListName(k string) string {
 	return ""
 }
 
-// addToList adds values to a list. Both lists are sets, kept sorted as the
+// AddToList adds values to a list. Both lists are sets, kept sorted as the
 // write side records them (customer.Changes), so that equal sets look
 // equal whatever order the records gave them in.
 func AddToList(cur, values []string) []string {
@@ -32,7 +32,7 @@ func AddToList(cur, values []string) []string {
 	return slices.Compact(out)
 }
 
-// stringList reads a stored or changed list: a list of strings, or a single
+// StringList reads a stored or changed list: a list of strings, or a single
 // string (which the interface accepts for lists).
 func StringList(v any) []string {
 	switch v := v.(type) {
@@ -52,7 +52,7 @@ func StringList(v any) []string {
 	return nil
 }
 
-// utcDatetime rewrites a datetime with an offset in UTC with Z; dates and
+// UtcDatetime rewrites a datetime with an offset in UTC with Z; dates and
 // anything else stay as they are.
 func UtcDatetime(v any) any {
 	s, ok := v.(string)
@@ -66,7 +66,7 @@ func UtcDatetime(v any) any {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// decodeNumbers unmarshals JSON keeping numbers as json.Number, so that a
+// DecodeNumbers unmarshals JSON keeping numbers as json.Number, so that a
 // company's custom numeric field survives the round trip exactly. Its
 // error is a *malformedJSON.
 func DecodeNumbers(data []byte, v any) error {
@@ -146,7 +146,7 @@ func rawUTCDatetime(v gjson.Result) (json.RawMessage, error) {
 	return jsonString(s), nil
 }
 
-// decodeNumbersEvent decodes an event's data keeping numbers exact (a
+// DecodeNumbersEvent decodes an event's data keeping numbers exact (a
 // company field's digits, money in minor units).
 func DecodeNumbersEvent(e eventstore.RecordedEvent, v any) error {
 	if err := DecodeNumbers(e.Data, v); err != nil {

@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// startRuntime runs rt until the test ends and fails the test if Run fails.
+// StartRuntime runs rt until the test ends and fails the test if Run fails.
 func StartRuntime(t testing.TB, rt *projections.Runtime) {
 	t.Helper()
 	errc := make(chan error, 1)
@@ -39,7 +39,7 @@ func StartRuntime(t testing.TB, rt *projections.Runtime) {
 	WaitFor(t, 10*time.Second, "runtime running", rt.Running)
 }
 
-// waitCaughtUp waits until the async projector p has applied every
+// WaitCaughtUp waits until the async projector p has applied every
 // committed event. It aims at the last event in the table rather than at
 // Head: Head stops at the oldest transaction running anywhere on the test
 // server, which other test processes may hold open for a while.
@@ -63,7 +63,7 @@ func WaitCaughtUp(t testing.TB, pool *pgxpool.Pool, p projections.Projector) {
 	})
 }
 
-// lastPosition is the position of the last committed event.
+// LastPosition is the position of the last committed event.
 func LastPosition(t testing.TB, pool *pgxpool.Pool) eventstore.Position {
 	t.Helper()
 	var xid string
@@ -79,6 +79,7 @@ func LastPosition(t testing.TB, pool *pgxpool.Pool) eventstore.Position {
 	return p
 }
 
+// WaitFor waits until ok, failing the test after timeout.
 func WaitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -90,9 +91,10 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
 	}
 }
 
+// PgtestPool returns a pool on a new, migrated test database.
 func PgtestPool(t *testing.T) *pgxpool.Pool { return pgtest.NewPool(t) }
 
-// inlineStore is a store on pool that runs the inline projectors in every
+// InlineStore is a store on pool that runs the inline projectors in every
 // append, as production does.
 func InlineStore(pool *pgxpool.Pool) *postgres.Store {
 	return postgres.New(pool, postgres.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
@@ -105,7 +107,7 @@ func InlineStore(pool *pgxpool.Pool) *postgres.Store {
 	}))
 }
 
-// applyInline applies events with every inline projector in one
+// ApplyInline applies events with every inline projector in one
 // transaction, as a rebuild page or an append would.
 func ApplyInline(t *testing.T, pool *pgxpool.Pool, events ...eventstore.RecordedEvent) {
 	t.Helper()
@@ -123,7 +125,7 @@ func ApplyInline(t *testing.T, pool *pgxpool.Pool, events ...eventstore.Recorded
 	}
 }
 
-// recorded returns a recorded event of company with data encoded.
+// Recorded returns a recorded event of company with data encoded.
 func Recorded(t *testing.T, companyID, typ string, data any) eventstore.RecordedEvent {
 	t.Helper()
 	b, err := json.Marshal(data)
@@ -133,7 +135,7 @@ func Recorded(t *testing.T, companyID, typ string, data any) eventstore.Recorded
 	return eventstore.RecordedEvent{StreamID: typ + "-" + companyID, StreamVersion: 1, Type: typ, Data: b, Metadata: eventstore.Metadata{CompanyID: companyID}}
 }
 
-// customers is a database whose store applies the customers projector in
+// Customers is a database whose store applies the customers projector in
 // every append, and appends customer events as the write side does.
 type Customers struct {
 	T     testing.TB
@@ -143,7 +145,7 @@ type Customers struct {
 	P     *retrieval.Customers
 }
 
-// upsert appends a CustomerUpserted sealed with the customer's key,
+// Upsert appends a CustomerUpserted sealed with the customer's key,
 // creating the key on the customer's first event.
 func (c *Customers) Upsert(company, id string, ch customer.Changes) {
 	c.T.Helper()
@@ -173,7 +175,7 @@ func (c *Customers) Upsert(company, id string, ch customer.Changes) {
 	}
 }
 
-// end appends CustomerDeleted or CustomerForgotten; forgetting destroys
+// End appends CustomerDeleted or CustomerForgotten; forgetting destroys
 // the key in the same transaction, as the write side does.
 func (c *Customers) End(company, id, typ string) {
 	c.T.Helper()
@@ -192,7 +194,7 @@ func (c *Customers) End(company, id, typ string) {
 	}
 }
 
-// doc returns a customer's row: its doc and flags.
+// Doc returns a customer's row: its doc and flags.
 func (c *Customers) Doc(company, id string) (doc map[string]any, deleted, forgotten bool) {
 	c.T.Helper()
 	var raw []byte
@@ -207,12 +209,12 @@ func (c *Customers) Doc(company, id string) (doc map[string]any, deleted, forgot
 	return doc, deleted, forgotten
 }
 
-// forgottenDoc is all a forgotten customer's row holds.
+// ForgottenDoc is all a forgotten customer's row holds.
 func ForgottenDoc(id string, deleted bool) map[string]any {
 	return map[string]any{"id": id, "is_deleted": deleted, "is_forgotten": true}
 }
 
-// seal seals personal fields with the customer's data key, as the write
+// Seal seals personal fields with the customer's data key, as the write
 // side does; the customer must have a key (an upsert made it).
 func (c *Customers) Seal(company, customerID string, personal map[string]any) []byte {
 	c.T.Helper()
@@ -232,14 +234,14 @@ func (c *Customers) Seal(company, customerID string, personal map[string]any) []
 	return sealed
 }
 
-// activity appends events to the company's activity stream in one
+// Activity appends events to the company's activity stream in one
 // commit, as the events import does.
 func (c *Customers) Activity(company string, evs ...eventstore.Event) {
 	c.T.Helper()
 	c.appendTo(company, activity.Stream(company), evs...)
 }
 
-// saleUpsert appends a SaleUpserted to the sale's stream.
+// SaleUpsert appends a SaleUpserted to the sale's stream.
 func (c *Customers) SaleUpsert(company string, u sale.Upserted) {
 	c.T.Helper()
 	c.appendTo(company, sale.Stream(company, u.SaleID), event(sale.TypeUpserted, u))
@@ -265,15 +267,15 @@ func event(typ string, data any) eventstore.Event {
 	return eventstore.Event{Type: typ, Data: b}
 }
 
-// recordedEv is an EventRecorded.
+// RecordedEv is an EventRecorded.
 func RecordedEv(rec activity.Recorded) eventstore.Event { return event(activity.TypeRecorded, rec) }
 
-// deletedEv is an EventDeleted.
+// DeletedEv is an EventDeleted.
 func DeletedEv(id int64) eventstore.Event {
 	return event(activity.TypeDeleted, activity.Deleted{ID: id})
 }
 
-// docs reads the company's docs of table in order, with $1 the company.
+// Docs reads the company's docs of table in order, with $1 the company.
 func (c *Customers) Docs(query string, args ...any) []map[string]any {
 	c.T.Helper()
 	rows, err := c.Pool.Query(context.Background(), query, args...)
@@ -293,7 +295,7 @@ func (c *Customers) Docs(query string, args ...any) []map[string]any {
 	return out
 }
 
-// holding counts the rows of table that contain any of the values.
+// Holding counts the rows of table that contain any of the values.
 func (c *Customers) Holding(table string, values ...string) int {
 	c.T.Helper()
 	var n int
@@ -305,7 +307,7 @@ func (c *Customers) Holding(table string, values ...string) int {
 	return n
 }
 
-// rebuildInline rebuilds p, which the env runs inline, from the log.
+// RebuildInline rebuilds p, which the env runs inline, from the log.
 func (c *Customers) RebuildInline(p projections.Projector) {
 	c.T.Helper()
 	// Inline: the rebuild then applies every committed event, however
@@ -315,7 +317,7 @@ func (c *Customers) RebuildInline(p projections.Projector) {
 	}
 }
 
-// applyLog applies the whole log with p once more, in one transaction.
+// ApplyLog applies the whole log with p once more, in one transaction.
 func (c *Customers) ApplyLog(p projections.Projector) {
 	c.T.Helper()
 	ctx := context.Background()
@@ -333,7 +335,7 @@ func (c *Customers) ApplyLog(p projections.Projector) {
 	}
 }
 
-// tableText is every row of table as text, in order, to compare states.
+// TableText is every row of table as text, in order, to compare states.
 func (c *Customers) TableText(table, order string) []string {
 	c.T.Helper()
 	rows, err := c.Pool.Query(context.Background(), `SELECT t::text FROM `+pgx.Identifier{table}.Sanitize()+` t ORDER BY `+order)
@@ -347,7 +349,7 @@ func (c *Customers) TableText(table, order string) []string {
 	return out
 }
 
-// processCPU is the CPU time the test process has used so far.
+// ProcessCPU is the CPU time the test process has used so far.
 func ProcessCPU(b *testing.B) time.Duration {
 	b.Helper()
 	var ru syscall.Rusage
@@ -366,6 +368,7 @@ func customerCommit(company, id, typ string, data any) eventstore.Commit {
 	}
 }
 
+// MustAppend appends c to store, failing the test on an error.
 func MustAppend(t testing.TB, store *postgres.Store, c eventstore.Commit) eventstore.Committed {
 	t.Helper()
 	out, err := store.Append(context.Background(), c)
@@ -375,7 +378,7 @@ func MustAppend(t testing.TB, store *postgres.Store, c eventstore.Commit) events
 	return out
 }
 
-// boom is a commit of one "Boom" event, which a broken breakable cannot
+// Boom is a commit of one "Boom" event, which a broken breakable cannot
 // apply.
 func Boom(company, stream string) eventstore.Commit {
 	c := Ticks(company, stream, 1)
@@ -383,7 +386,7 @@ func Boom(company, stream string) eventstore.Commit {
 	return c
 }
 
-// stalls returns the runtime's stalls.
+// Stalls returns the runtime's stalls.
 func Stalls(t testing.TB, rt *projections.Runtime) []projections.Stall {
 	t.Helper()
 	s, err := rt.Stalls(context.Background())
@@ -393,13 +396,15 @@ func Stalls(t testing.TB, rt *projections.Runtime) []projections.Stall {
 	return s
 }
 
+// ErrBoom is the failure of a broken test projector.
 var ErrBoom = errors.New("boom")
 
+// Row returns a sale row of key with fields, of the product p-key.
 func Row(key string, fields map[string]any) sale.Row {
 	return sale.Row{Key: key, ProductID: "p-" + key, Fields: fields}
 }
 
-// ticks is a commit of n events to one stream.
+// Ticks is a commit of n events to one stream.
 func Ticks(company, stream string, n int) eventstore.Commit {
 	evs := make([]eventstore.Event, n)
 	for i := range evs {
