@@ -84,7 +84,7 @@ type statsBatch struct {
 	touched map[memberKey]time.Time
 	// changed are the campaigns whose attributes, state or figures the
 	// batch changed: each becomes a message of the company's datasync
-	// datatargets of campaigns (campaign_stats_sync.go), created in
+	// datatargets of campaigns (sync.go), created in
 	// syncCreated or before.
 	changed     map[campaignRef]bool
 	syncCreated []syncCreation
@@ -99,7 +99,7 @@ func (b *statsBatch) touch(k memberKey, at time.Time) {
 // Apply implements Projector: the batch's campaigns, activity events and
 // sales are written, then the members they touch decided again, then the
 // datasync messages of the campaigns the batch changed written
-// (campaign_stats_sync.go), in a handful of round trips whatever the
+// (sync.go), in a handful of round trips whatever the
 // batch's size. A batch of several commits is applied in parts where a
 // datatarget of campaigns starts or took its last change inside it
 // (syncSegments), so that it takes exactly the changes after that.

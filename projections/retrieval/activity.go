@@ -18,7 +18,7 @@ import (
 
 // Events keeps the activity_events table: each event (the interface's
 // Event entity, package activity) as retrieval shows it
-// (activity_doc.go). Deleted events stay, flagged, and retrieval leaves
+// (document/activity.go). Deleted events stay, flagged, and retrieval leaves
 // them out. It is async, like every entity an import fills.
 //
 // The event's personal fields reach it only sealed with the customer's

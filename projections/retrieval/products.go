@@ -14,7 +14,7 @@ import (
 )
 
 // Products keeps the products table: each product as retrieval shows it,
-// the base record with its "versions" and "stock" (products_doc.go). It
+// the base record with its "versions" and "stock" (document/products.go). It
 // is async, like every entity an import fills.
 type Products struct{}
 

@@ -18,7 +18,7 @@ import (
 )
 
 // Sales keeps the sales table: each transaction as retrieval shows it
-// (sales_doc.go), with the columns statistics need (state, counted,
+// (document/sales.go), with the columns statistics need (state, counted,
 // revenue, sale_date). It is async, like every entity an import fills.
 //
 // The transaction's personal fields (sale.Personal) reach it only sealed
