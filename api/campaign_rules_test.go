@@ -17,6 +17,9 @@ import (
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/campaignstats"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // The rules of the campaign statistics (decisions.md, Campaigns;
@@ -34,8 +37,8 @@ func newRulesEnv(t *testing.T) *env {
 
 func (e *env) runRulesProjections(extra ...projections.Projector) {
 	e.t.Helper()
-	e.runProjections(append([]projections.Projector{projections.NewCustomers(e.keys), projections.NewProducts(),
-		projections.NewEvents(e.keys), projections.NewSales(e.keys), projections.NewCampaignStats()}, extra...)...)
+	e.runProjections(append([]projections.Projector{retrievalproj.NewCustomers(e.keys), retrievalproj.NewProducts(),
+		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), campaignstats.NewCampaignStats()}, extra...)...)
 	e.runImports()
 }
 
@@ -236,7 +239,7 @@ func TestCampaignRulesDeletedAndForgottenCustomers(t *testing.T) {
 		t.Errorf("a campaign activated after deleting and forgetting (-want +got):\n%s", diff)
 	}
 
-	e.rebuildAll(projections.NewCampaignStats())
+	e.rebuildAll(campaignstats.NewCampaignStats())
 	for key, want := range map[string]statsJSON{"kept": wantKept, "after": wantAfter} {
 		if diff := cmp.Diff(want, rulesNoCache(e.rulesStats(token, key))); diff != "" {
 			t.Errorf("%s after a rebuild (-want +got):\n%s", key, diff)
@@ -386,7 +389,7 @@ func TestCampaignRulesReactionAtTheSaleInstant(t *testing.T) {
 // figure sends nothing.
 func TestCampaignRulesDatasyncOnSales(t *testing.T) {
 	e := newRulesEnv(t)
-	e.runRulesProjections(projections.NewDatasync(e.keys))
+	e.runRulesProjections(datasync.NewDatasync(e.keys))
 	token := e.userToken(e.admin, acmeHost)
 	co := e.acme.ID
 	e.importAll(token, "/api/customers/upload/", `[{"external_id": "A"}, {"external_id": "B"}, {"external_id": "N"}]`)

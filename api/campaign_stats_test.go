@@ -16,6 +16,8 @@ import (
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/campaignstats"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // statsPage is an answer of GET /api/campaign/actions/.
@@ -300,7 +302,7 @@ func (e *env) helsinki(co company.Company) {
 // again.
 func TestCampaignStatsFigures(t *testing.T) {
 	e := newEnv(t)
-	e.runProjections(projections.NewCampaignStats(), projections.NewProducts())
+	e.runProjections(campaignstats.NewCampaignStats(), retrievalproj.NewProducts())
 	e.helsinki(e.acme)
 	e.helsinki(e.globex)
 	acme := &statsWorld{e: e, co: e.acme.ID, token: e.userToken(e.admin, acmeHost), host: acmeHost}
@@ -347,7 +349,7 @@ func TestCampaignStatsFigures(t *testing.T) {
 	}
 
 	// clientele projections rebuild campaign_stats: the same figures.
-	e.rebuildAll(projections.NewCampaignStats())
+	e.rebuildAll(campaignstats.NewCampaignStats())
 	for _, w := range []*statsWorld{acme, globex} {
 		if diff := cmp.Diff(want, statsOf(t, e.campaignStats(w.token, host(w.host)))); diff != "" {
 			t.Errorf("%s after a rebuild (-want +got):\n%s", w.host, diff)
@@ -363,7 +365,7 @@ func TestCampaignStatsFigures(t *testing.T) {
 // moved to another customer moves with them.
 func TestCampaignStatsCorrections(t *testing.T) {
 	e := newEnv(t)
-	e.runProjections(projections.NewCampaignStats(), projections.NewProducts())
+	e.runProjections(campaignstats.NewCampaignStats(), retrievalproj.NewProducts())
 	w := &statsWorld{e: e, co: e.acme.ID, token: e.userToken(e.admin, acmeHost), host: acmeHost}
 	w.campaign(map[string]any{"campaign_key": "edge", "kind": "email", "name": "Edge", "state": "active",
 		"activated_at": "2024-06-01T00:00:00Z", "product_ids": []string{"P-1"}})
@@ -454,7 +456,7 @@ func TestCampaignStatsCorrections(t *testing.T) {
 // activated.
 func TestCampaignStatsActivityBeforeCampaign(t *testing.T) {
 	e := newEnv(t)
-	e.runProjections(projections.NewCampaignStats())
+	e.runProjections(campaignstats.NewCampaignStats())
 	w := &statsWorld{e: e, co: e.acme.ID, token: e.userToken(e.admin, acmeHost), host: acmeHost}
 	w.appendActivity(
 		w.activity("a", "MAIL_SENT", "soon", "2024-06-01T00:00:00Z"),
@@ -592,8 +594,8 @@ func TestCampaignActionsPaging(t *testing.T) {
 // customer's activity and sales stay counted, also after a rebuild.
 func TestCampaignStatsFreshImport(t *testing.T) {
 	e := newEnv(t)
-	async := []projections.Projector{projections.NewCustomers(e.keys), projections.NewProducts(), projections.NewEvents(e.keys),
-		projections.NewSales(e.keys), projections.NewCampaignStats()}
+	async := []projections.Projector{retrievalproj.NewCustomers(e.keys), retrievalproj.NewProducts(), retrievalproj.NewEvents(e.keys),
+		retrievalproj.NewSales(e.keys), campaignstats.NewCampaignStats()}
 	e.runProjections(async...)
 	e.runImports()
 	token := e.userToken(e.admin, acmeHost)
@@ -627,7 +629,7 @@ func TestCampaignStatsFreshImport(t *testing.T) {
 	}
 
 	e.importAll(token, "/api/customers/upload/", `[{"external_id": "A", "is_forgotten": true}]`)
-	e.rebuildAll(projections.NewCampaignStats())
+	e.rebuildAll(campaignstats.NewCampaignStats())
 	s := statsOf(t, e.campaignStats(token))["fresh"]
 	if s == nil || s.AudienceSize != 2 || s.AudienceWithEvents != 1 || s.SalesForConversion != 1 || s.Sales.TotalProductsCount != 2 {
 		t.Errorf("after forgetting A and a rebuild: %+v", s)

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/campaignstats"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestCampaignDatasync: a datasync datatarget of campaigns takes each
@@ -18,8 +20,8 @@ import (
 // statistics nor one of datasync adds or drops a message.
 func TestCampaignDatasync(t *testing.T) {
 	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewEvents(e.keys), projections.NewDatasync(e.keys),
-		projections.NewCampaignStats())
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), datasync.NewDatasync(e.keys),
+		campaignstats.NewCampaignStats())
 	e.runImports()
 	token := e.userToken(e.admin, acmeHost)
 	e.importAll(token, "/api/customers/upload/", `[{"external_id": "A"}, {"external_id": "B"}]`)
@@ -83,7 +85,7 @@ func TestCampaignDatasync(t *testing.T) {
 
 	// Rebuilds send nothing again and drop nothing; the next change is
 	// one message more.
-	e.rebuildAll(projections.NewCampaignStats(), projections.NewDatasync(e.keys))
+	e.rebuildAll(campaignstats.NewCampaignStats(), datasync.NewDatasync(e.keys))
 	e.waitProjections()
 	if p := e.syncMessages(token, dash); len(p.Messages) != 2 {
 		t.Errorf("after rebuilds: %d messages, want 2", len(p.Messages))

@@ -9,7 +9,7 @@ import (
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // clientsDir holds the corpus: one directory per shop plugin, each with
@@ -32,8 +32,8 @@ func TestRealClients(t *testing.T) {
 			m := readClientManifest(t, plugin)
 			e := newEnv(t)
 			e.configureCompany(t, m.Company)
-			e.runProjections(projections.NewCustomers(e.keys), projections.NewShops(), projections.NewProducts(),
-				projections.NewEvents(e.keys), projections.NewSales(e.keys))
+			e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops(), retrievalproj.NewProducts(),
+				retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys))
 			e.runImports()
 			vars := map[string]string{"token": e.integrationToken(plugin)}
 			for i, r := range m.Requests {

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // The TestCustomerRule* tests check every customer rule of the interface
@@ -44,7 +44,7 @@ func newRuleSuite(t *testing.T) *ruleSuite {
 	// Tests poll runs and retrieve much: no rate limit to stumble on.
 	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
 	e.runImports()
-	e.runProjections(projections.NewCustomers(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys))
 	token, id := e.tokenWithID(e.admin, acmeHost)
 	return &ruleSuite{env: e, admin: token, adminID: id}
 }

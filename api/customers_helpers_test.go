@@ -18,6 +18,8 @@ import (
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/projectors"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // importCustomers imports records (JSON objects) with the server's real
@@ -57,7 +59,7 @@ type customerRecord struct {
 // withCustomers runs the customers projector, as serve does.
 func withCustomers(t *testing.T) *env {
 	e := newEnv(t)
-	e.runProjections(projections.NewCustomers(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys))
 	return e
 }
 
@@ -217,7 +219,7 @@ func (e *env) rebuildAll(async ...projections.Projector) {
 			e.t.Fatal(err)
 		}
 	}
-	for _, p := range projections.Inline() {
+	for _, p := range projectors.Inline() {
 		if err := projections.Rebuild(ctx, e.pool, e.store, projections.PostgresLog{}, p, projections.KindInline, nil); err != nil {
 			e.t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/commands"
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // annAndBob imports two acme customers and one of globex with the real
@@ -206,7 +206,7 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 	}
 
 	upload(`[{"external_id": "F-XYZZY-1", "is_forgotten": true}]`)
-	e.rebuildAll(projections.NewCustomers(e.keys))
+	e.rebuildAll(retrievalproj.NewCustomers(e.keys))
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("personal data of a forgotten customer found: %v", found)
 	}

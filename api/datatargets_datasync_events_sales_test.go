@@ -7,7 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestDatasyncEventsAndSales feeds events and sales datatargets from
@@ -16,7 +17,7 @@ import (
 // new state), restricted to the chosen fields plus the identifying ones.
 func TestDatasyncEventsAndSales(t *testing.T) {
 	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewEvents(e.keys), projections.NewSales(e.keys), projections.NewDatasync(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)
 	events := e.createDatasync(admin, "events", map[string]any{"datatype": "events", "fields": []string{"type", "label"}})

@@ -6,7 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestDatasyncForgetLeavesNoTrace is TestForgetLeavesNoTrace with datasync
@@ -53,7 +54,7 @@ func TestDatasyncForgetLeavesNoTrace(t *testing.T) {
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("after forgetting, personal data found: %v", found)
 	}
-	e.rebuildAll(projections.NewCustomers(e.keys), projections.NewDatasync(e.keys))
+	e.rebuildAll(retrievalproj.NewCustomers(e.keys), datasync.NewDatasync(e.keys))
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("after the rebuilds, personal data found: %v", found)
 	}

@@ -17,14 +17,15 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/internal/delivery"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // withDatasync runs the customers and datasync projectors, as serve does;
 // the tests poll, so the rate limit is off.
 func withDatasync(t *testing.T) *env {
 	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewDatasync(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys), datasync.NewDatasync(e.keys))
 	return e
 }
 

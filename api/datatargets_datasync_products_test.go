@@ -10,7 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestDatasyncProducts creates products datasync datatargets through the
@@ -19,7 +20,7 @@ import (
 // to fields plus external_id and is_deleted.
 func TestDatasyncProducts(t *testing.T) {
 	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
-	e.runProjections(projections.NewProducts(), projections.NewDatasync(e.keys))
+	e.runProjections(retrievalproj.NewProducts(), datasync.NewDatasync(e.keys))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)
 

@@ -15,6 +15,7 @@ import (
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestRetrieveEvents appends events straight to the log (the importer
@@ -23,7 +24,7 @@ import (
 // opened.
 func TestRetrieveEvents(t *testing.T) {
 	e := newEnv(t)
-	e.runProjections(projections.NewEvents(e.keys))
+	e.runProjections(retrievalproj.NewEvents(e.keys))
 	admin := e.userToken(e.admin, acmeHost)
 	co := e.acme.ID
 	sealed := e.sealFor(co, "c1", map[string]any{"email": "ann@example.com"})
@@ -62,7 +63,7 @@ func TestRetrieveEvents(t *testing.T) {
 	res := e.do(http.MethodGet, "/api/data/events/", bearer(admin), withQuery("cursor", "bm90IGFuIGlk"))
 	res.wantError(t, http.StatusBadRequest, "invalid_request")
 	// clientele projections rebuild events: the same answers.
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, projections.NewEvents(e.keys), projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, retrievalproj.NewEvents(e.keys), projections.KindAsync, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.waitProjections()

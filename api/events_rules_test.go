@@ -11,7 +11,7 @@ import (
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // eventsEnv is a server with the import worker and the customers,
@@ -19,7 +19,7 @@ import (
 func eventsEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t)
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewProducts(), projections.NewEvents(e.keys), projections.NewSales(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewProducts(), retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys))
 	e.runImports()
 	return e, e.userToken(e.admin, acmeHost)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // Forgetting a customer shreds what their events and sales say about
@@ -13,8 +15,8 @@ import (
 // their events and sales are still there, anonymous.
 func TestForgetCoversEventsAndSales(t *testing.T) {
 	e := newEnv(t)
-	async := []projections.Projector{projections.NewCustomers(e.keys), projections.NewProducts(), projections.NewShops(),
-		projections.NewEvents(e.keys), projections.NewSales(e.keys), projections.NewDatasync(e.keys)}
+	async := []projections.Projector{retrievalproj.NewCustomers(e.keys), retrievalproj.NewProducts(), retrievalproj.NewShops(),
+		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys)}
 	e.runProjections(async...)
 	e.runImports()
 	token := e.userToken(e.admin, acmeHost)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestImportNumberTheStoreRefusesStopsOnlyItsRecord (issue 11): a shop
@@ -17,7 +17,7 @@ import (
 func TestImportNumberTheStoreRefusesStopsOnlyItsRecord(t *testing.T) {
 	e := newEnv(t)
 	e.runImports()
-	e.runProjections(projections.NewShops())
+	e.runProjections(retrievalproj.NewShops())
 	token := e.userToken(e.admin, acmeHost)
 
 	run := e.mustUpload(token, "/api/shops/upload/", rawBody(`[{"external_id": "s-1", "name": "One"},
@@ -51,7 +51,7 @@ func TestImportNumberTheStoreRefusesStopsOnlyItsRecord(t *testing.T) {
 func TestImportRecordTheStoreRefusesThenForget(t *testing.T) {
 	e := newEnv(t)
 	e.runImports()
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewShops())
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops())
 	token := e.userToken(e.admin, acmeHost)
 
 	created := e.mustUpload(token, "/api/customers/upload/", rawBody(`[{"external_id": "p-1", "email": "pat@example.com", "first_name": "Pat"}]`))

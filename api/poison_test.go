@@ -14,7 +14,7 @@ import (
 
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestNULIsARejectionNotAPoisonCommit checks that a record carrying the
@@ -25,7 +25,7 @@ import (
 func TestNULIsARejectionNotAPoisonCommit(t *testing.T) {
 	e := newEnv(t)
 	e.runImports()
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewShops())
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops())
 	token := e.userToken(e.admin, acmeHost)
 
 	for _, tc := range []struct {
@@ -78,7 +78,7 @@ func TestBadBytesInURLAreBadRequests(t *testing.T) {
 // the stream poison, whose record holds a value the read model cannot
 // store.
 type curable struct {
-	*projections.Customers
+	*retrievalproj.Customers
 	poison string
 	cured  atomic.Bool
 }
@@ -101,7 +101,7 @@ func (c *curable) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Reco
 func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 	e := newEnv(t)
 	e.runImports()
-	p := &curable{Customers: projections.NewCustomers(e.keys), poison: customer.Stream(e.acme.ID, "pat")}
+	p := &curable{Customers: retrievalproj.NewCustomers(e.keys), poison: customer.Stream(e.acme.ID, "pat")}
 	e.runProjections(p)
 	acme, globex := e.userToken(e.admin, acmeHost), e.userToken(e.globexAd, globexHost)
 	upload := func(token, h, body string) {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // catalogEnv is a server with the import worker and the shops and
@@ -12,7 +12,7 @@ import (
 func catalogEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t)
-	e.runProjections(projections.NewShops(), projections.NewProducts())
+	e.runProjections(retrievalproj.NewShops(), retrievalproj.NewProducts())
 	e.runImports()
 	return e, e.userToken(e.admin, acmeHost)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestRetrieveSales appends sales straight to the log (the importer has
@@ -16,7 +17,7 @@ import (
 // rows, personal fields opened.
 func TestRetrieveSales(t *testing.T) {
 	e := newEnv(t)
-	e.runProjections(projections.NewSales(e.keys))
+	e.runProjections(retrievalproj.NewSales(e.keys))
 	admin := e.userToken(e.admin, acmeHost)
 	co := e.acme.ID
 	up := func(u sale.Upserted) {
@@ -47,7 +48,7 @@ func TestRetrieveSales(t *testing.T) {
 		t.Errorf("pages (-want +got):\n%s\nlast next_url %q", diff, second.NextURL)
 	}
 	// clientele projections rebuild sales: the same answers.
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, projections.NewSales(e.keys), projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, retrievalproj.NewSales(e.keys), projections.KindAsync, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.waitProjections()

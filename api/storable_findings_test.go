@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/datasync"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // storableEnv is a server with the import worker and every async
@@ -15,8 +16,8 @@ import (
 func storableEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t)
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewShops(), projections.NewProducts(),
-		projections.NewEvents(e.keys), projections.NewSales(e.keys), projections.NewDatasync(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops(), retrievalproj.NewProducts(),
+		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys))
 	e.runImports()
 	return e, e.userToken(e.admin, acmeHost)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/customer"
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // trackingToken is the form of an issued customer_token
@@ -127,7 +127,7 @@ func TestCustomerTokens(t *testing.T) {
 	// A rebuild of the read model from the log gives every customer the
 	// same token.
 	before := e.tokensByExternalID(admin)
-	e.rebuildAll(projections.NewCustomers(e.keys))
+	e.rebuildAll(retrievalproj.NewCustomers(e.keys))
 	if diff := cmp.Diff(before, e.tokensByExternalID(admin)); diff != "" {
 		t.Errorf("tokens after a rebuild (-before +after):\n%s", diff)
 	}

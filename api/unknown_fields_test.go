@@ -14,7 +14,7 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/internal/ingest"
-	"github.com/clientele/clientele/projections"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // chunkedUploads stages uploads with the handler h points to, set once the
@@ -33,8 +33,8 @@ func unknownFieldsEnv(t *testing.T) (*env, string) {
 	h := new(imports.StageUploadHandler)
 	e := newEnv(t, func(_ *api.Config, d *api.Deps) { d.Uploads = chunkedUploads{h} })
 	*h = imports.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 3})
-	e.runProjections(projections.NewCustomers(e.keys), projections.NewShops(), projections.NewProducts(),
-		projections.NewEvents(e.keys), projections.NewSales(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops(), retrievalproj.NewProducts(),
+		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys))
 	e.runImports()
 	return e, e.userToken(e.admin, acmeHost)
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/projectors"
 )
 
 func TestMain(m *testing.M) {
@@ -39,7 +39,7 @@ func adapters() map[string]func(t *testing.T) eventstore.Store {
 		"memory": func(*testing.T) eventstore.Store { return memory.New() },
 		"postgres": func(t *testing.T) eventstore.Store {
 			return postgres.New(pgtest.NewPool(t), eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-				for _, p := range projections.Inline() {
+				for _, p := range projectors.Inline() {
 					if err := p.Apply(ctx, tx, c.Events); err != nil {
 						return err
 					}

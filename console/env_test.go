@@ -35,6 +35,7 @@ import (
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -83,7 +84,7 @@ func newEnv(t *testing.T) *env {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projections.Inline() {
+		for _, p := range projectors.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err
 			}

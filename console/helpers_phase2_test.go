@@ -19,13 +19,15 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/campaignstats"
+	"github.com/clientele/clientele/projections/retrieval"
 )
 
 // asyncProjectors are the async projections the test service runs: those
 // of retrieval and of the campaign statistics.
 func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
-	return []projections.Projector{projections.NewCustomers(keys), projections.NewProducts(), projections.NewEvents(keys),
-		projections.NewSales(keys), projections.NewCampaignStats()}
+	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewProducts(), retrieval.NewEvents(keys),
+		retrieval.NewSales(keys), campaignstats.NewCampaignStats()}
 }
 
 // projectionStatus is the overview's lag, as serve gives it

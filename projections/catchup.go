@@ -186,7 +186,7 @@ func (r *Runtime) applyOrPark(ctx context.Context, p Projector, after eventstore
 	wait := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		n, err := r.applyCommit(ctx, p, after, commit, types)
-		if err == nil || !permanent(err) {
+		if err == nil || !Permanent(err) {
 			return n, err
 		}
 		r.metrics.errors.WithLabelValues(p.Name()).Inc()
@@ -223,7 +223,7 @@ func (r *Runtime) applyCommit(ctx context.Context, p Projector, after eventstore
 		return 0, nil // moved on meanwhile (rolled back: nothing held); the caller reads again
 	}
 	if held {
-		err = r.forgetHeld(ctx, tx, p, forgottenIn(commit))
+		err = r.forgetHeld(ctx, tx, p, forgottenIn(p, commit))
 	} else if events := ofTypes(commit, types); len(events) > 0 {
 		if err = p.Apply(ctx, tx, events); err != nil {
 			err = fmt.Errorf("projections: %s: apply commit %d: %w", name, last.TxID, err)

@@ -75,7 +75,7 @@ type RuntimeConfig struct {
 }
 
 func (c *RuntimeConfig) setDefaults() {
-	c.Log = logOrPostgres(c.Log)
+	c.Log = LogOrPostgres(c.Log)
 	c.ConsumerSettings.SetDefaults()
 	if c.LagInterval == 0 {
 		c.LagInterval = 5 * time.Second
@@ -124,7 +124,7 @@ func (c RuntimeConfig) Validate() error {
 			default:
 				seen[name] = kind
 			}
-			if err := checkLog(p, logOrPostgres(c.Log)); err != nil {
+			if err := checkLog(p, LogOrPostgres(c.Log)); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -62,8 +62,8 @@ type EventLog interface {
 	ReadAfter(ctx context.Context, q postgres.Querier, after eventstore.Position) ([]eventstore.RecordedEvent, error)
 }
 
-// logOrPostgres returns l, PostgresLog when it is nil.
-func logOrPostgres(l EventLog) EventLog {
+// LogOrPostgres returns l, PostgresLog when it is nil.
+func LogOrPostgres(l EventLog) EventLog {
 	if l == nil {
 		return PostgresLog{}
 	}
@@ -74,13 +74,14 @@ func logOrPostgres(l EventLog) EventLog {
 // (Datasync): it must read the log the runtime or the rebuild reads, or it
 // would answer from another log (a PostgreSQL log left empty, say).
 type logReader interface {
-	eventLog() EventLog
+	// EventLog is the log the projector reads.
+	EventLog() EventLog
 }
 
 // checkLog reports a projector that reads another log than l.
 func checkLog(p Projector, l EventLog) error {
-	if r, ok := p.(logReader); ok && r.eventLog() != l {
-		return fmt.Errorf("projections: projector %q reads another log (%T) than the runtime (%T): give it the same with WithLog", p.Name(), r.eventLog(), l)
+	if r, ok := p.(logReader); ok && r.EventLog() != l {
+		return fmt.Errorf("projections: projector %q reads another log (%T) than the runtime (%T): give it the same with WithLog", p.Name(), r.EventLog(), l)
 	}
 	return nil
 }

@@ -134,8 +134,8 @@ func (r *Runtime) applyAnnounced(ctx context.Context, p Projector, h bus.CommitH
 // its company's turn (stall.go), but its forgettings are applied now.
 func (r *Runtime) holdAnnounced(ctx context.Context, tx pgx.Tx, p Projector, h bus.CommitHeader) error {
 	name := p.Name()
-	if _, ok := p.(Forgetter); ok && h.HasAnyType(forgetTypes) {
-		forgotten, _, err := r.cfg.Store.ReadCommitTypes(ctx, h.TxID, forgetTypes)
+	if f, ok := p.(Forgetter); ok && h.HasAnyType(f.ForgetTypes()) {
+		forgotten, _, err := r.cfg.Store.ReadCommitTypes(ctx, h.TxID, f.ForgetTypes())
 		if err != nil {
 			return fmt.Errorf("projections: %s: read commit %d: %w", name, h.TxID, err)
 		}

@@ -2,13 +2,9 @@ package projections_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
@@ -16,9 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
-	"github.com/clientele/clientele/projections"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -136,94 +130,6 @@ func checkCounts(t testing.TB, pool *pgxpool.Pool, table string) {
 	}
 	if diff := cmp.Diff(want, gotCounts(t, pool, table)); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", table, diff)
-	}
-}
-
-// ticks is a commit of n events to one stream.
-func ticks(company, stream string, n int) eventstore.Commit {
-	evs := make([]eventstore.Event, n)
-	for i := range evs {
-		evs[i] = eventstore.Event{Type: "Ticked", Data: json.RawMessage(`{}`)}
-	}
-	return eventstore.Commit{
-		Metadata: eventstore.Metadata{CompanyID: company, Source: "test"},
-		Streams:  []eventstore.StreamAppend{{StreamID: "tick-" + company + "-" + stream, ExpectedVersion: eventstore.Any, Events: evs}},
-	}
-}
-
-func mustAppend(t testing.TB, store *postgres.Store, c eventstore.Commit) eventstore.Committed {
-	t.Helper()
-	out, err := store.Append(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// startRuntime runs rt until the test ends and fails the test if Run fails.
-func startRuntime(t testing.TB, rt *projections.Runtime) {
-	t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- rt.Run(context.Background()) }()
-	t.Cleanup(func() {
-		if err := rt.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-		if err := <-errc; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	waitFor(t, 10*time.Second, "runtime running", rt.Running)
-}
-
-// waitCaughtUp waits until the async projector p has applied every
-// committed event. It aims at the last event in the table rather than at
-// Head: Head stops at the oldest transaction running anywhere on the test
-// server, which other test processes may hold open for a while.
-func waitCaughtUp(t testing.TB, pool *pgxpool.Pool, p projections.Projector) {
-	t.Helper()
-	target := lastPosition(t, pool)
-	waitFor(t, 30*time.Second, p.Name()+" caught up", func() bool {
-		var xid string
-		var cp eventstore.Position
-		err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&xid, &cp.Global)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return false
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cp.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-		return !cp.Less(target)
-	})
-}
-
-// lastPosition is the position of the last committed event.
-func lastPosition(t testing.TB, pool *pgxpool.Pool) eventstore.Position {
-	t.Helper()
-	var xid string
-	var p eventstore.Position
-	err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM events
-		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(&xid, &p.Global)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func waitFor(t testing.TB, timeout time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/projectiontest"
 )
 
 // The helper process reads these.
@@ -43,7 +44,7 @@ func TestKillBetweenCommitAndAck(t *testing.T) {
 	createCounterTable(t, pool, "counts")
 	store := postgres.New(pool, projections.CommitPublisher{})
 	for i := range 12 {
-		mustAppend(t, store, ticks("acme", strconv.Itoa(i%3), 1+i%4))
+		projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", strconv.Itoa(i%3), 1+i%4))
 	}
 
 	const killAfter = 5
@@ -81,8 +82,8 @@ func TestKillBetweenCommitAndAck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRuntime(t, rt)
-	waitCaughtUp(t, pool, p)
+	projectiontest.StartRuntime(t, rt)
+	projectiontest.WaitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 	if got := metricValue(t, reg, "clientele_projection_commits_skipped_total", "counts"); got != float64(unacked) {
 		t.Errorf("skipped %v redelivered commits, want %d", got, unacked)

@@ -12,6 +12,7 @@ import (
 	"github.com/clientele/clientele/internal/natstest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/projectiontest"
 )
 
 // TestAsyncOverNATS runs one async projector on two runtimes (two nodes)
@@ -41,7 +42,7 @@ func TestAsyncOverNATS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		startRuntime(t, rt)
+		projectiontest.StartRuntime(t, rt)
 	}
 
 	appendRound := func(round int) {
@@ -51,7 +52,7 @@ func TestAsyncOverNATS(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range 10 {
-					if _, err := store.Append(ctx, ticks(fmt.Sprintf("c%d", w%2), fmt.Sprint(round, w), 1+i%3)); err != nil {
+					if _, err := store.Append(ctx, projectiontest.Ticks(fmt.Sprintf("c%d", w%2), fmt.Sprint(round, w), 1+i%3)); err != nil {
 						t.Error(err)
 						return
 					}
@@ -62,7 +63,7 @@ func TestAsyncOverNATS(t *testing.T) {
 	}
 	appendRound(0)
 	js := natstest.JetStream(t, srv.URL())
-	waitFor(t, 10*time.Second, "the commits stream", func() bool {
+	projectiontest.WaitFor(t, 10*time.Second, "the commits stream", func() bool {
 		_, err := js.StreamInfo(bus.CommitsTopic)
 		return err == nil
 	})
@@ -73,6 +74,6 @@ func TestAsyncOverNATS(t *testing.T) {
 	if err := js.PurgeStream(bus.CommitsTopic); err != nil {
 		t.Fatal(err)
 	}
-	waitCaughtUp(t, pool, p)
+	projectiontest.WaitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 }

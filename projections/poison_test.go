@@ -20,6 +20,7 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/projectiontest"
 )
 
 // breakable fails every commit holding a "Boom" event while broken: with
@@ -43,18 +44,10 @@ func (b *breakable) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 			case b.stale.Load():
 				return &pgconn.PgError{Code: "42703", Message: `column "old_name" does not exist`}
 			}
-			return errBoom
+			return projectiontest.ErrBoom
 		}
 	}
 	return b.counter.Apply(ctx, tx, events)
-}
-
-// boom is a commit of one "Boom" event, which a broken breakable cannot
-// apply.
-func boom(company, stream string) eventstore.Commit {
-	c := ticks(company, stream, 1)
-	c.Streams[0].Events[0].Type = "Boom"
-	return c
 }
 
 // poisonRuntime runs projectors with short intervals; stallAfter is when
@@ -72,18 +65,8 @@ func poisonRuntime(t *testing.T, pool *pgxpool.Pool, store *postgres.Store, reg 
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRuntime(t, rt)
+	projectiontest.StartRuntime(t, rt)
 	return rt
-}
-
-// stalls returns the runtime's stalls.
-func stalls(t testing.TB, rt *projections.Runtime) []projections.Stall {
-	t.Helper()
-	s, err := rt.Stalls(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // countsOf is the part of a counter table (or of what it must hold) that
@@ -118,19 +101,19 @@ func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 	poisoned.broken.Store(true)
 	reg := prometheus.NewRegistry()
 	rt := poisonRuntime(t, pool, store, reg, 300*time.Millisecond, healthy, poisoned)
-	mustAppend(t, store, ticks("acme", "a", 2))
-	bad := mustAppend(t, store, boom("acme", "boom"))
-	mustAppend(t, store, ticks("acme", "b", 3))
-	mustAppend(t, store, ticks("globex", "g", 2))
-	waitCaughtUp(t, pool, healthy)
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 2))
+	bad := projectiontest.MustAppend(t, store, projectiontest.Boom("acme", "boom"))
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "b", 3))
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "g", 2))
+	projectiontest.WaitCaughtUp(t, pool, healthy)
 	checkCounts(t, pool, "healthy")
 
 	// The poisoned projector parks acme at the failed commit, and goes on
 	// with globex; acme's later commits, delivered, wait.
-	waitCaughtUp(t, pool, poisoned)
-	mustAppend(t, store, ticks("globex", "h", 1))
-	last := mustAppend(t, store, ticks("acme", "c", 1))
-	waitCaughtUp(t, pool, poisoned)
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "h", 1))
+	last := projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "c", 1))
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
 	want := wantCounts(t, pool)
 	got := gotCounts(t, pool, "poisoned")
 	if diff := cmp.Diff(countsOf(want, "globex"), countsOf(got, "globex")); diff != "" {
@@ -139,7 +122,7 @@ func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 	if acme := countsOf(got, "acme"); len(acme) != 1 || acme["tick-acme-a"].N != 2 {
 		t.Errorf("acme: %v, want only stream a, applied before the failed commit", acme)
 	}
-	s := stalls(t, rt)
+	s := projectiontest.Stalls(t, rt)
 	if len(s) != 1 || s[0].Projection != "poisoned" || s[0].CompanyID != "acme" || s[0].Commit != bad.First ||
 		s[0].HeldUntil != last.Last || !strings.Contains(s[0].Error, "boom") || s[0].Attempts < 2 {
 		t.Fatalf("stalls %+v, want acme parked at %v holding up to %v", s, bad.First, last.Last)
@@ -152,22 +135,22 @@ func TestPoisonCommitStopsOnlyItsCompany(t *testing.T) {
 	}
 
 	// A retry while it still fails records it and applies nothing.
-	if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); !errors.Is(err, errBoom) || n != 0 {
+	if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); !errors.Is(err, projectiontest.ErrBoom) || n != 0 {
 		t.Fatalf("RetryStall = %d, %v; want 0 and the failure", n, err)
 	}
-	if again := stalls(t, rt); len(again) != 1 || again[0].Attempts <= s[0].Attempts {
+	if again := projectiontest.Stalls(t, rt); len(again) != 1 || again[0].Attempts <= s[0].Attempts {
 		t.Errorf("after a failed retry: %+v, want one more attempt than %d", again, s[0].Attempts)
 	}
 
 	poisoned.broken.Store(false)
-	waitFor(t, 10*time.Second, "acme resumed by itself", func() bool { return len(stalls(t, rt)) == 0 })
+	projectiontest.WaitFor(t, 10*time.Second, "acme resumed by itself", func() bool { return len(projectiontest.Stalls(t, rt)) == 0 })
 	checkCounts(t, pool, "poisoned")
-	waitFor(t, 10*time.Second, "the stalled companies gauge back to 0", func() bool {
+	projectiontest.WaitFor(t, 10*time.Second, "the stalled companies gauge back to 0", func() bool {
 		return metricValue(t, reg, "clientele_projection_stalled_companies", "poisoned") == 0
 	})
 	// Resumed, acme's commits are applied as they come again.
-	mustAppend(t, store, ticks("acme", "d", 2))
-	waitCaughtUp(t, pool, poisoned)
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "d", 2))
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
 	checkCounts(t, pool, "poisoned")
 }
 
@@ -182,10 +165,10 @@ func TestPanicParksItsCompany(t *testing.T) {
 	poisoned.broken.Store(true)
 	poisoned.panics.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
-	bad := mustAppend(t, store, boom("acme", "boom"))
-	mustAppend(t, store, ticks("globex", "g", 2))
-	waitCaughtUp(t, pool, poisoned)
-	if s := stalls(t, rt); len(s) != 1 || s[0].Commit != bad.First || !strings.Contains(s[0].Error, "panic: boom") {
+	bad := projectiontest.MustAppend(t, store, projectiontest.Boom("acme", "boom"))
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "g", 2))
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
+	if s := projectiontest.Stalls(t, rt); len(s) != 1 || s[0].Commit != bad.First || !strings.Contains(s[0].Error, "panic: boom") {
 		t.Fatalf("stalls %+v, want acme parked at %v by the panic", s, bad.First)
 	}
 	if got := countsOf(gotCounts(t, pool, "poisoned"), "globex"); got["tick-globex-g"].N != 2 {
@@ -230,23 +213,23 @@ func TestFailuresOfNoCommitParkNothing(t *testing.T) {
 			tc.cause(poisoned)
 			reg := prometheus.NewRegistry()
 			rt := poisonRuntime(t, pool, store, reg, 100*time.Millisecond, poisoned)
-			mustAppend(t, store, ticks("acme", "a", 1))
-			mustAppend(t, store, boom("acme", "boom"))
-			mustAppend(t, store, ticks("globex", "g", 2))
+			projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 1))
+			projectiontest.MustAppend(t, store, projectiontest.Boom("acme", "boom"))
+			projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "g", 2))
 			// Many more failed attempts than it takes to park a company.
-			waitFor(t, 30*time.Second, "the projector's attempts", func() bool {
+			projectiontest.WaitFor(t, 30*time.Second, "the projector's attempts", func() bool {
 				return metricValue(t, reg, "clientele_projection_handler_errors_total", "poisoned") >= 10
 			})
-			if s := stalls(t, rt); len(s) != 0 {
+			if s := projectiontest.Stalls(t, rt); len(s) != 0 {
 				t.Fatalf("stalls %+v, want none", s)
 			}
 			if got := gotCounts(t, pool, "poisoned"); len(got) != 1 {
 				t.Errorf("poisoned: %v, want only acme's stream a: the projector stops as a whole at the failed commit", got)
 			}
 			poisoned.broken.Store(false)
-			waitCaughtUp(t, pool, poisoned)
+			projectiontest.WaitCaughtUp(t, pool, poisoned)
 			checkCounts(t, pool, "poisoned")
-			if s := stalls(t, rt); len(s) != 0 {
+			if s := projectiontest.Stalls(t, rt); len(s) != 0 {
 				t.Fatalf("stalls %+v after the projector went on, want none", s)
 			}
 		})
@@ -265,12 +248,12 @@ func TestResumeRacesTheLiveHandler(t *testing.T) {
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
-	mustAppend(t, store, ticks("acme", "a", 1))
-	bad := mustAppend(t, store, boom("acme", "boom"))
-	waitFor(t, 10*time.Second, "acme parked", func() bool { return len(stalls(t, rt)) == 1 })
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 1))
+	bad := projectiontest.MustAppend(t, store, projectiontest.Boom("acme", "boom"))
+	projectiontest.WaitFor(t, 10*time.Second, "acme parked", func() bool { return len(projectiontest.Stalls(t, rt)) == 1 })
 	for i := range 20 {
-		mustAppend(t, store, ticks("acme", "a", 1+i%3))
-		mustAppend(t, store, ticks("globex", "g", 1))
+		projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 1+i%3))
+		projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "g", 1))
 	}
 
 	poisoned.broken.Store(false)
@@ -287,7 +270,7 @@ func TestResumeRacesTheLiveHandler(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := store.Append(context.Background(), ticks([]string{"acme", "globex"}[i%2], "b", 1+i%2)); err != nil {
+			if _, err := store.Append(context.Background(), projectiontest.Ticks([]string{"acme", "globex"}[i%2], "b", 1+i%2)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -306,10 +289,10 @@ func TestResumeRacesTheLiveHandler(t *testing.T) {
 	retries.Wait()
 	close(stop)
 	appends.Wait()
-	if s := stalls(t, rt); len(s) != 0 {
+	if s := projectiontest.Stalls(t, rt); len(s) != 0 {
 		t.Fatalf("stalls %+v after the retries, want none", s)
 	}
-	waitCaughtUp(t, pool, poisoned)
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
 	checkCounts(t, pool, "poisoned")
 	if got := gotCounts(t, pool, "poisoned")["tick-acme-boom"]; got.N != 1 {
 		t.Errorf("the stalled commit: %+v, applied %d times, want 1 (at %v)", got, got.N, bad.First)
@@ -332,12 +315,12 @@ func TestPrunedOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRuntime(t, rt)
+	projectiontest.StartRuntime(t, rt)
 	for _, s := range []string{"a", "b", "c"} {
-		mustAppend(t, store, ticks("acme", s, 2))
+		projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", s, 2))
 	}
-	waitCaughtUp(t, pool, early)
-	waitFor(t, 10*time.Second, "the acked messages pruned", func() bool {
+	projectiontest.WaitCaughtUp(t, pool, early)
+	projectiontest.WaitFor(t, 10*time.Second, "the acked messages pruned", func() bool {
 		var n int
 		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM watermill_commits`).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -352,8 +335,8 @@ func TestPrunedOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRuntime(t, rt2)
-	mustAppend(t, store, ticks("acme", "d", 1))
-	waitCaughtUp(t, pool, late)
+	projectiontest.StartRuntime(t, rt2)
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "d", 1))
+	projectiontest.WaitCaughtUp(t, pool, late)
 	checkCounts(t, pool, "late")
 }

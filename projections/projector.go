@@ -5,6 +5,12 @@
 // its own write at once); async projectors are Watermill handlers that follow
 // the log one commit per message and keep a checkpoint in the same
 // transaction as their rows, so a redelivered commit is skipped.
+//
+// This package is the runtime only (checkpoints, catch-up, stalls,
+// rebuild, status, lag, metrics) and knows no entity: the projectors live
+// in its subpackages, one per family of read models (access, datatargets,
+// retrieval, datasync, campaignstats), and a projector that holds personal
+// data declares what it does on a forget (Forgetter).
 package projections
 
 import (
@@ -58,22 +64,4 @@ type CommitFilter interface {
 	// whose events belong to h.CompanyID, may concern it. h.Types may be
 	// nil (unknown), never wrong.
 	WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error)
-}
-
-// Forgetter is implemented by an async projector whose tables hold a
-// customer's personal data. While a company is parked for the projector
-// (stall.go), its commits wait in the log behind the one that failed; a
-// forgetting among them must not wait: the runtime hands Forget the
-// CustomerForgotten events of every commit it holds, at once, ahead of
-// the commits held before them.
-//
-// That is safe because the forgetting destroys the customer's data key in
-// its own commit: the held events before it open to nothing when they are
-// applied later, as in a rebuild. Forget must leave the tables so that
-// those commits, and the forgetting itself, applied again in log order
-// when the company resumes, end as if nothing had been held.
-type Forgetter interface {
-	// Forget applies the forgettings among events (CustomerForgotten, of
-	// one company) within tx.
-	Forget(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error
 }

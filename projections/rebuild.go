@@ -58,7 +58,7 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // does not. An inline projector's commit that fails aborts the rebuild:
 // such a commit could never have been appended.
 func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log EventLog, p Projector, kind Kind, progress func(done, total int64)) error {
-	log = logOrPostgres(log)
+	log = LogOrPostgres(log)
 	if err := checkLog(p, log); err != nil {
 		return fmt.Errorf("projections: rebuild %s: %w", p.Name(), err)
 	}
@@ -278,7 +278,7 @@ func (rb *rebuilder) applyParking(ctx context.Context, tx pgx.Tx, events []event
 				return err
 			}
 		}
-		return applyForgotten(ctx, sp, rb.p, forgottenIn(held))
+		return applyForgotten(ctx, sp, rb.p, forgottenIn(rb.p, held))
 	})
 	if err == nil {
 		for _, c := range commits(held) {
@@ -286,7 +286,7 @@ func (rb *rebuilder) applyParking(ctx context.Context, tx pgx.Tx, events []event
 		}
 		return nil
 	}
-	if !permanent(err) {
+	if !Permanent(err) {
 		return err
 	}
 	for _, c := range commits(events) {
@@ -296,7 +296,7 @@ func (rb *rebuilder) applyParking(ctx context.Context, tx pgx.Tx, events []event
 			if err == nil {
 				continue
 			}
-			if !permanent(err) {
+			if !Permanent(err) {
 				return err
 			}
 			rb.parked[company] = rebuildStall{first: c[0].Position,
@@ -304,7 +304,7 @@ func (rb *rebuilder) applyParking(ctx context.Context, tx pgx.Tx, events []event
 		}
 		// A forgetting that fails here too aborts the rebuild: it must
 		// not be left out of the new tables.
-		if err := applyForgotten(ctx, tx, rb.p, forgottenIn(c)); err != nil {
+		if err := applyForgotten(ctx, tx, rb.p, forgottenIn(rb.p, c)); err != nil {
 			return err
 		}
 		rb.hold(c)

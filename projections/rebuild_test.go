@@ -17,6 +17,8 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/projectiontest"
+	"github.com/clientele/clientele/projections/projectors"
 )
 
 // fill appends about n events in commits of up to 900 to a few streams.
@@ -24,7 +26,7 @@ func fill(t testing.TB, store *postgres.Store, n int) {
 	t.Helper()
 	for i := 0; n > 0; i++ {
 		k := min(n, 900-i%7*50)
-		mustAppend(t, store, ticks(fmt.Sprintf("c%d", i%2), fmt.Sprint(i%3), k))
+		projectiontest.MustAppend(t, store, projectiontest.Ticks(fmt.Sprintf("c%d", i%2), fmt.Sprint(i%3), k))
 		n -= k
 	}
 }
@@ -60,8 +62,8 @@ func TestRebuildAsync(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill(t, store, 25_000) // more than two pages
-	startRuntime(t, rt)
-	waitCaughtUp(t, pool, p)
+	projectiontest.StartRuntime(t, rt)
+	projectiontest.WaitCaughtUp(t, pool, p)
 
 	if _, err := pool.Exec(ctx, `DELETE FROM counts WHERE stream_id LIKE '%-0'; UPDATE counts SET n = n + 1000`); err != nil {
 		t.Fatal(err)
@@ -75,7 +77,7 @@ func TestRebuildAsync(t *testing.T) {
 	if progress.err != nil || progress.calls < 3 || progress.done < 20_000 || progress.done != progress.total {
 		t.Errorf("progress: %d calls, last %d/%d, %v", progress.calls, progress.done, progress.total, progress.err)
 	}
-	waitCaughtUp(t, pool, p)
+	projectiontest.WaitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 	st, err := rt.Status(ctx)
 	if err != nil {
@@ -88,7 +90,7 @@ func TestRebuildAsync(t *testing.T) {
 
 	// The handler goes on from the rebuilt checkpoint into the new table.
 	fill(t, store, 100)
-	waitCaughtUp(t, pool, p)
+	projectiontest.WaitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 }
 
@@ -111,7 +113,7 @@ func TestRebuildUnderLoad(t *testing.T) {
 	store.AddHook(rt.InlineHook())
 	store.AddHook(projections.CommitPublisher{})
 	fill(t, store, 15_000)
-	startRuntime(t, rt)
+	projectiontest.StartRuntime(t, rt)
 
 	stop := make(chan struct{})
 	var appended atomic.Int64
@@ -126,7 +128,7 @@ func TestRebuildUnderLoad(t *testing.T) {
 					return
 				default:
 				}
-				c, err := store.Append(ctx, ticks("load", fmt.Sprint(w), 1+i%20))
+				c, err := store.Append(ctx, projectiontest.Ticks("load", fmt.Sprint(w), 1+i%20))
 				if err != nil {
 					t.Error(err)
 					return
@@ -147,13 +149,13 @@ func TestRebuildUnderLoad(t *testing.T) {
 	}
 	rebuilds.Wait()
 	before := appended.Load()
-	waitFor(t, 10*time.Second, "appends after the rebuilds", func() bool { return appended.Load() > before+100 })
+	projectiontest.WaitFor(t, 10*time.Second, "appends after the rebuilds", func() bool { return appended.Load() > before+100 })
 	close(stop)
 	wg.Wait()
 	if before == 0 {
 		t.Error("no append ran during the rebuilds")
 	}
-	waitCaughtUp(t, pool, async)
+	projectiontest.WaitCaughtUp(t, pool, async)
 	checkCounts(t, pool, "inline_counts")
 	checkCounts(t, pool, "async_counts")
 	checkNoScratch(t, pool)
@@ -170,14 +172,14 @@ func TestRebuildFailureKeepsOldTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.AddHook(rt.InlineHook())
-	mustAppend(t, store, ticks("acme", "a", 2))
-	c := ticks("acme", "a", 1)
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 2))
+	c := projectiontest.Ticks("acme", "a", 1)
 	c.Streams[0].Events[0].Type = "Boom"
-	mustAppend(t, store, c)
+	projectiontest.MustAppend(t, store, c)
 
 	err = projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, failing{p}, projections.KindInline, nil)
-	if !errors.Is(err, errBoom) {
-		t.Fatalf("rebuild = %v, want %v", err, errBoom)
+	if !errors.Is(err, projectiontest.ErrBoom) {
+		t.Fatalf("rebuild = %v, want %v", err, projectiontest.ErrBoom)
 	}
 	checkCounts(t, pool, "counts")
 	checkNoScratch(t, pool)
@@ -233,11 +235,11 @@ func TestRebuildInlineReadModels(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	store := postgres.New(pool)
-	rt, err := projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, Inline: projections.Inline()})
+	rt, err := projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, Inline: projectors.Inline()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range projections.Inline() {
+	for _, p := range projectors.Inline() {
 		if err := rt.Rebuild(ctx, p.Name(), nil); err != nil {
 			t.Error(err)
 		}

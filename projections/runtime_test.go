@@ -18,17 +18,16 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/projectiontest"
 )
 
 // failing fails to apply any commit with an event of type "Boom".
 type failing struct{ counter }
 
-var errBoom = errors.New("boom")
-
 func (f failing) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	for _, e := range events {
 		if e.Type == "Boom" {
-			return errBoom
+			return projectiontest.ErrBoom
 		}
 	}
 	return f.counter.Apply(ctx, tx, events)
@@ -48,7 +47,7 @@ func TestInlineHook(t *testing.T) {
 
 	t.Run("same transaction", func(t *testing.T) {
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := store.AppendTx(ctx, tx, ticks("acme", "a", 3)); err != nil {
+			if _, err := store.AppendTx(ctx, tx, projectiontest.Ticks("acme", "a", 3)); err != nil {
 				return err
 			}
 			var n int64
@@ -67,10 +66,10 @@ func TestInlineHook(t *testing.T) {
 	})
 
 	t.Run("apply error aborts the append", func(t *testing.T) {
-		c := ticks("acme", "a", 1)
+		c := projectiontest.Ticks("acme", "a", 1)
 		c.Streams[0].Events[0].Type = "Boom"
-		if _, err := store.Append(ctx, c); !errors.Is(err, errBoom) {
-			t.Fatalf("append = %v, want %v", err, errBoom)
+		if _, err := store.Append(ctx, c); !errors.Is(err, projectiontest.ErrBoom) {
+			t.Fatalf("append = %v, want %v", err, projectiontest.ErrBoom)
 		}
 		evs, err := store.ReadStream(ctx, "tick-acme-a", 0)
 		if err != nil {
@@ -84,8 +83,8 @@ func TestInlineHook(t *testing.T) {
 
 	t.Run("status", func(t *testing.T) {
 		var st []projections.ProjectionStatus
-		last := lastPosition(t, pool)
-		waitFor(t, 30*time.Second, "head", func() bool {
+		last := projectiontest.LastPosition(t, pool)
+		projectiontest.WaitFor(t, 30*time.Second, "head", func() bool {
 			var err error
 			if st, err = rt.Status(ctx); err != nil {
 				t.Fatal(err)
@@ -114,7 +113,7 @@ func TestAsyncOrdered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRuntime(t, rt)
+	projectiontest.StartRuntime(t, rt)
 
 	const writers, commits = 6, 25
 	var wg sync.WaitGroup
@@ -124,7 +123,7 @@ func TestAsyncOrdered(t *testing.T) {
 			defer wg.Done()
 			company := fmt.Sprintf("c%d", w%3)
 			for range commits {
-				if _, err := store.Append(ctx, ticks(company, fmt.Sprint(w), 1+rand.IntN(5))); err != nil {
+				if _, err := store.Append(ctx, projectiontest.Ticks(company, fmt.Sprint(w), 1+rand.IntN(5))); err != nil {
 					t.Error(err)
 					return
 				}
@@ -132,7 +131,7 @@ func TestAsyncOrdered(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	waitCaughtUp(t, pool, p)
+	projectiontest.WaitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 
 	st, err := rt.Status(ctx)
@@ -149,7 +148,7 @@ func TestAsyncOrdered(t *testing.T) {
 	if got := metricValue(t, reg, "clientele_projection_events_applied_total", "counts"); got != float64(total) {
 		t.Errorf("events applied metric = %v, want %d", got, total)
 	}
-	waitFor(t, 5*time.Second, "lag gauge at 0", func() bool {
+	projectiontest.WaitFor(t, 5*time.Second, "lag gauge at 0", func() bool {
 		return metricValue(t, reg, "clientele_projection_lag_events", "counts") == 0
 	})
 }
@@ -170,10 +169,10 @@ func TestRedelivery(t *testing.T) {
 	}
 	var committed []eventstore.Committed
 	for i := range 5 {
-		committed = append(committed, mustAppend(t, store, ticks("acme", "a", i+1)))
+		committed = append(committed, projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", i+1)))
 	}
-	startRuntime(t, rt)
-	waitCaughtUp(t, pool, p)
+	projectiontest.StartRuntime(t, rt)
+	projectiontest.WaitCaughtUp(t, pool, p)
 
 	// Publish the first three commits twice more; they come before the
 	// last commit, so once that one is applied they were all handled.
@@ -198,8 +197,8 @@ func TestRedelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, store, ticks("acme", "a", 1))
-	waitCaughtUp(t, pool, p)
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 1))
+	projectiontest.WaitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 	if got := metricValue(t, reg, "clientele_projection_commits_skipped_total", "counts"); got != 6 {
 		t.Errorf("skipped = %v, want 6", got)
@@ -222,10 +221,10 @@ func TestRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		mustAppend(t, store, ticks("acme", "a", i+1))
+		projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", i+1))
 	}
-	startRuntime(t, rt)
-	waitCaughtUp(t, pool, p)
+	projectiontest.StartRuntime(t, rt)
+	projectiontest.WaitCaughtUp(t, pool, p)
 	checkCounts(t, pool, "counts")
 	if got := metricValue(t, reg, "clientele_projection_handler_errors_total", "counts"); got != 3 {
 		t.Errorf("handler errors = %v, want 3", got)
@@ -248,7 +247,7 @@ func (f *flaky) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Record
 	case left == 0:
 		panic("flaky")
 	case left > 0:
-		return errBoom
+		return projectiontest.ErrBoom
 	}
 	return f.counter.Apply(ctx, tx, events)
 }
@@ -259,7 +258,7 @@ func TestNoAsyncProjectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRuntime(t, rt)
+	projectiontest.StartRuntime(t, rt)
 }
 
 func TestRuntimeConfigValidate(t *testing.T) {

@@ -2,19 +2,12 @@ package projections
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
-	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/internal/pg"
+	"github.com/jackc/pgx/v5"
 )
 
 // A commit that an async projector cannot apply, for a reason that will
@@ -111,99 +104,6 @@ func (r *Runtime) RetryStall(ctx context.Context, name, companyID string) (int, 
 	return n, err
 }
 
-// forgetTypes are the events a Forgetter applies ahead of held commits.
-var forgetTypes = []string{customer.TypeForgotten}
-
-// panicError is a projector's panic, recovered: a failure like any other,
-// which comes back each time the commit is applied.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.value, e.stack) }
-
-// recovered turns a panic into a panicError in *err. Defer it.
-func recovered(err *error) {
-	if v := recover(); v != nil {
-		*err = &panicError{value: v, stack: debug.Stack()}
-	}
-}
-
-// permanent reports whether a failure to apply a commit will come back
-// however often the commit is applied again, through the commit's fault:
-// a panic and data that does not decode (malformedJSON) always, and any
-// other failure but a transient one (pg.Transient: an outage) and a
-// schema the code does not match (pg.SchemaMismatch: an older binary
-// during a rolling deploy, whose every commit of every company fails so
-// until a newer one takes over). Those two park nothing: the projector
-// stops as a whole and retries.
-func permanent(err error) bool {
-	var p *panicError
-	var m *malformedJSON
-	switch {
-	case errors.As(err, &p), errors.As(err, &m):
-		return true
-	case pg.Transient(err), pg.SchemaMismatch(err):
-		return false
-	}
-	return true
-}
-
-// attempt runs fn in a savepoint of tx: when fn fails or panics, what it
-// did is undone and tx goes on.
-func attempt(ctx context.Context, tx pgx.Tx, fn func(pgx.Tx) error) (err error) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = sp.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	defer recovered(&err)
-	if err := fn(sp); err != nil {
-		return err
-	}
-	return sp.Commit(ctx)
-}
-
-// forgottenIn returns the forgettings among events.
-func forgottenIn(events []eventstore.RecordedEvent) []eventstore.RecordedEvent {
-	var out []eventstore.RecordedEvent
-	for _, e := range events {
-		if slices.Contains(forgetTypes, e.Type) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// applyForgotten applies forgotten, the forgettings of a held commit, to
-// p if it holds personal data (Forgetter), in a savepoint of tx.
-func applyForgotten(ctx context.Context, tx pgx.Tx, p Projector, forgotten []eventstore.RecordedEvent) error {
-	f, ok := p.(Forgetter)
-	if !ok || len(forgotten) == 0 {
-		return nil
-	}
-	return attempt(ctx, tx, func(sp pgx.Tx) error { return f.Forget(ctx, sp, forgotten) })
-}
-
-// forgetHeld is applyForgotten for the runtime. A forgetting that fails
-// for good is logged and left to the resumption, which applies its commit
-// in full: it must not stop the projector for every company again.
-func (r *Runtime) forgetHeld(ctx context.Context, tx pgx.Tx, p Projector, forgotten []eventstore.RecordedEvent) error {
-	err := applyForgotten(ctx, tx, p, forgotten)
-	if err == nil || !permanent(err) {
-		return err
-	}
-	r.metrics.errors.WithLabelValues(p.Name()).Inc()
-	r.cfg.Logger.Error("projections: the forgetting of a held commit cannot be applied ahead of it; it is applied when its company resumes",
-		"projector", p.Name(), "company", forgotten[0].Metadata.CompanyID, "commit", forgotten[0].Position.TxID, "err", err)
-	return nil
-}
-
 // park parks the company of commit, which failed with cause, for p: in
 // one transaction, if the checkpoint is still at after (right before the
 // commit), it records the stall, applies the commit's forgettings and
@@ -233,7 +133,7 @@ func (r *Runtime) park(ctx context.Context, p Projector, after eventstore.Positi
 	if err != nil {
 		return 0, fmt.Errorf("projections: %s: park company %s: %w", name, company, err)
 	}
-	if err := r.forgetHeld(ctx, tx, p, forgottenIn(commit)); err != nil {
+	if err := r.forgetHeld(ctx, tx, p, forgottenIn(p, commit)); err != nil {
 		return 0, err
 	}
 	if err := advanceCheckpoint(ctx, tx, name, last, len(commit)); err != nil {
@@ -298,7 +198,7 @@ func (r *Runtime) resumeFrom(ctx context.Context, p Projector, s Stall) (int, er
 		// them, which only the walk finds.
 		done, err := r.resumeCommit(ctx, p, s.CompanyID, stalled, nil, types, true)
 		if err != nil {
-			if permanent(err) {
+			if Permanent(err) {
 				r.stallFailed(ctx, name, s.CompanyID, s.Commit, err)
 			}
 			return 0, err
@@ -323,7 +223,7 @@ func (r *Runtime) resumeFrom(ctx context.Context, p Projector, s Stall) (int, er
 		}
 		done, err := r.resumeCommit(ctx, p, s.CompanyID, c, next, types, false)
 		if err != nil {
-			if permanent(err) {
+			if Permanent(err) {
 				r.stallFailed(ctx, name, s.CompanyID, c[0].Position, err)
 			}
 			return i, err
@@ -492,103 +392,6 @@ func (r *Runtime) asyncNames() []string {
 	}
 	return names
 }
-
-// countStalls returns the number of companies parked for each of the
-// projectors named.
-func countStalls(ctx context.Context, pool *pgxpool.Pool, names []string) (map[string]int, error) {
-	rows, err := pool.Query(ctx, `SELECT projector, count(*) FROM projection_stalls WHERE projector = ANY($1) GROUP BY projector`, names)
-	if err != nil {
-		return nil, fmt.Errorf("projections: count stalls: %w", err)
-	}
-	out := map[string]int{}
-	var name string
-	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&name, &n}, func() error { out[name] = n; return nil }); err != nil {
-		return nil, fmt.Errorf("projections: count stalls: %w", err)
-	}
-	return out, nil
-}
-
-const selectStall = `SELECT projector, company_id, transaction_id::text, global_position, held_transaction_id::text,
-	held_global_position, error, since, attempts, retry_at FROM projection_stalls `
-
-// readStall returns the stall of company for the projector, and false
-// when the company is not parked.
-func readStall(ctx context.Context, q querier, name, company string) (Stall, bool, error) {
-	s, err := scanStall(q.QueryRow(ctx, selectStall+`WHERE projector = $1 AND company_id = $2`, name, company))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Stall{}, false, nil
-	}
-	if err != nil {
-		return Stall{}, false, fmt.Errorf("projections: %s: read the stall of company %s: %w", name, company, err)
-	}
-	return s, true, nil
-}
-
-// listStalls returns the stalls of the projectors named.
-func listStalls(ctx context.Context, pool *pgxpool.Pool, names []string) ([]Stall, error) {
-	rows, err := pool.Query(ctx, selectStall+`WHERE projector = ANY($1) ORDER BY projector, company_id`, names)
-	if err != nil {
-		return nil, fmt.Errorf("projections: stalls: %w", err)
-	}
-	defer rows.Close()
-	out := []Stall{}
-	for rows.Next() {
-		s, err := scanStall(rows)
-		if err != nil {
-			return nil, fmt.Errorf("projections: stalls: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("projections: stalls: %w", err)
-	}
-	return out, nil
-}
-
-func scanStall(row pgx.Row) (Stall, error) {
-	var s Stall
-	var tx, held string
-	err := row.Scan(&s.Projection, &s.CompanyID, &tx, &s.Commit.Global, &held, &s.HeldUntil.Global, &s.Error, &s.Since, &s.Attempts, &s.RetryAt)
-	if err != nil {
-		return Stall{}, err
-	}
-	if s.Commit.TxID, err = strconv.ParseUint(tx, 10, 64); err == nil {
-		s.HeldUntil.TxID, err = strconv.ParseUint(held, 10, 64)
-	}
-	s.Since, s.RetryAt = s.Since.UTC(), s.RetryAt.UTC()
-	return s, err
-}
-
-// replaceStalls makes parked, by company, the projector's stalls: what a
-// rebuild found, which replaces what the live projector had.
-func replaceStalls(ctx context.Context, tx pgx.Tx, name string, parked map[string]rebuildStall) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM projection_stalls WHERE projector = $1`, name); err != nil {
-		return fmt.Errorf("projections: %s: replace stalls: %w", name, err)
-	}
-	if len(parked) == 0 {
-		return nil
-	}
-	var companies, txs, heldTxs, errs []string
-	var globals, heldGlobals []int64
-	for company, s := range parked {
-		companies, errs = append(companies, company), append(errs, s.err)
-		txs, globals = append(txs, xid(s.first)), append(globals, s.first.Global)
-		heldTxs, heldGlobals = append(heldTxs, xid(s.held)), append(heldGlobals, s.held.Global)
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO projection_stalls (projector, company_id, transaction_id, global_position,
-			held_transaction_id, held_global_position, error)
-		SELECT $1, c, t::xid8, g, ht::xid8, hg, e FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[])
-			AS u(c, t, g, ht, hg, e)`, name, companies, txs, globals, heldTxs, heldGlobals, errs)
-	if err != nil {
-		return fmt.Errorf("projections: %s: replace stalls: %w", name, err)
-	}
-	return nil
-}
-
-// xid is a position's transaction id as SQL takes it ($n::text::xid8:
-// pgx has no xid8 type).
-func xid(p eventstore.Position) string { return strconv.FormatUint(p.TxID, 10) }
 
 // eventTypes returns the types p uses, nil for all (TypeFilter).
 func eventTypes(p Projector) []string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,18 +13,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clientele/clientele/commands"
-	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/activity"
-	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/sale"
-	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
-	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/projectiontest"
+	"github.com/clientele/clientele/projections/retrieval"
 )
 
 // TestForgettingIsNeverHeld: with a company parked for the customers
@@ -42,8 +38,8 @@ func TestForgettingIsNeverHeld(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	store := postgres.New(pool, projections.CommitPublisher{})
 	keys := crypto.KeyStore{Keyring: kr}
-	c := &customers{t: t, pool: pool, store: store, keys: keys, p: projections.NewCustomers(keys)}
-	rt := poisonRuntime(t, pool, store, nil, time.Hour, c.p)
+	c := &projectiontest.Customers{T: t, Pool: pool, Store: store, Keys: keys, P: retrieval.NewCustomers(keys)}
+	rt := poisonRuntime(t, pool, store, nil, time.Hour, c.P)
 	set := func(kv ...any) customer.Changes {
 		m := map[string]any{}
 		for i := 0; i < len(kv); i += 2 {
@@ -51,58 +47,58 @@ func TestForgettingIsNeverHeld(t *testing.T) {
 		}
 		return customer.Changes{Set: m}
 	}
-	c.upsert("acme", "ann", set("email", "ann@example.com", "first_name", "Ann"))
-	c.upsert("acme", "bob", set("email", "bob@example.com"))
-	c.upsert("globex", "gil", set("email", "gil@example.com"))
+	c.Upsert("acme", "ann", set("email", "ann@example.com", "first_name", "Ann"))
+	c.Upsert("acme", "bob", set("email", "bob@example.com"))
+	c.Upsert("globex", "gil", set("email", "gil@example.com"))
 	// numeric, under jsonb, holds at most 131072 digits before the point.
-	c.upsert("acme", "pat", set("ACME__x", json.Number("1e131072")))
-	waitFor(t, 10*time.Second, "acme parked", func() bool { return len(stalls(t, rt)) == 1 })
-	if s := stalls(t, rt)[0]; s.Projection != "customers" || s.CompanyID != "acme" || !strings.Contains(s.Error, "numeric") {
+	c.Upsert("acme", "pat", set("ACME__x", json.Number("1e131072")))
+	projectiontest.WaitFor(t, 10*time.Second, "acme parked", func() bool { return len(projectiontest.Stalls(t, rt)) == 1 })
+	if s := projectiontest.Stalls(t, rt)[0]; s.Projection != "customers" || s.CompanyID != "acme" || !strings.Contains(s.Error, "numeric") {
 		t.Fatalf("stall %+v, want acme parked by the value", s)
 	}
 
-	c.upsert("acme", "ann", set("first_name", "Anne"))
-	c.end("acme", "ann", customer.TypeForgotten)
-	c.upsert("globex", "gil", set("first_name", "Gil"))
-	c.upsert("globex", "gus", set("email", "gus@example.com"))
-	c.end("globex", "gus", customer.TypeForgotten)
-	waitCaughtUp(t, pool, c.p)
-	if got, _, forgotten := c.doc("acme", "ann"); !forgotten || !cmp.Equal(got, forgottenDoc("ann", false)) {
+	c.Upsert("acme", "ann", set("first_name", "Anne"))
+	c.End("acme", "ann", customer.TypeForgotten)
+	c.Upsert("globex", "gil", set("first_name", "Gil"))
+	c.Upsert("globex", "gus", set("email", "gus@example.com"))
+	c.End("globex", "gus", customer.TypeForgotten)
+	projectiontest.WaitCaughtUp(t, pool, c.P)
+	if got, _, forgotten := c.Doc("acme", "ann"); !forgotten || !cmp.Equal(got, projectiontest.ForgottenDoc("ann", false)) {
 		t.Errorf("ann, forgotten while acme is parked: %v", got)
 	}
-	if got, _, _ := c.doc("acme", "bob"); got["email"] != "bob@example.com" {
+	if got, _, _ := c.Doc("acme", "bob"); got["email"] != "bob@example.com" {
 		t.Errorf("bob, before the poison: %v", got)
 	}
-	if got, _, _ := c.doc("globex", "gil"); got["first_name"] != "Gil" || got["email"] != "gil@example.com" {
+	if got, _, _ := c.Doc("globex", "gil"); got["first_name"] != "Gil" || got["email"] != "gil@example.com" {
 		t.Errorf("gil, of globex: %v", got)
 	}
-	if got, _, _ := c.doc("globex", "gus"); !cmp.Equal(got, forgottenDoc("gus", false)) {
+	if got, _, _ := c.Doc("globex", "gus"); !cmp.Equal(got, projectiontest.ForgottenDoc("gus", false)) {
 		t.Errorf("gus, of globex: %v", got)
 	}
 
-	c.end("acme", "pat", customer.TypeForgotten)
-	c.upsert("acme", "bob", set("first_name", "Bob"))
-	c.upsert("acme", "bob", set("first_name", "Bobby"))
-	waitCaughtUp(t, pool, c.p)
-	if got, _, _ := c.doc("acme", "bob"); got["first_name"] != nil {
+	c.End("acme", "pat", customer.TypeForgotten)
+	c.Upsert("acme", "bob", set("first_name", "Bob"))
+	c.Upsert("acme", "bob", set("first_name", "Bobby"))
+	projectiontest.WaitCaughtUp(t, pool, c.P)
+	if got, _, _ := c.Doc("acme", "bob"); got["first_name"] != nil {
 		t.Errorf("bob changed while acme is parked: %v", got)
 	}
 	n, err := rt.RetryStall(context.Background(), "customers", "acme")
 	if err != nil || n != 6 {
 		t.Fatalf("RetryStall = %d, %v; want the 6 held commits applied", n, err)
 	}
-	if s := stalls(t, rt); len(s) != 0 {
+	if s := projectiontest.Stalls(t, rt); len(s) != 0 {
 		t.Fatalf("stalls after the retry: %+v", s)
 	}
 	for id, want := range map[string]map[string]any{
-		"ann": forgottenDoc("ann", false),
-		"pat": forgottenDoc("pat", false),
+		"ann": projectiontest.ForgottenDoc("ann", false),
+		"pat": projectiontest.ForgottenDoc("pat", false),
 	} {
-		if got, _, _ := c.doc("acme", id); !cmp.Equal(got, want) {
+		if got, _, _ := c.Doc("acme", id); !cmp.Equal(got, want) {
 			t.Errorf("%s after the retry: %v", id, got)
 		}
 	}
-	if got, _, _ := c.doc("acme", "bob"); got["first_name"] != "Bobby" || got["email"] != "bob@example.com" {
+	if got, _, _ := c.Doc("acme", "bob"); got["first_name"] != "Bobby" || got["email"] != "bob@example.com" {
 		t.Errorf("bob after the retry: %v, want his changes applied in order", got)
 	}
 	var version int64
@@ -110,9 +106,9 @@ func TestForgettingIsNeverHeld(t *testing.T) {
 		t.Errorf("ann's version %d (%v), want 3: every event of hers applied once", version, err)
 	}
 	// Resumed, acme's changes are applied as they come.
-	c.upsert("acme", "bob", set("first_name", "Robert"))
-	waitCaughtUp(t, pool, c.p)
-	if got, _, _ := c.doc("acme", "bob"); got["first_name"] != "Robert" {
+	c.Upsert("acme", "bob", set("first_name", "Robert"))
+	projectiontest.WaitCaughtUp(t, pool, c.P)
+	if got, _, _ := c.Doc("acme", "bob"); got["first_name"] != "Robert" {
 		t.Errorf("bob after acme resumed: %v", got)
 	}
 }
@@ -129,18 +125,18 @@ func TestRebuildParksToo(t *testing.T) {
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
-	mustAppend(t, store, ticks("acme", "a", 2))
-	bad := mustAppend(t, store, boom("acme", "boom"))
-	mustAppend(t, store, ticks("globex", "g", 2))
-	last := mustAppend(t, store, ticks("acme", "b", 1))
-	mustAppend(t, store, ticks("globex", "h", 3))
-	waitCaughtUp(t, pool, poisoned)
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 2))
+	bad := projectiontest.MustAppend(t, store, projectiontest.Boom("acme", "boom"))
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "g", 2))
+	last := projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "b", 1))
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "h", 3))
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
 
 	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, poisoned, projections.KindAsync, nil); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
-	waitCaughtUp(t, pool, poisoned)
-	s := stalls(t, rt)
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
+	s := projectiontest.Stalls(t, rt)
 	if len(s) != 1 || s[0].CompanyID != "acme" || s[0].Commit != bad.First || s[0].HeldUntil != last.Last || !strings.Contains(s[0].Error, "boom") {
 		t.Fatalf("stalls after the rebuild %+v, want acme parked at %v holding up to %v", s, bad.First, last.Last)
 	}
@@ -156,10 +152,10 @@ func TestRebuildParksToo(t *testing.T) {
 	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, poisoned, projections.KindAsync, nil); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
-	if s := stalls(t, rt); len(s) != 0 {
+	if s := projectiontest.Stalls(t, rt); len(s) != 0 {
 		t.Errorf("stalls after a rebuild that applied everything: %+v", s)
 	}
-	waitCaughtUp(t, pool, poisoned)
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
 	checkCounts(t, pool, "poisoned")
 	checkNoScratch(t, pool)
 }
@@ -175,117 +171,39 @@ func TestForgettingIsNeverHeldByEventsAndSales(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	store := postgres.New(pool, projections.CommitPublisher{})
 	keys := crypto.KeyStore{Keyring: kr}
-	c := &customers{t: t, pool: pool, store: store, keys: keys}
-	events, sales := projections.NewEvents(keys), projections.NewSales(keys)
+	c := &projectiontest.Customers{T: t, Pool: pool, Store: store, Keys: keys}
+	events, sales := retrieval.NewEvents(keys), retrieval.NewSales(keys)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, events, sales)
 	secret := "zq-secret@example.org"
 	date := "2024-05-06T04:08:09Z"
 	for _, co := range []string{"co1", "co2"} {
-		c.upsert(co, "c1", customer.Changes{Set: map[string]any{"email": secret}})
-		c.activity(co, recordedEv(activity.Recorded{ID: 1, CustomerID: "c1", Type: "BROWSE", Date: date,
-			Sealed: c.seal(co, "c1", map[string]any{"email": secret})}))
-		c.saleUpsert(co, sale.Upserted{SaleID: "s1", ExternalID: "S-1", CustomerID: "c1", Created: true,
-			Set: map[string]any{"sale_date": date}, Sealed: c.seal(co, "c1", map[string]any{"sale_email": secret})})
+		c.Upsert(co, "c1", customer.Changes{Set: map[string]any{"email": secret}})
+		c.Activity(co, projectiontest.RecordedEv(activity.Recorded{ID: 1, CustomerID: "c1", Type: "BROWSE", Date: date,
+			Sealed: c.Seal(co, "c1", map[string]any{"email": secret})}))
+		c.SaleUpsert(co, sale.Upserted{SaleID: "s1", ExternalID: "S-1", CustomerID: "c1", Created: true,
+			Set: map[string]any{"sale_date": date}, Sealed: c.Seal(co, "c1", map[string]any{"sale_email": secret})})
 	}
 	// The log holds data as jsonb too: the value can only be in sealed
 	// personal fields, which the projectors open.
-	c.upsert("co1", "c2", customer.Changes{Set: map[string]any{"email": "c2@example.org"}})
+	c.Upsert("co1", "c2", customer.Changes{Set: map[string]any{"email": "c2@example.org"}})
 	huge := json.Number("1e131072")
-	c.activity("co1", recordedEv(activity.Recorded{ID: 2, CustomerID: "c2", Type: "BROWSE", Date: date,
-		Sealed: c.seal("co1", "c2", map[string]any{"first_name": huge})}))
-	c.saleUpsert("co1", sale.Upserted{SaleID: "s2", ExternalID: "S-2", CustomerID: "c2", Created: true,
-		Set: map[string]any{"sale_date": date}, Sealed: c.seal("co1", "c2", map[string]any{"sale_first_name": huge})})
-	waitFor(t, 10*time.Second, "co1 parked for events and sales", func() bool { return len(stalls(t, rt)) == 2 })
+	c.Activity("co1", projectiontest.RecordedEv(activity.Recorded{ID: 2, CustomerID: "c2", Type: "BROWSE", Date: date,
+		Sealed: c.Seal("co1", "c2", map[string]any{"first_name": huge})}))
+	c.SaleUpsert("co1", sale.Upserted{SaleID: "s2", ExternalID: "S-2", CustomerID: "c2", Created: true,
+		Set: map[string]any{"sale_date": date}, Sealed: c.Seal("co1", "c2", map[string]any{"sale_first_name": huge})})
+	projectiontest.WaitFor(t, 10*time.Second, "co1 parked for events and sales", func() bool { return len(projectiontest.Stalls(t, rt)) == 2 })
 
-	c.end("co1", "c1", customer.TypeForgotten)
-	c.end("co2", "c1", customer.TypeForgotten)
-	waitCaughtUp(t, pool, events)
-	waitCaughtUp(t, pool, sales)
+	c.End("co1", "c1", customer.TypeForgotten)
+	c.End("co2", "c1", customer.TypeForgotten)
+	projectiontest.WaitCaughtUp(t, pool, events)
+	projectiontest.WaitCaughtUp(t, pool, sales)
 	for _, table := range []string{"activity_events", "sales"} {
-		if n := c.holding(table, secret); n != 0 {
+		if n := c.Holding(table, secret); n != 0 {
 			t.Errorf("%d rows of %s hold a forgotten customer's data", n, table)
 		}
 	}
-	if got := c.docs(`SELECT doc FROM activity_events WHERE company_id = 'co1' ORDER BY event_id`); len(got) != 1 || got[0]["id"] != 1.0 {
+	if got := c.Docs(`SELECT doc FROM activity_events WHERE company_id = 'co1' ORDER BY event_id`); len(got) != 1 || got[0]["id"] != 1.0 {
 		t.Errorf("co1's events while it is parked: %v, want event 1 alone", got)
-	}
-}
-
-// breakableSync is the datasync projector, failing every commit holding
-// a "Boom" event while broken.
-type breakableSync struct {
-	*projections.Datasync
-	broken atomic.Bool
-}
-
-func (b *breakableSync) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
-	for _, e := range events {
-		if e.Type == "Boom" && b.broken.Load() {
-			return errBoom
-		}
-	}
-	return b.Datasync.Apply(ctx, tx, events)
-}
-
-// TestForgettingIsNeverHeldByDatasync: with the company parked for the
-// datasync projector, forgetting a customer anonymises the messages
-// already written about it at once; the held changes, resumed, are
-// numbered in log order and come out as a rebuild writes them.
-func TestForgettingIsNeverHeldByDatasync(t *testing.T) {
-	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := pgtest.NewPool(t)
-	keys := crypto.KeyStore{Keyring: kr}
-	store := postgres.New(pool)
-	p := &breakableSync{Datasync: projections.NewDatasync(keys)}
-	p.broken.Store(true)
-	e := &datasyncEnv{customers: &customers{t: t, pool: pool, store: store, keys: keys}, sync: p.Datasync}
-	e.rt, err = projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, Inline: projections.Inline(),
-		Async: []projections.Projector{p}, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond,
-			RetryMaxInterval: 10 * time.Millisecond, MessageAttempts: 2, StallAfter: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.AddHook(e.rt.InlineHook())
-	store.AddHook(projections.CommitPublisher{})
-	startRuntime(t, e.rt)
-	e.cmds = commands.New(store, time.Now)
-	if e.co, err = e.cmds.CreateCompany.Handle(context.Background(), commands.CreateCompany{
-		Principal: access.System(""), Slug: "acme", Settings: company.Settings{Name: "Acme"}}); err != nil {
-		t.Fatal(err)
-	}
-	all := e.datatarget("all", nil, false)
-	e.set("p1", map[string]any{"email": "zq-secret@example.org"})
-	mustAppend(t, store, boom(e.co.ID, "boom"))
-	waitFor(t, 10*time.Second, "acme parked", func() bool { return len(stalls(t, e.rt)) == 1 })
-	e.set("k1", map[string]any{"email": "keep@example.org"})
-	e.set("p1", map[string]any{"first_name": "Xyzzysecret"})
-	e.end(e.co.ID, "p1", customer.TypeForgotten)
-	if got := e.messages(all); len(got) != 1 || !cmp.Equal(got[0].Data, map[string]any{"id": "p1", "is_deleted": false, "is_forgotten": true}) {
-		t.Errorf("messages while acme is parked: %+v, want the first one, anonymised", got)
-	}
-	if n := e.count("zq-secret", "Xyzzysecret"); n != 0 {
-		t.Errorf("%d messages hold the forgotten customer's data", n)
-	}
-
-	p.broken.Store(false)
-	if _, err := e.rt.RetryStall(context.Background(), "datasync", e.co.ID); err != nil {
-		t.Fatal(err)
-	}
-	got := e.messages(all)
-	var ids []string
-	for _, m := range got {
-		ids = append(ids, m.UpdateID)
-	}
-	if diff := cmp.Diff(e.positions(), ids); diff != "" {
-		t.Errorf("update ids after the retry (-log order +got):\n%s", diff)
-	}
-	resumed := e.tables()
-	e.rebuild()
-	if diff := cmp.Diff(resumed, e.tables()); diff != "" {
-		t.Errorf("resumed, then rebuilt (-resumed +rebuilt):\n%s", diff)
 	}
 }
 
@@ -353,23 +271,23 @@ func TestRetryReadsTheStalledCommitAlone(t *testing.T) {
 	poisoned := &breakable{counter: counter{"poisoned", "poisoned"}}
 	poisoned.broken.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned)
-	mustAppend(t, store, ticks("acme", "a", 1))
-	bad := mustAppend(t, store, boom("acme", "boom"))
-	waitFor(t, 10*time.Second, "acme parked", func() bool { return len(stalls(t, rt)) == 1 })
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "a", 1))
+	bad := projectiontest.MustAppend(t, store, projectiontest.Boom("acme", "boom"))
+	projectiontest.WaitFor(t, 10*time.Second, "acme parked", func() bool { return len(projectiontest.Stalls(t, rt)) == 1 })
 	for range 5 {
-		mustAppend(t, store, ticks("globex", "g", 2))
+		projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "g", 2))
 	}
-	mustAppend(t, store, ticks("acme", "b", 2))
-	mustAppend(t, store, ticks("globex", "h", 1))
-	last := mustAppend(t, store, ticks("acme", "c", 1))
-	waitCaughtUp(t, pool, poisoned)
-	if s := stalls(t, rt); len(s) != 1 || s[0].Commit != bad.First || s[0].HeldUntil != last.Last {
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "b", 2))
+	projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "h", 1))
+	last := projectiontest.MustAppend(t, store, projectiontest.Ticks("acme", "c", 1))
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
+	if s := projectiontest.Stalls(t, rt); len(s) != 1 || s[0].Commit != bad.First || s[0].HeldUntil != last.Last {
 		t.Fatalf("stalls %+v, want acme parked at %v holding up to %v", s, bad.First, last.Last)
 	}
 
 	st.take()
 	for range 3 {
-		if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); !errors.Is(err, errBoom) || n != 0 {
+		if n, err := rt.RetryStall(context.Background(), "poisoned", "acme"); !errors.Is(err, projectiontest.ErrBoom) || n != 0 {
 			t.Fatalf("RetryStall = %d, %v; want 0 and the failure", n, err)
 		}
 	}
@@ -384,10 +302,10 @@ func TestRetryReadsTheStalledCommitAlone(t *testing.T) {
 	if n := walks(st.take()); n != 1 {
 		t.Errorf("the retry that applied walked the log %d times, want once", n)
 	}
-	if s := stalls(t, rt); len(s) != 0 {
+	if s := projectiontest.Stalls(t, rt); len(s) != 0 {
 		t.Fatalf("stalls after the retry: %+v", s)
 	}
-	waitCaughtUp(t, pool, poisoned)
+	projectiontest.WaitCaughtUp(t, pool, poisoned)
 	checkCounts(t, pool, "poisoned")
 }
 
@@ -404,9 +322,9 @@ func TestStalledCompaniesReadsNoError(t *testing.T) {
 	poisoned.broken.Store(true)
 	poisoned.panics.Store(true)
 	rt := poisonRuntime(t, pool, store, nil, time.Hour, poisoned, counter{"healthy", "healthy"})
-	mustAppend(t, store, boom("acme", "boom"))
-	mustAppend(t, store, boom("globex", "boom"))
-	waitFor(t, 10*time.Second, "acme and globex parked", func() bool { return len(stalls(t, rt)) == 2 })
+	projectiontest.MustAppend(t, store, projectiontest.Boom("acme", "boom"))
+	projectiontest.MustAppend(t, store, projectiontest.Boom("globex", "boom"))
+	projectiontest.WaitFor(t, 10*time.Second, "acme and globex parked", func() bool { return len(projectiontest.Stalls(t, rt)) == 2 })
 
 	st.take()
 	counts, err := rt.StalledCompanies(context.Background())

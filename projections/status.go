@@ -70,7 +70,7 @@ func Rate(earlier, later ProjectionStatus) float64 {
 // RuntimeConfig.Log). It only reads: a projector that never ran is at the
 // start of the log.
 func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log EventLog, inline, async []Projector) ([]ProjectionStatus, error) {
-	log = logOrPostgres(log)
+	log = LogOrPostgres(log)
 	now := time.Now()
 	head, err := store.Head(ctx)
 	if err != nil {

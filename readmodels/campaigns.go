@@ -14,7 +14,7 @@ import (
 	"github.com/clientele/clientele/domain/campaign"
 )
 
-// Campaigns reads campaigns (the table of projections.Campaigns).
+// Campaigns reads campaigns (the table of projections/campaignstats.Campaigns).
 type Campaigns struct {
 	db database
 }

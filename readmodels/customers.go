@@ -8,7 +8,7 @@ import (
 	"github.com/clientele/clientele/domain/customer"
 )
 
-// Customers reads the customers read model (projections.Customers).
+// Customers reads the customers read model (projections/retrieval.Customers).
 type Customers struct {
 	db database
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Events reads the events read model (projections.Events): the
+// Events reads the events read model (projections/retrieval.Events): the
 // interface's Event entity, in the table activity_events (the log's own
 // table is events).
 type Events struct {

@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Products reads the products read model (projections.Products).
+// Products reads the products read model (projections/retrieval.Products).
 type Products struct {
 	db database
 }

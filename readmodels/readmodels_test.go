@@ -17,7 +17,7 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/projectors"
 )
 
 func TestMain(m *testing.M) {
@@ -31,7 +31,7 @@ func setup(t *testing.T) (*pgxpool.Pool, commands.Commands) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projections.Inline() {
+		for _, p := range projectors.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err
 			}

@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Sales reads the sales read model (projections.Sales): one document per
+// Sales reads the sales read model (projections/retrieval.Sales): one document per
 // transaction, its rows in sale_rows.
 type Sales struct {
 	db database

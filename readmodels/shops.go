@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Shops reads the shops read model (projections.Shops).
+// Shops reads the shops read model (projections/retrieval.Shops).
 type Shops struct {
 	db database
 }

@@ -24,6 +24,10 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/campaignstats"
+	"github.com/clientele/clientele/projections/datasync"
+	"github.com/clientele/clientele/projections/projectors"
+	"github.com/clientele/clientele/projections/retrieval"
 )
 
 // globals are the flags every subcommand takes.
@@ -142,7 +146,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 	a.runtime, err = projections.NewRuntime(projections.RuntimeConfig{
 		Pool:             a.pool,
 		Store:            a.store,
-		Inline:           projections.Inline(),
+		Inline:           projectors.Inline(),
 		Log:              a.eventLog(),
 		Async:            asyncProjectors(a.keys, a.eventLog()),
 		Transport:        a.transport,
@@ -204,9 +208,9 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 // customers' sealed data, and log is the log they read besides the port
 // (the runtime's).
 func asyncProjectors(keys crypto.KeyStore, log projections.EventLog) []projections.Projector {
-	return []projections.Projector{projections.NewCustomers(keys), projections.NewShops(), projections.NewProducts(),
-		projections.NewEvents(keys), projections.NewSales(keys), projections.NewDatasync(keys).WithLog(log),
-		projections.NewCampaignStats()}
+	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewShops(), retrieval.NewProducts(),
+		retrieval.NewEvents(keys), retrieval.NewSales(keys), datasync.NewDatasync(keys).WithLog(log),
+		campaignstats.NewCampaignStats()}
 }
 
 // eventLog is the log the projections read besides the event store port:

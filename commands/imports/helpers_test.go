@@ -19,7 +19,7 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/ingest"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -37,7 +37,7 @@ type importEnv struct {
 func newImportEnv(t *testing.T, pool *pgxpool.Pool) *importEnv {
 	t.Helper()
 	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projections.Inline() {
+		for _, p := range projectors.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err
 			}

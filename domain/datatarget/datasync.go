@@ -18,7 +18,7 @@ const (
 // of it is built. A datatype is available once the async projection
 // "datasync" has a feed for it (projections/datasync_<datatype>.go, which
 // needs the entity's read-side fold): adding one is writing that feed,
-// registering it in projections.NewDatasync, and setting its value here.
+// registering it in datasync.NewDatasync (projections/datasync), and setting its value here.
 // Campaigns are the exception: a campaign's message holds its statistics,
 // which the campaign_stats projection computes, so that projection writes
 // them (projections/campaign_stats_sync.go).

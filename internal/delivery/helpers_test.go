@@ -21,7 +21,7 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/internal/pg/pgtest"
-	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -50,7 +50,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(pool.Close)
 	h.pool = pool
 	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projections.Inline() {
+		for _, p := range projectors.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err
 			}

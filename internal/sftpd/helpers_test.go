@@ -37,6 +37,7 @@ import (
 	"github.com/clientele/clientele/internal/secret"
 	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -78,7 +79,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projections.Inline() {
+		for _, p := range projectors.Inline() {
 			if err := p.Apply(ctx, tx, c.Events); err != nil {
 				return err
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/retrieval"
 )
 
 func gz(t *testing.T, data string) []byte {
@@ -289,7 +290,7 @@ func TestSFTPInterruptedUpload(t *testing.T) {
 func (e *env) importedValues(companyID string, fields ...string) []string {
 	e.t.Helper()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: e.pool, Store: e.store, Async: []projections.Projector{projections.NewCustomers(e.keys)},
+		Pool: e.pool, Store: e.store, Async: []projections.Projector{retrieval.NewCustomers(e.keys)},
 		ConsumerSettings: bus.ConsumerSettings{
 			PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
 		},

@@ -1,0 +1,18 @@
+package projectors
+
+import (
+	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/access"
+	"github.com/clientele/clientele/projections/campaignstats"
+	"github.com/clientele/clientele/projections/datatargets"
+)
+
+// Inline returns the projectors that run in the append transaction: the
+// read models of tenancy and access, which every request reads (its
+// company, its token) and which a client must see at once after creating
+// them; the datatarget queues, which a client that posts reads at once;
+// the SFTP keys, whose removal must end their log-ins at once; and the
+// campaigns, which a client that creates or changes one reads at once.
+func Inline() []projections.Projector {
+	return []projections.Projector{access.Companies{}, access.Users{}, access.Integrations{}, access.AccessTokens{}, datatargets.Datatargets{}, access.SFTPKeys{}, campaignstats.Campaigns{}}
+}
