@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/internal/delivery"
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/projections"
 )
 

@@ -618,7 +618,7 @@ func (r *outageReceiver) delivered() int {
 	return next - 1
 }
 
-// check verifies what internal/delivery promises: every message, in
+// check verifies what delivery promises: every message, in
 // order, each batch starting right after the one before, except that the
 // batch in flight when the database went away may be sent again (from the
 // same first message; with the same webhook-id unless its first attempt

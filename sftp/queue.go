@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"bytes"
@@ -97,7 +97,7 @@ func (q *queue) recover() error {
 	st := q.s.store
 	in, err := os.ReadDir(filepath.Join(st.dir, "incoming"))
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	for _, e := range in {
 		q.s.log.Warn("sftp: deleting an upload cut short by a stop", "id", e.Name())
@@ -105,7 +105,7 @@ func (q *queue) recover() error {
 	}
 	entries, err := os.ReadDir(filepath.Join(st.dir, "queue"))
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	removeTemps(filepath.Join(st.dir, "queue"))
 	var jobs []job
@@ -231,7 +231,7 @@ func (q *queue) process(ctx context.Context, j job) (err error) {
 		_, rerr := q.s.cfg.Runs.Run(ctx, j.CompanyID, j.ID)
 		switch {
 		case rerr == nil:
-			err = fmt.Errorf("sftpd: panic after staging: %v", v)
+			err = fmt.Errorf("sftp: panic after staging: %v", v)
 		case domain.ErrorCode(rerr) != domain.NotFound:
 			err = rerr
 		default:
@@ -345,7 +345,7 @@ func (q *queue) done(ctx context.Context, j job) error {
 		return err
 	}
 	if err := os.Rename(q.s.store.queued(j.ID), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
 		return err
@@ -386,7 +386,7 @@ func (q *queue) fail(j job, reason string) error {
 		return err
 	}
 	if err := os.Rename(q.s.store.queued(j.ID), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
 		return err
@@ -528,7 +528,7 @@ func (q *queue) rewriteResult(ctx context.Context, runID string, rf resultFile) 
 func (q *queue) recoverResults() error {
 	companies, err := os.ReadDir(filepath.Join(q.s.store.dir, "companies"))
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	for _, c := range companies {
 		dir := filepath.Join(q.s.store.dir, "companies", c.Name(), dropDir, processedDir)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
@@ -28,7 +29,6 @@ import (
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
