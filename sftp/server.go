@@ -222,7 +222,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, conns: map[net.Conn]struct{}{}}
-	s.queue = newQueue(s)
+	if s.queue, err = newQueue(s); err != nil {
+		st.close()
+		return nil, err
+	}
 	// Before anything is served: a new upload must not be taken for a
 	// leftover.
 	if err := s.queue.recover(); err != nil {
