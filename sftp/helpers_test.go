@@ -35,6 +35,7 @@ import (
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
+	"github.com/clientele/clientele/internal/testlog"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
 	"github.com/clientele/clientele/sftp"
@@ -58,7 +59,7 @@ type env struct {
 	globex company.Company
 	// adminToken is an acme admin's token; globexToken globex's.
 	adminToken, globexToken string
-	logs                    *syncBuffer
+	logs                    *testlog.Buffer
 
 	cfg     sftp.Config
 	hostKey ssh.Signer
@@ -89,7 +90,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, pool: pool, store: store, cmds: commands.New(store, time.Now), keys: crypto.KeyStore{Keyring: kr}, logs: &syncBuffer{}}
+	e := &env{t: t, pool: pool, store: store, cmds: commands.New(store, time.Now), keys: crypto.KeyStore{Keyring: kr}, logs: &testlog.Buffer{}}
 	e.acme = e.company(ctx, "acme")
 	e.globex = e.company(ctx, "globex")
 	e.adminToken = e.userToken(ctx, e.acme, "admin@acme.test", access.RoleAdmin)
@@ -399,22 +400,4 @@ func newKey(t *testing.T, comment string) (ssh.Signer, string) {
 		t.Fatal(err)
 	}
 	return s, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(s.PublicKey()))) + " " + comment
-}
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
