@@ -260,7 +260,7 @@ func (q *queue) importFile(ctx context.Context, j job) error {
 	start := time.Now()
 	staged, err := q.stage(ctx, j, k)
 	if err != nil {
-		if permanent(err) {
+		if fileFault(err) {
 			log.Info("sftp: file refused", "err", err)
 			return q.fail(j, domain.ErrorMessage(err))
 		}
@@ -270,10 +270,10 @@ func (q *queue) importFile(ctx context.Context, j job) error {
 	return q.done(ctx, j)
 }
 
-// permanent reports whether a staging error is the file's fault, which
+// fileFault reports whether a staging error is the file's fault, which
 // staging it again cannot cure: the client's errors (a malformed file,
 // one over the size limit).
-func permanent(err error) bool {
+func fileFault(err error) bool {
 	switch domain.ErrorCode(err) {
 	case domain.Invalid, domain.Validation, domain.TooLarge, domain.Forbidden, domain.Unauthorized:
 		return true
