@@ -44,6 +44,7 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/backoff"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -261,7 +262,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, closeAll)
 	defer stop()
 	defer s.wg.Wait()
-	var delay time.Duration
+	// failures counts the accepts in a row that failed for want of
+	// descriptors.
+	var failures int
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -271,14 +274,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 				// Out of descriptors: wait as net/http does, rather than spin.
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				time.Sleep(delay)
+				failures++
+				time.Sleep(backoff.Doubling{Min: 5 * time.Millisecond, Max: time.Second}.After(failures))
 				continue
 			}
 			closeAll()
 			return fmt.Errorf("sftp: accept: %w", err)
 		}
-		delay = 0
+		failures = 0
 		if !s.held.take(keyConns, s.cfg.MaxConnections) {
 			s.log.Warn("sftp: too many connections; refused", "remote", c.RemoteAddr().String(), "max", s.cfg.MaxConnections)
 			c.Close()

@@ -6,7 +6,8 @@
 // It only computes. The loops that wait keep their own count of failures:
 // bus.Resumer per key (the projection runtime's projectors, the import
 // worker's and the SFTP queue's companies), the webhook outlets per batch
-// in the database (delivery). A retry within one Watermill delivery is
+// in the database (delivery), the SFTP server's accept loop, serve's
+// issuing of tracking tokens. A retry within one Watermill delivery is
 // Watermill's own (bus.RetryWithBackoff).
 package backoff
 
