@@ -21,9 +21,11 @@ import (
 	"github.com/clientele/clientele/internal/bus"
 )
 
-// queue imports the complete files, one at a time in the order they were
-// completed (ids are UUIDv7, ordered by time), so that a company's files
-// are scheduled in the order it sent them, as its HTTP uploads are.
+// queue imports the complete files one at a time, the companies taking
+// turns (a bus.Resumer keyed by company), each company's files in the
+// order they were completed (ids are UUIDv7, ordered by time), so that a
+// company's files are scheduled in the order it sent them, as its HTTP
+// uploads are.
 type queue struct {
 	s       *Server
 	resumer *bus.Resumer
@@ -50,6 +52,7 @@ type resultFile struct {
 // first failure; each failure in a row doubles it, up to Config.RetryMax.
 const retryMin = 500 * time.Millisecond
 
+// newQueue returns the queue of s, whose files run imports.
 func newQueue(s *Server) (*queue, error) {
 	q := &queue{s: s, pending: map[string]resultFile{}}
 	r, err := bus.NewResumer(bus.ResumerConfig{
