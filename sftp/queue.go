@@ -52,7 +52,7 @@ type resultFile struct {
 // first failure; each failure in a row doubles it, up to Config.RetryMax.
 const retryMin = 500 * time.Millisecond
 
-// newQueue returns the queue of s, whose files run imports.
+// newQueue returns the import queue of s; run works it.
 func newQueue(s *Server) (*queue, error) {
 	q := &queue{s: s, pending: map[string]resultFile{}}
 	r, err := bus.NewResumer(bus.ResumerConfig{
