@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clientele/clientele/internal/delivery"
+	"github.com/clientele/clientele/delivery"
 )
 
 // importRun uploads body with token, waits for the run and returns its

@@ -8,15 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/internal/delivery"
+	"github.com/clientele/clientele/delivery"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
@@ -146,18 +144,5 @@ func (e *env) createOutlet(token, datatargetID, url string, batched bool) string
 // update ids, in log order.
 func (e *env) customerPositions() []string {
 	e.t.Helper()
-	rows, err := e.pool.Query(context.Background(), `SELECT global_position FROM events
-		WHERE company_id = $1 AND event_type LIKE 'Customer%' ORDER BY transaction_id, global_position`, e.acme.ID)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ps, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = strconv.FormatInt(p, 10)
-	}
-	return out
+	return pgtest.EventPositions(e.t, e.pool, "company_id = $1 AND event_type LIKE 'Customer%'", e.acme.ID)
 }

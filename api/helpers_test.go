@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +35,7 @@ import (
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
+	"github.com/clientele/clientele/internal/testlog"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
@@ -421,23 +421,8 @@ func golden(t *testing.T, name string, body []byte, replace ...string) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a buffer safe for the server's goroutines.
+type syncBuffer = testlog.Buffer
 
 // runProjections runs the async projectors as the service does, until the
 // test ends; waitProjections waits until they have applied the whole log.

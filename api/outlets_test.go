@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clientele/clientele/internal/delivery"
+	"github.com/clientele/clientele/delivery"
 )
 
 // outletAnswer is an outlet as a client reads it.

@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +32,7 @@ import (
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
+	"github.com/clientele/clientele/internal/testlog"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
@@ -352,22 +351,7 @@ func (c *client) logIn(email, totpCode string) {
 }
 
 // syncBuffer is a buffer safe for the service's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testlog.Buffer
 
 // waitRow waits until a read model's table holds a row of the company
 // (the async projections follow the log within moments).

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"time"
@@ -173,10 +172,8 @@ func runCampaigns(ctx context.Context, o options, base, token, url string, env [
 		return res, err
 	}
 	start = time.Now()
-	cmd := exec.CommandContext(ctx, o.binary, "projections", "rebuild", "campaign_stats", "--database-url", url, "--log-level", "warn")
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return res, fmt.Errorf("rebuild: %w\n%s", err, out)
+	if _, err := runClientele(ctx, o.binary, url, env, "projections", "rebuild", "campaign_stats"); err != nil {
+		return res, err
 	}
 	res.rebuild = time.Since(start)
 	after, err := figures(base, token)

@@ -8,7 +8,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -57,31 +56,12 @@ func runConsole(ctx context.Context, o options) (consoleResult, error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return res, err
 	}
-	dbURL, childEnv, stop, err := freshDatabase(ctx, o, "console")
+	d, err := deploy(ctx, o, "console")
 	if err != nil {
 		return res, err
 	}
-	defer stop()
-	for _, args := range [][]string{
-		{"migrate"},
-		{"company", "create", slug},
-		{"user", "create", "--company", slug, "--email", email, "--password", password, "--role", "admin"},
-	} {
-		cmd := exec.CommandContext(ctx, o.binary, append(args, "--database-url", dbURL, "--log-level", "warn")...)
-		cmd.Env = childEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return res, fmt.Errorf("clientele %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	srv, err := startServer(ctx, o.binary, dbURL, childEnv, false)
-	if err != nil {
-		return res, err
-	}
-	defer srv.stop()
-	token, err := createToken(srv.base)
-	if err != nil {
-		return res, err
-	}
+	defer d.close()
+	dbURL, srv, token := d.url, d.srv, d.token
 
 	start := time.Now()
 	if err := importUntimed(ctx, srv.base, token, "customers", o.n, o.perUpload); err != nil {

@@ -91,32 +91,12 @@ func runBus(ctx context.Context, o options) (busResult, error) {
 // measures the uploads and the time until every record is retrievable.
 func busEndToEnd(ctx context.Context, o options, bus string, nats *natstest.Server) (busFigures, error) {
 	var fig busFigures
-	url, childEnv, stop, err := freshDatabase(ctx, o, "bus")
+	d, err := deploy(ctx, o, "bus", "CLIENTELE_BUS_URL="+bus)
 	if err != nil {
 		return fig, err
 	}
-	defer stop()
-	childEnv = append(childEnv, "CLIENTELE_BUS_URL="+bus)
-	for _, args := range [][]string{
-		{"migrate"},
-		{"company", "create", slug},
-		{"user", "create", "--company", slug, "--email", email, "--password", password, "--role", "admin"},
-	} {
-		cmd := exec.CommandContext(ctx, o.binary, append(args, "--database-url", url, "--log-level", "warn")...)
-		cmd.Env = childEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fig, fmt.Errorf("clientele %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	srv, err := startServer(ctx, o.binary, url, childEnv, false)
-	if err != nil {
-		return fig, err
-	}
-	defer srv.stop()
-	token, err := createToken(srv.base)
-	if err != nil {
-		return fig, err
-	}
+	defer d.close()
+	url, srv, token := d.url, d.srv, d.token
 	if pre, ok := prerequisites[o.entity]; ok {
 		if err := importUntimed(ctx, srv.base, token, pre.entity, pre.n(o.n), o.perUpload); err != nil {
 			return fig, err
@@ -129,35 +109,13 @@ func busEndToEnd(ctx context.Context, o options, bus string, nats *natstest.Serv
 	defer conn.Close(context.Background())
 
 	start := time.Now()
-	var runs []string
-	for first := 0; first < o.n; first += o.perUpload {
-		runID, _, err := upload(srv.base, token, o.entity, generators[o.entity], first, min(o.perUpload, o.n-first))
-		if err != nil {
-			return fig, err
-		}
-		runs = append(runs, runID)
+	runs, _, err := uploadAll(srv.base, token, o)
+	if err != nil {
+		return fig, err
 	}
 	fig.uploadTime = time.Since(start)
-	for {
-		accepted, _, done, err := importProgress(srv.base, token, runs)
-		if err != nil {
-			return fig, err
-		}
-		if done {
-			visible, err := countRetrievable(ctx, conn, o.entity)
-			if err != nil {
-				return fig, err
-			}
-			if visible >= accepted {
-				fig.accepted = accepted
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fig, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if fig.accepted, _, _, err = waitRetrievable(ctx, conn, srv.base, token, o.entity, runs); err != nil {
+		return fig, err
 	}
 	fig.endToEnd = time.Since(start)
 	fig.peakRSSKiB = peakRSS(srv.cmd.Process.Pid)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -107,16 +106,13 @@ func (w *countingDiscard) Write(p []byte) (int, error) {
 // run's database (with the server stopped) and checks that every
 // customer is retrievable again.
 func rebuildCustomers(ctx context.Context, o options, dbURL string, env []string, conn *pgx.Conn, want int, r *readResult) error {
-	cmd := exec.CommandContext(ctx, o.binary, "projections", "rebuild", "customers", "--database-url", dbURL, "--log-level", "warn")
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("clientele projections rebuild customers: %w\n%s", err, stderr.Bytes())
+	out, err := runClientele(ctx, o.binary, dbURL, env, "projections", "rebuild", "customers")
+	if err != nil {
+		return err
 	}
 	r.rebuild = time.Since(start)
-	r.rebuildOut = string(bytes.TrimSpace(stdout.Bytes()))
+	r.rebuildOut = string(bytes.TrimSpace(out))
 	n, err := countRetrievable(ctx, conn, "customers")
 	if err != nil {
 		return err

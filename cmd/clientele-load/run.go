@@ -3,30 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/internal/pg"
-)
-
-const (
-	slug     = "load"
-	host     = slug + ".localhost"
-	email    = "load@load.test"
-	password = "load-driver-password"
 )
 
 func run(ctx context.Context, o options) (result, error) {
@@ -39,33 +23,12 @@ func run(ctx context.Context, o options) (result, error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return res, err
 	}
-	url, childEnv, stop, err := freshDatabase(ctx, o, "load")
+	d, err := deploy(ctx, o, "load")
 	if err != nil {
 		return res, err
 	}
-	defer stop()
-
-	for _, args := range [][]string{
-		{"migrate"},
-		{"company", "create", slug},
-		{"user", "create", "--company", slug, "--email", email, "--password", password, "--role", "admin"},
-	} {
-		cmd := exec.CommandContext(ctx, o.binary, append(args, "--database-url", url, "--log-level", "warn")...)
-		cmd.Env = childEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return res, fmt.Errorf("clientele %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	srv, err := startServer(ctx, o.binary, url, childEnv, false)
-	if err != nil {
-		return res, err
-	}
-	defer srv.stop()
-
-	token, err := createToken(srv.base)
-	if err != nil {
-		return res, err
-	}
+	defer d.close()
+	url, childEnv, srv, token := d.url, d.env, d.srv, d.token
 	if o.entity == "campaigns" {
 		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
@@ -85,16 +48,11 @@ func run(ctx context.Context, o options) (result, error) {
 	// Uploads, one after another, each streamed from the generator.
 	cpu := startCPU(o.dir, srv.cmd.Process.Pid)
 	start := time.Now()
-	var runs []string
-	for first := 0; first < o.n; first += o.perUpload {
-		count := min(o.perUpload, o.n-first)
-		runID, n, err := upload(srv.base, token, o.entity, gen, first, count)
-		if err != nil {
-			return res, err
-		}
-		res.bytes += n
-		runs = append(runs, runID)
+	runs, sent, err := uploadAll(srv.base, token, o)
+	if err != nil {
+		return res, err
 	}
+	res.bytes = sent
 	res.uploadTime = time.Since(start)
 
 	// Until every accepted record is retrievable.
@@ -103,30 +61,11 @@ func run(ctx context.Context, o options) (result, error) {
 		return res, err
 	}
 	defer conn.Close(context.Background())
-	for {
-		accepted, rejected, done, err := importProgress(srv.base, token, runs)
-		if err != nil {
-			return res, err
-		}
-		if done {
-			if res.applied == 0 {
-				res.applied = time.Since(start)
-			}
-			visible, err := countRetrievable(ctx, conn, o.entity)
-			if err != nil {
-				return res, err
-			}
-			if visible >= accepted {
-				res.accepted, res.rejected = accepted, rejected
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	accepted, rejected, applied, err := waitRetrievable(ctx, conn, srv.base, token, o.entity, runs)
+	if err != nil {
+		return res, err
 	}
+	res.accepted, res.rejected, res.applied = accepted, rejected, applied.Sub(start)
 	res.endToEnd = time.Since(start)
 	res.cpuEndToEnd = cpu.stop()
 	res.peakRSSKiB = peakRSS(srv.cmd.Process.Pid)
@@ -171,61 +110,9 @@ func run(ctx context.Context, o options) (result, error) {
 	return res, nil
 }
 
-type server struct {
-	cmd  *exec.Cmd
-	base string
-	// sftpAddr is where the SFTP drop directory listens, when started
-	// with extra arguments that serve it.
-	sftpAddr string
-}
-
-// startServer starts serve with the extra arguments and waits until it
-// says where it listens (and, with wantSFTP, where SFTP is served).
-func startServer(ctx context.Context, binary, url string, env []string, wantSFTP bool, extra ...string) (*server, error) {
-	args := append([]string{"serve", "--database-url", url, "--addr", "127.0.0.1:0",
-		"--log-level", "warn", "--rate-limit", "1000000", "--rate-burst", "1000000"}, extra...)
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = env
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	re := regexp.MustCompile(`listening on (http://\S+)`)
-	reSFTP := regexp.MustCompile(`SFTP drop directory on (\S+)`)
-	srv := &server{cmd: cmd}
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() {
-		if m := re.FindStringSubmatch(lines.Text()); m != nil {
-			srv.base = m[1]
-		}
-		if m := reSFTP.FindStringSubmatch(lines.Text()); m != nil {
-			srv.sftpAddr = m[1]
-		}
-		if srv.base != "" && (srv.sftpAddr != "" || !wantSFTP) {
-			go io.Copy(io.Discard, stdout) //nolint:errcheck
-			return srv, nil
-		}
-	}
-	_ = cmd.Wait()
-	return nil, errors.New("serve exited before listening")
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	_ = s.cmd.Wait()
-}
-
 func do(method, url, token string, body io.Reader, contentType string, out any) error {
 	return doAs(account{host, email}, method, url, token, body, contentType, out)
 }
-
-// account is a company's host and its admin user's email (password
-// is the same for all).
-type account struct{ host, email string }
 
 // doAs sends a request to the company of acct, with the token or else
 // the user's password, and decodes the answer of 200 into out.
@@ -267,6 +154,51 @@ func createTokenAs(acct account, base string) (string, error) {
 	}
 	err := doAs(acct, "POST", base+"/api/access-tokens/", "", nil, "", &v)
 	return v.AccessToken.Token, err
+}
+
+// uploadAll uploads o.n generated records of o.entity, o.perUpload a
+// request, one request after another, and returns their runs and the
+// bytes sent.
+func uploadAll(base, token string, o options) (runs []string, sent int64, err error) {
+	for first := 0; first < o.n; first += o.perUpload {
+		runID, n, err := upload(base, token, o.entity, generators[o.entity], first, min(o.perUpload, o.n-first))
+		if err != nil {
+			return nil, 0, err
+		}
+		sent += n
+		runs = append(runs, runID)
+	}
+	return runs, sent, nil
+}
+
+// waitRetrievable waits until the runs are done and every record they
+// accepted is retrievable, and returns their counts and when the runs
+// were first seen done (their events committed, before the read model
+// caught up with them).
+func waitRetrievable(ctx context.Context, conn *pgx.Conn, base, token, entity string, runs []string) (accepted, rejected int, applied time.Time, err error) {
+	for {
+		accepted, rejected, done, err := importProgress(base, token, runs)
+		if err != nil {
+			return 0, 0, time.Time{}, err
+		}
+		if done {
+			if applied.IsZero() {
+				applied = time.Now()
+			}
+			visible, err := countRetrievable(ctx, conn, entity)
+			if err != nil {
+				return 0, 0, time.Time{}, err
+			}
+			if visible >= accepted {
+				return accepted, rejected, applied, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, time.Time{}, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // upload streams count generated records, from index first, as one
@@ -379,35 +311,3 @@ func copyRecords(ctx context.Context, conn *pgx.Conn, gen generator, n int) (tim
 
 // peakRSS reads the peak resident set size (VmHWM) of a process, in KiB.
 func peakRSS(pid int) int64 { return rss(pid, "VmHWM:") }
-
-// freshDatabase starts the embedded PostgreSQL in o.dir and creates a
-// database named after prefix and the time, dropped by stop unless
-// o.keep. It returns the database's URL and the environment of the run's
-// child processes: one master key for all of them, so no key file is
-// left behind and every child opens the others' sealed data.
-func freshDatabase(ctx context.Context, o options, prefix string) (url string, childEnv []string, stop func(), err error) {
-	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: o.dir, Database: "postgres"})
-	if err != nil {
-		return "", nil, nil, err
-	}
-	admin, err := pgx.Connect(ctx, emb.URL())
-	if err != nil {
-		emb.Close()
-		return "", nil, nil, err
-	}
-	dbName := fmt.Sprintf("%s_%d", prefix, time.Now().Unix())
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+dbName); err != nil {
-		admin.Close(context.Background())
-		emb.Close()
-		return "", nil, nil, err
-	}
-	stop = func() {
-		if !o.keep {
-			admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)") //nolint:errcheck
-		}
-		admin.Close(context.Background())
-		emb.Close()
-	}
-	childEnv = append(os.Environ(), "CLIENTELE_MASTER_KEY="+base64.StdEncoding.EncodeToString(crypto.NewMasterKey()))
-	return emb.ServerURL(dbName), childEnv, stop, nil
-}

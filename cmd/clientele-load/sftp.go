@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -127,24 +126,11 @@ func runSFTP(ctx context.Context, o options) (sftpResult, error) {
 	}
 	res.records, res.bytes = n, fi.Size()
 
-	url, childEnv, stop, err := freshDatabase(ctx, o, "load_sftp")
+	url, childEnv, stop, err := prepare(ctx, o, "load_sftp", nil, sftpSlug, httpSlug)
 	if err != nil {
 		return res, err
 	}
 	defer stop()
-	commands := [][]string{{"migrate"}}
-	for _, s := range []string{sftpSlug, httpSlug} {
-		commands = append(commands,
-			[]string{"company", "create", s},
-			[]string{"user", "create", "--company", s, "--email", s + "@load.test", "--password", password, "--role", "admin"})
-	}
-	for _, args := range commands {
-		cmd := exec.CommandContext(ctx, o.binary, append(args, "--database-url", url, "--log-level", "warn")...)
-		cmd.Env = childEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return res, fmt.Errorf("clientele %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-	}
 	sftpDir, err := os.MkdirTemp(o.dir, "sftp-")
 	if err != nil {
 		return res, err
@@ -159,8 +145,7 @@ func runSFTP(ctx context.Context, o options) (sftpResult, error) {
 	if err != nil {
 		return res, err
 	}
-	sftpAcct := account{sftpSlug + ".localhost", sftpSlug + "@load.test"}
-	httpAcct := account{httpSlug + ".localhost", httpSlug + "@load.test"}
+	sftpAcct, httpAcct := accountOf(sftpSlug), accountOf(httpSlug)
 	sftpToken, err := createTokenAs(sftpAcct, srv.base)
 	var httpToken string
 	if err == nil {

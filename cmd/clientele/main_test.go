@@ -11,32 +11,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/internal/testlog"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
-
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
@@ -55,10 +37,10 @@ func mustRun(t *testing.T, getenv func(string) string, args ...string) string {
 // startServe runs `serve` in the background and returns its base URL and
 // a stop function that shuts it down gracefully and checks it exited
 // cleanly.
-func startServe(t *testing.T, getenv func(string) string, args ...string) (string, *syncBuffer, func()) {
+func startServe(t *testing.T, getenv func(string) string, args ...string) (string, *testlog.Buffer, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &testlog.Buffer{}, &testlog.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), out, errOut, getenv)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/clientele/clientele/internal/natstest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/internal/testlog"
 )
 
 // nodeHelper marks the helper process of TestMultiNodeNATS: a real
@@ -36,7 +37,7 @@ func TestNodeHelper(t *testing.T) {
 // node is a serve process.
 type node struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *testlog.Buffer
 	client *outageClient
 }
 
@@ -50,7 +51,7 @@ func startNode(t *testing.T, vars map[string]string) *node {
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	n := &node{cmd: cmd, out: &syncBuffer{}}
+	n := &node{cmd: cmd, out: &testlog.Buffer{}}
 	cmd.Stdout, cmd.Stderr = n.out, n.out
 	// The node dies with the test process, even one that go test's
 	// -timeout ends without running the cleanups: a node left behind

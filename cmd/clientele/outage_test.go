@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/internal/testlog"
 )
 
 // TestDatabaseOutage crashes PostgreSQL (pg_ctl stop -m immediate) under a
@@ -292,10 +293,10 @@ var outageLine = regexp.MustCompile(`"msg":"bus: the subscriber cannot read mess
 // serveForOutage runs serve in the background like startServe, and also
 // returns its log and a channel that receives its error if it exits: it
 // must not, whatever happens to its database.
-func serveForOutage(t *testing.T, getenv func(string) string, args ...string) (base string, logs *syncBuffer, exited <-chan error, stop func()) {
+func serveForOutage(t *testing.T, getenv func(string) string, args ...string) (base string, logs *testlog.Buffer, exited <-chan error, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &testlog.Buffer{}, &testlog.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), out, errOut, getenv)
@@ -618,7 +619,7 @@ func (r *outageReceiver) delivered() int {
 	return next - 1
 }
 
-// check verifies what internal/delivery promises: every message, in
+// check verifies what delivery promises: every message, in
 // order, each batch starting right after the one before, except that the
 // batch in flight when the database went away may be sent again (from the
 // same first message; with the same webhook-id unless its first attempt

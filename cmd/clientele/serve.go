@@ -19,7 +19,7 @@ import (
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/console"
-	"github.com/clientele/clientele/internal/delivery"
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/readmodels"
 )
 

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/readmodels"
+	"github.com/clientele/clientele/sftp"
 )
 
 // sftpFlags configure the SFTP drop directory of serve (docs/sftp.md).
@@ -23,7 +23,7 @@ type sftpFlags struct {
 
 // sftpServer is a running SFTP server: its listener, ready to serve.
 type sftpServer struct {
-	srv *sftpd.Server
+	srv *sftp.Server
 	ln  net.Listener
 }
 
@@ -37,7 +37,7 @@ func startSFTP(g *globals, a *app, f sftpFlags, maxUpload int64, logIns api.LogI
 	if keyPath == "" {
 		keyPath = filepath.Join(g.dataDir, "sftp_host_ed25519_key")
 	}
-	key, created, err := sftpd.LoadHostKey(keyPath)
+	key, created, err := sftp.LoadHostKey(keyPath)
 	if err != nil {
 		return nil, fmt.Errorf("--sftp-host-key: %w", err)
 	}
@@ -48,7 +48,7 @@ func startSFTP(g *globals, a *app, f sftpFlags, maxUpload int64, logIns api.LogI
 	if dir == "" {
 		dir = filepath.Join(g.dataDir, "sftp")
 	}
-	srv, err := sftpd.New(sftpd.Config{
+	srv, err := sftp.New(sftp.Config{
 		HostKey:      key,
 		Dir:          dir,
 		MaxFileBytes: maxUpload,

@@ -15,8 +15,8 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/readmodels"
+	"github.com/clientele/clientele/sftp"
 )
 
 // dyingListener hands out its connections, then fails as a listener
@@ -35,7 +35,7 @@ func (l *dyingListener) Accept() (net.Conn, error) {
 func (l *dyingListener) Close() error   { return nil }
 func (l *dyingListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2222} }
 
-// noSFTPDeps stands for every dependency of sftpd.Server: none is reached
+// noSFTPDeps stands for every dependency of sftp.Server: none is reached
 // by a server whose listener fails before anyone logs in.
 type noSFTPDeps struct{}
 
@@ -65,12 +65,12 @@ func (noSFTPDeps) Rejections(context.Context, string, string, int) ([]importing.
 // serve stops with it (as it does when the HTTP server fails).
 func TestSFTPListenerFailureEndsRun(t *testing.T) {
 	dir := t.TempDir()
-	key, _, err := sftpd.LoadHostKey(filepath.Join(dir, "host_key"))
+	key, _, err := sftp.LoadHostKey(filepath.Join(dir, "host_key"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var deps noSFTPDeps
-	srv, err := sftpd.New(sftpd.Config{
+	srv, err := sftp.New(sftp.Config{
 		HostKey: key, Dir: filepath.Join(dir, "sftp"), MaxFileBytes: 1 << 20,
 		Companies: deps, Tokens: deps, Keys: deps, LogIns: deps, Uploads: deps, Runs: deps,
 	})

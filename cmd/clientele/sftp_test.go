@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/internal/testlog"
 )
 
 // sftpHelper marks the helper process of TestSFTPKilledServe: a real
@@ -42,7 +43,7 @@ func TestSFTPServeHelper(t *testing.T) {
 // sftpServe is a serve process.
 type sftpServe struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testlog.Buffer
 	addr string // the SFTP address
 }
 
@@ -56,7 +57,7 @@ func startSFTPServe(t *testing.T, vars map[string]string, sftpAddr string) *sftp
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	s := &sftpServe{cmd: cmd, out: &syncBuffer{}}
+	s := &sftpServe{cmd: cmd, out: &testlog.Buffer{}}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

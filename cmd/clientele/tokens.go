@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/internal/backoff"
 	"github.com/clientele/clientele/internal/pg"
 )
 
@@ -17,8 +18,7 @@ import (
 // work is done or ctx ends; it never stops serve.
 func issueCustomerTokens(ctx context.Context, a *app) {
 	h := imports.NewIssueCustomerTokensHandler(a.pool, a.store, a.keys, time.Now)
-	wait := time.Second
-	for {
+	for round := 1; ; round++ {
 		start := time.Now()
 		got, err := h.Handle(ctx, imports.IssueCustomerTokens{})
 		if got.Issued > 0 {
@@ -38,8 +38,7 @@ func issueCustomerTokens(ctx context.Context, a *app) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(backoff.Doubling{Min: time.Second, Max: time.Minute}.After(round)):
 		}
-		wait = min(2*wait, time.Minute)
 	}
 }

@@ -76,7 +76,7 @@ func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Im
 // *PermanentError instead fails the run, and Handle returns nil. From the
 // isolateAfter-th attempt that fails for a reason retrying does not cure,
 // the records the store refuses are rejected and the rest applied
-// (import_chunk_isolate.go), over as many attempts, each bounded, as
+// (chunk_isolate.go), over as many attempts, each bounded, as
 // finding them takes.
 func (h ImportChunkHandler) Handle(ctx context.Context, cmd ImportChunk) error {
 	var entity importing.Entity

@@ -23,7 +23,7 @@ import (
 // EventImporter imports event records (activity.Parser): each event finds
 // its customer like a customer record does, and may create or change it
 // (subscriptions, the customer fields it carries); it finds or creates its
-// product (product_links.go); it gets the next integer id of the company
+// product (product_link.go); it gets the next integer id of the company
 // and its personal fields are sealed with its customer's data key. The
 // record {id, is_deleted: true} deletes an event. One commit per chunk
 // holds every stream the chunk changes: customers, products created, and

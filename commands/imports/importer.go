@@ -61,7 +61,7 @@ type Chunk struct {
 	// Reject names records, by position in Records, that the Importer must
 	// reject with the reason given, without parsing or applying them:
 	// records the store refuses, found by the worker once the chunk kept
-	// failing (import_chunk_isolate.go). The shared parse path
+	// failing (chunk_isolate.go). The shared parse path
 	// (chunkRecords) honours it, so every entity does.
 	Reject map[int]string
 	// Resolution is what the Importer's Resolve made of this chunk, ahead
@@ -88,7 +88,7 @@ type Prepared any
 // sealing: the reads and the Go work) and writing what it resolved in the
 // chunk's transaction (ImportChunk, with Chunk.Resolution set). The worker
 // resolves a company's next chunk while the current one writes and
-// commits, against the state the current one leaves (resolve_ahead.go), so
+// commits, against the state the current one leaves (ahead.go), so
 // that a company's chunks use two cores: one resolves, the other writes.
 type Resolver interface {
 	Importer

@@ -20,7 +20,7 @@ import (
 
 // importOutcome applies records as one chunk of run "run-1", with the
 // records of reject refused as the store-refused ones are
-// (import_chunk_isolate.go), and returns the outcome.
+// (chunk_isolate.go), and returns the outcome.
 func (e *customerEnv) importOutcome(t *testing.T, reject map[int]string, records ...string) importing.Outcome {
 	t.Helper()
 	ctx := context.Background()

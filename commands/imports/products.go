@@ -3,7 +3,6 @@ package imports
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/product"
+	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/eventstore"
 )
 
@@ -40,59 +40,43 @@ func NewProductImporter(store TxAppender) *ProductImporter {
 func (*ProductImporter) Entity() importing.Entity { return importing.Products }
 
 // ImportChunk implements Importer. Records are decided in order against
-// the state the earlier records of the chunk left.
+// the state the earlier records of the chunk left (importUpserts).
 func (h *ProductImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	meta, err := chunkMetadata(chunk, "products")
-	if err != nil {
-		return importing.Outcome{}, err
+	return importUpserts(ctx, tx, h.store, chunk, productUpserts)
+}
+
+// productUpserts is the products importer's part of importUpserts.
+var productUpserts = upserts[product.Record]{
+	entity: "products",
+	parser: parseProducts,
+	key:    func(r product.Record) (string, values.Ignored) { return r.ExternalID, r.Ignored },
+	book: func(chunk Chunk) upsertBook[product.Record] {
+		return productBook{product.NewBook(commands.NewID, chunk.Company.Currency)}
+	},
+}
+
+// productBook is a chunk's registry of products: product.Book, loaded
+// from product_states and saved to product_states and product_keys.
+type productBook struct{ *product.Book }
+
+func (b productBook) load(ctx context.Context, tx pgx.Tx, companyID string, externalIDs []string) (map[string]int64, error) {
+	return loadProducts(ctx, tx, companyID, externalIDs, b.Book)
+}
+
+func (b productBook) decide(companyID string, r product.Record) (id, stream string, e *eventstore.Event, err error) {
+	o, err := b.Decide(r)
+	if err != nil || o.Event == nil {
+		return o.ProductID, "", nil, err
 	}
-	rej := rejecter{chunk: chunk, entity: "products"}
-	records, problems := chunkRecords(chunk, parseProducts)
-	if err := rej.rejectAll(problems); err != nil {
-		return importing.Outcome{}, err
+	ev := eventstore.NewEvent(product.TypeUpserted, o.Event)
+	return o.ProductID, product.Stream(companyID, o.ProductID), &ev, nil
+}
+
+func (b productBook) save(ctx context.Context, tx pgx.Tx, companyID string, versions map[string]int64) error {
+	if err := saveProducts(ctx, tx, companyID, b.Touched(versions)); err != nil {
+		return err
 	}
-	var ids []string
-	for _, r := range records {
-		if r != nil {
-			ids = append(ids, r.ExternalID)
-		}
-	}
-	book := product.NewBook(commands.NewID, chunk.Company.Currency)
-	loaded, err := loadProducts(ctx, tx, chunk.Company.ID, ids, book)
-	if err != nil {
-		return importing.Outcome{}, err
-	}
-	var streams streamEvents
-	for i, r := range records {
-		if r == nil {
-			continue
-		}
-		o, err := book.Decide(*r)
-		if err != nil {
-			if err := rej.reject(i, err); err != nil {
-				return importing.Outcome{}, err
-			}
-			continue
-		}
-		rej.accept(i, r.Ignored)
-		if o.Event == nil {
-			continue
-		}
-		streams.add(product.Stream(chunk.Company.ID, o.ProductID), loaded[o.ProductID], eventstore.NewEvent(product.TypeUpserted, o.Event))
-	}
-	if len(streams.streams) == 0 {
-		return rej.outcome(), nil
-	}
-	if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams.streams}); err != nil {
-		return importing.Outcome{}, fmt.Errorf("imports: import products: %w", err)
-	}
-	if err := saveProducts(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
-		return importing.Outcome{}, err
-	}
-	if err := saveProductKeys(ctx, tx, chunk.Company.ID, book.KeyChanges()); err != nil {
-		return importing.Outcome{}, err
-	}
-	return rej.outcome(), nil
+	return saveProductKeys(ctx, tx, companyID, b.KeyChanges())
 }
 
 // parseProducts returns the company's products parser.

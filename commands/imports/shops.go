@@ -3,7 +3,6 @@ package imports
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/shop"
+	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/eventstore"
 )
 
@@ -37,50 +37,39 @@ func NewShopImporter(store TxAppender) *ShopImporter {
 func (*ShopImporter) Entity() importing.Entity { return importing.Shops }
 
 // ImportChunk implements Importer. Records are decided in order, so two
-// records of one new shop create one shop and the second updates it.
+// records of one new shop create one shop and the second updates it
+// (importUpserts).
 func (h *ShopImporter) ImportChunk(ctx context.Context, tx pgx.Tx, chunk Chunk) (importing.Outcome, error) {
-	meta, err := chunkMetadata(chunk, "shops")
-	if err != nil {
-		return importing.Outcome{}, err
+	return importUpserts(ctx, tx, h.store, chunk, shopUpserts)
+}
+
+// shopUpserts is the shops importer's part of importUpserts.
+var shopUpserts = upserts[shop.Record]{
+	entity: "shops",
+	parser: parseShops,
+	key:    func(r shop.Record) (string, values.Ignored) { return r.ExternalID, r.Ignored },
+	book:   func(Chunk) upsertBook[shop.Record] { return shopBook{shop.NewBook(commands.NewID)} },
+}
+
+// shopBook is a chunk's registry of shops: shop.Book, loaded from and
+// saved to shop_states.
+type shopBook struct{ *shop.Book }
+
+func (b shopBook) load(ctx context.Context, tx pgx.Tx, companyID string, externalIDs []string) (map[string]int64, error) {
+	return loadShops(ctx, tx, companyID, externalIDs, b.Book)
+}
+
+func (b shopBook) decide(companyID string, r shop.Record) (id, stream string, e *eventstore.Event, err error) {
+	o := b.Decide(r)
+	if o.Event == nil {
+		return o.ShopID, "", nil, nil
 	}
-	rej := rejecter{chunk: chunk, entity: "shops"}
-	records, problems := chunkRecords(chunk, parseShops)
-	if err := rej.rejectAll(problems); err != nil {
-		return importing.Outcome{}, err
-	}
-	var ids []string
-	for _, r := range records {
-		if r != nil {
-			ids = append(ids, r.ExternalID)
-		}
-	}
-	book := shop.NewBook(commands.NewID)
-	loaded, err := loadShops(ctx, tx, chunk.Company.ID, ids, book)
-	if err != nil {
-		return importing.Outcome{}, err
-	}
-	var streams streamEvents
-	for i, r := range records {
-		if r == nil {
-			continue
-		}
-		rej.accept(i, r.Ignored)
-		o := book.Decide(*r)
-		if o.Event == nil {
-			continue
-		}
-		streams.add(shop.Stream(chunk.Company.ID, o.ShopID), loaded[o.ShopID], eventstore.NewEvent(shop.TypeUpserted, o.Event))
-	}
-	if len(streams.streams) == 0 {
-		return rej.outcome(), nil
-	}
-	if _, err := h.store.AppendTx(ctx, tx, eventstore.Commit{Metadata: meta, Streams: streams.streams}); err != nil {
-		return importing.Outcome{}, fmt.Errorf("imports: import shops: %w", err)
-	}
-	if err := saveShops(ctx, tx, chunk.Company.ID, book.Touched(loaded)); err != nil {
-		return importing.Outcome{}, err
-	}
-	return rej.outcome(), nil
+	ev := eventstore.NewEvent(shop.TypeUpserted, o.Event)
+	return o.ShopID, shop.Stream(companyID, o.ShopID), &ev, nil
+}
+
+func (b shopBook) save(ctx context.Context, tx pgx.Tx, companyID string, versions map[string]int64) error {
+	return saveShops(ctx, tx, companyID, b.Touched(versions))
 }
 
 // parseShops returns the company's shops parser.

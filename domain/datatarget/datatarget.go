@@ -3,7 +3,7 @@
 // datatarget, outlet and message is, who may manage them, and how an
 // outlet's content template turns messages into a request body. It stores
 // and sends nothing: commands append its events, projections keep the
-// queues, and internal/delivery sends what outlets deliver.
+// queues, and delivery sends what outlets deliver.
 package datatarget
 
 import (

@@ -8,7 +8,7 @@ import (
 )
 
 // checkURL returns why raw is not a usable receiver URL, or "". Where it
-// points is checked when it is dialled (internal/delivery), since a name
+// points is checked when it is dialled (delivery), since a name
 // may resolve elsewhere by then.
 func checkURL(raw string) string {
 	if raw == "" {

@@ -135,7 +135,7 @@ func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) 
 		PollInterval:     p.cfg.PollInterval,
 		ResendInterval:   p.cfg.ResendInterval,
 		RetryInterval:    p.cfg.RetryInterval,
-		BackoffManager:   newBackoff(p.cfg, consumerGroup),
+		BackoffManager:   newPollBackoff(p.cfg, consumerGroup),
 		SchemaAdapter:    schema,
 		OffsetsAdapter:   offsetsAdapter,
 		InitializeSchema: false,
@@ -186,7 +186,7 @@ func (s waitingSubscriber) Subscribe(ctx context.Context, topic string) (<-chan 
 	}
 }
 
-// backoff is the subscribers' wsql.BackoffManager. Like watermill-sql's
+// pollBackoff is the subscribers' wsql.BackoffManager. Like watermill-sql's
 // default, it polls again at once after a batch, after PollInterval when
 // there was nothing, at once after a lost serialization race, and after
 // RetryInterval after any other error. Unlike it, it logs a run of
@@ -194,20 +194,20 @@ func (s waitingSubscriber) Subscribe(ctx context.Context, topic string) (<-chan 
 // it starts and a line when the subscriber reads again, instead of an
 // error at every retry: every consumer group polls, so an outage of an
 // hour would otherwise log thousands of identical errors.
-type backoff struct {
+type pollBackoff struct {
 	poll, retry time.Duration
 	logger      *slog.Logger
 	outage      pg.Outage
 }
 
-func newBackoff(cfg PostgresConfig, consumerGroup string) *backoff {
-	return &backoff{poll: cfg.PollInterval, retry: cfg.RetryInterval, logger: cfg.Logger.With("consumer_group", consumerGroup)}
+func newPollBackoff(cfg PostgresConfig, consumerGroup string) *pollBackoff {
+	return &pollBackoff{poll: cfg.PollInterval, retry: cfg.RetryInterval, logger: cfg.Logger.With("consumer_group", consumerGroup)}
 }
 
-var _ wsql.BackoffManager = (*backoff)(nil)
+var _ wsql.BackoffManager = (*pollBackoff)(nil)
 
 // HandleError implements wsql.BackoffManager.
-func (b *backoff) HandleError(_ watermill.LoggerAdapter, noMsg bool, err error) time.Duration {
+func (b *pollBackoff) HandleError(_ watermill.LoggerAdapter, noMsg bool, err error) time.Duration {
 	if err == nil {
 		if b.outage.Succeeded() {
 			b.logger.Info("bus: the subscriber reads messages again")

@@ -10,6 +10,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+
+	"github.com/clientele/clientele/internal/backoff"
 )
 
 // Messages only announce work whose source of truth is elsewhere (the
@@ -134,9 +136,12 @@ type resumeKey struct {
 	inLine, running bool
 	// again: Resume was called while the key's CatchUp ran, so what it
 	// found done may not be any more.
-	again   bool
-	backoff time.Duration
-	timer   *time.Timer
+	again bool
+	// failures is the number of the key's CatchUps that failed in a
+	// row, which its backoff doubles with.
+	failures int
+	backoff  time.Duration
+	timer    *time.Timer
 }
 
 // NewResumer checks cfg and returns a Resumer. It starts nothing.
@@ -221,7 +226,8 @@ func (r *Resumer) catchUp(ctx context.Context, key string, k *resumeKey) {
 	more, err := r.cfg.CatchUp(ctx, key)
 	if err != nil && ctx.Err() == nil {
 		// Only the key's running CatchUp touches its backoff.
-		k.backoff = min(max(2*k.backoff, r.cfg.MinBackoff), r.cfg.MaxBackoff)
+		k.failures++
+		k.backoff = backoff.Doubling{Min: r.cfg.MinBackoff, Max: r.cfg.MaxBackoff}.After(k.failures)
 		if r.cfg.Failed != nil {
 			r.cfg.Failed(ctx, key, err, k.backoff)
 		}
@@ -242,7 +248,7 @@ func (r *Resumer) catchUp(ctx context.Context, key string, k *resumeKey) {
 			r.enqueue(key, k)
 		})
 	case more || k.again:
-		k.backoff = 0
+		k.failures = 0
 		r.enqueue(key, k)
 	default:
 		delete(r.keys, key)

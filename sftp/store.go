@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"encoding/json"
@@ -31,16 +31,16 @@ type store struct {
 func openStore(dir string) (*store, error) {
 	for _, d := range []string{"incoming", "queue", "companies"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			return nil, fmt.Errorf("sftpd: %w", err)
+			return nil, fmt.Errorf("sftp: %w", err)
 		}
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("sftpd: %w", err)
+		return nil, fmt.Errorf("sftp: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sftpd: %s is used by another SFTP server (%w): give each its own directory", dir, err)
+		return nil, fmt.Errorf("sftp: %s is used by another SFTP server (%w): give each its own directory", dir, err)
 	}
 	return &store{dir: dir, lock: f}, nil
 }
@@ -56,7 +56,7 @@ func (st *store) jobFile(id string) string  { return filepath.Join(st.dir, "queu
 func (st *store) free() (int64, error) {
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(st.dir, &fs); err != nil {
-		return 0, fmt.Errorf("sftpd: %w", err)
+		return 0, fmt.Errorf("sftp: %w", err)
 	}
 	return int64(fs.Bavail) * int64(fs.Bsize), nil
 }
@@ -74,7 +74,7 @@ func (st *store) drop(companyID string) (string, error) {
 	d := filepath.Join(st.dir, "companies", companyID, dropDir)
 	for _, sub := range []string{processedDir, failedDir} {
 		if err := os.MkdirAll(filepath.Join(d, sub), 0o700); err != nil {
-			return "", fmt.Errorf("sftpd: %w", err)
+			return "", fmt.Errorf("sftp: %w", err)
 		}
 	}
 	return d, nil
@@ -112,7 +112,7 @@ func (st *store) enqueue(j job, from string) (committed bool, err error) {
 	}
 	if err := os.Rename(from, st.queued(j.ID)); err != nil {
 		os.Remove(st.jobFile(j.ID))
-		return false, fmt.Errorf("sftpd: queue %s: %w", j.Name, err)
+		return false, fmt.Errorf("sftp: queue %s: %w", j.Name, err)
 	}
 	return true, syncDir(filepath.Join(st.dir, "queue"))
 }
@@ -137,7 +137,7 @@ const tempPrefix = ".tmp\\"
 func writeFileSync(path string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix+"*")
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	_, err = f.Write(b)
 	if err = errors.Join(err, f.Sync(), f.Close()); err == nil {
@@ -145,7 +145,7 @@ func writeFileSync(path string, b []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	return syncDir(filepath.Dir(path))
 }
@@ -167,11 +167,11 @@ var syncDir = syncDirFS
 func syncDirFS(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sftpd: sync %s: %w", dir, err)
+		return fmt.Errorf("sftp: sync %s: %w", dir, err)
 	}
 	return nil
 }

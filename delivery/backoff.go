@@ -1,11 +1,12 @@
 package delivery
 
 import (
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clientele/clientele/internal/backoff"
 )
 
 // backoff is the delay before retrying a batch that failed attempts times
@@ -13,13 +14,7 @@ import (
 // random by up to a fifth either way so that outlets failing together do
 // not retry together.
 func (c Config) backoff(attempts int) time.Duration {
-	d := c.MinBackoff
-	for i := 1; i < attempts && d < c.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, c.MaxBackoff)
-	jitter := time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
-	return min(d+jitter, c.MaxBackoff)
+	return backoff.Doubling{Min: c.MinBackoff, Max: c.MaxBackoff, Jitter: 0.2}.After(attempts)
 }
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date. ok is

@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pkg/sftp"
+	pkgsftp "github.com/pkg/sftp"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
@@ -37,15 +37,15 @@ type tree struct {
 	log *slog.Logger
 }
 
-func (t *tree) handlers() sftp.Handlers {
-	return sftp.Handlers{FileGet: t, FilePut: t, FileCmd: t, FileList: t}
+func (t *tree) handlers() pkgsftp.Handlers {
+	return pkgsftp.Handlers{FileGet: t, FilePut: t, FileCmd: t, FileList: t}
 }
 
 var (
-	errBadName  = fmt.Errorf("invalid file name: %w", sftp.ErrSSHFxPermissionDenied)
-	errReadOnly = fmt.Errorf("processed/ and failed/ are written by the server; drop files in /toclientele/: %w", sftp.ErrSSHFxPermissionDenied)
-	errNoLinks  = fmt.Errorf("links are not supported: %w", sftp.ErrSSHFxPermissionDenied)
-	errNoDirs   = fmt.Errorf("the directories are fixed: /toclientele/, its processed/ and failed/: %w", sftp.ErrSSHFxPermissionDenied)
+	errBadName  = fmt.Errorf("invalid file name: %w", pkgsftp.ErrSSHFxPermissionDenied)
+	errReadOnly = fmt.Errorf("processed/ and failed/ are written by the server; drop files in /toclientele/: %w", pkgsftp.ErrSSHFxPermissionDenied)
+	errNoLinks  = fmt.Errorf("links are not supported: %w", pkgsftp.ErrSSHFxPermissionDenied)
+	errNoDirs   = fmt.Errorf("the directories are fixed: /toclientele/, its processed/ and failed/: %w", pkgsftp.ErrSSHFxPermissionDenied)
 )
 
 // place is a resolved path: the root, a directory of the tree (sub ""
@@ -117,14 +117,14 @@ func (t *tree) disk(pl place) (string, error) {
 
 // Fileread opens a file for download: a held file of toclientele/, or
 // any file of processed/ and failed/.
-func (t *tree) Fileread(r *sftp.Request) (_ io.ReaderAt, err error) {
+func (t *tree) Fileread(r *pkgsftp.Request) (_ io.ReaderAt, err error) {
 	defer func() { err = hidePaths(err, r.Filepath) }()
 	pl, err := resolve(r.Filepath)
 	if err != nil {
 		return nil, err
 	}
 	if pl.root || pl.isDir() {
-		return nil, fmt.Errorf("%s is a directory: %w", r.Filepath, sftp.ErrSSHFxFailure)
+		return nil, fmt.Errorf("%s is a directory: %w", r.Filepath, pkgsftp.ErrSSHFxFailure)
 	}
 	p, err := t.disk(pl)
 	if err != nil {
@@ -148,7 +148,7 @@ func (t *tree) Fileread(r *sftp.Request) (_ io.ReaderAt, err error) {
 // Config.MaxOpenFilesPerCompany, or refuses it.
 func (t *tree) takeFile() error {
 	if !t.s.held.take(keyFiles(t.p.CompanyID), t.s.cfg.MaxOpenFilesPerCompany) {
-		return fmt.Errorf("too many files open at once (%d); close some first: %w", t.s.cfg.MaxOpenFilesPerCompany, sftp.ErrSSHFxFailure)
+		return fmt.Errorf("too many files open at once (%d); close some first: %w", t.s.cfg.MaxOpenFilesPerCompany, pkgsftp.ErrSSHFxFailure)
 	}
 	return nil
 }
@@ -178,7 +178,7 @@ func (d *download) Close() error {
 // is checked now when the name says what the file holds, so a token may
 // not even send what it may not import; a file with a final name that
 // says nothing goes to failed/ once complete, saying why.
-func (t *tree) Filewrite(r *sftp.Request) (_ io.WriterAt, err error) {
+func (t *tree) Filewrite(r *pkgsftp.Request) (_ io.WriterAt, err error) {
 	defer func() { err = hidePaths(err, r.Filepath) }()
 	pl, err := resolve(r.Filepath)
 	if err != nil {
@@ -186,15 +186,15 @@ func (t *tree) Filewrite(r *sftp.Request) (_ io.WriterAt, err error) {
 	}
 	switch {
 	case pl.root || pl.isDir():
-		return nil, fmt.Errorf("%s is a directory: %w", r.Filepath, sftp.ErrSSHFxFailure)
+		return nil, fmt.Errorf("%s is a directory: %w", r.Filepath, pkgsftp.ErrSSHFxFailure)
 	case pl.sub != "":
 		return nil, errReadOnly
 	case r.Pflags().Append:
-		return nil, fmt.Errorf("appending to a file is not supported; send the whole file: %w", sftp.ErrSSHFxOpUnsupported)
+		return nil, fmt.Errorf("appending to a file is not supported; send the whole file: %w", pkgsftp.ErrSSHFxOpUnsupported)
 	}
 	if !ignored(pl.name) {
 		if k, err := kindOf(pl.name); err == nil && !mayUpload(t.p, k.entity) {
-			return nil, fmt.Errorf("this access token's scopes do not allow uploading %s (POST %s): %w", k.entity, uploadPath(k.entity), sftp.ErrSSHFxPermissionDenied)
+			return nil, fmt.Errorf("this access token's scopes do not allow uploading %s (POST %s): %w", k.entity, uploadPath(k.entity), pkgsftp.ErrSSHFxPermissionDenied)
 		}
 	}
 	return t.newUpload(pl.name)
@@ -202,7 +202,7 @@ func (t *tree) Filewrite(r *sftp.Request) (_ io.WriterAt, err error) {
 
 // Filecmd serves rename, remove and setstat; directories and links are
 // fixed and refused.
-func (t *tree) Filecmd(r *sftp.Request) (err error) {
+func (t *tree) Filecmd(r *pkgsftp.Request) (err error) {
 	defer func() { err = hidePaths(err, r.Filepath) }()
 	switch r.Method {
 	case "Rename":
@@ -221,12 +221,12 @@ func (t *tree) Filecmd(r *sftp.Request) (err error) {
 	case "Mkdir", "Rmdir":
 		return errNoDirs
 	}
-	return sftp.ErrSSHFxOpUnsupported
+	return pkgsftp.ErrSSHFxOpUnsupported
 }
 
-// PosixRename implements sftp.PosixRenameFileCmder: OpenSSH's rename,
+// PosixRename implements pkgsftp.PosixRenameFileCmder: OpenSSH's rename,
 // which replaces an existing target.
-func (t *tree) PosixRename(r *sftp.Request) error {
+func (t *tree) PosixRename(r *pkgsftp.Request) error {
 	return hidePaths(t.rename(r, true), r.Filepath)
 }
 
@@ -235,7 +235,7 @@ func (t *tree) PosixRename(r *sftp.Request) error {
 // upload-then-rename of careful clients); to another ignored name it is
 // only renamed. Files being uploaded or imported, and those of
 // processed/ and failed/, are not renamed.
-func (t *tree) rename(r *sftp.Request, replace bool) error {
+func (t *tree) rename(r *pkgsftp.Request, replace bool) error {
 	from, err := resolve(r.Filepath)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (t *tree) rename(r *sftp.Request, replace bool) error {
 	fi, err := os.Lstat(src)
 	if err != nil || !fi.Mode().IsRegular() {
 		if t.busy(from.name) {
-			return fmt.Errorf("%s is being uploaded or imported: %w", from.name, sftp.ErrSSHFxFailure)
+			return fmt.Errorf("%s is being uploaded or imported: %w", from.name, pkgsftp.ErrSSHFxFailure)
 		}
 		return notExist(r.Filepath)
 	}
@@ -268,13 +268,13 @@ func (t *tree) rename(r *sftp.Request, replace bool) error {
 		}
 		if !replace {
 			if _, err := os.Lstat(dst); err == nil {
-				return fmt.Errorf("%s exists: %w", to.name, sftp.ErrSSHFxFailure)
+				return fmt.Errorf("%s exists: %w", to.name, pkgsftp.ErrSSHFxFailure)
 			}
 		}
 		return os.Rename(src, dst)
 	}
 	if k, err := kindOf(to.name); err == nil && !mayUpload(t.p, k.entity) {
-		return fmt.Errorf("this access token's scopes do not allow uploading %s (POST %s): %w", k.entity, uploadPath(k.entity), sftp.ErrSSHFxPermissionDenied)
+		return fmt.Errorf("this access token's scopes do not allow uploading %s (POST %s): %w", k.entity, uploadPath(k.entity), pkgsftp.ErrSSHFxPermissionDenied)
 	}
 	j := job{ID: commands.NewID(), CompanyID: t.p.CompanyID, Name: to.name, Principal: t.p, Size: fi.Size(), ReceivedAt: time.Now().UTC()}
 	if fi.Size() > t.s.cfg.MaxFileBytes {
@@ -290,7 +290,7 @@ func (t *tree) rename(r *sftp.Request, replace bool) error {
 // remove deletes a held file of toclientele/ (one not yet imported), or
 // a file of processed/ or failed/ (the company's to tidy). A file being
 // uploaded or imported cannot be removed: its import has begun.
-func (t *tree) remove(r *sftp.Request) error {
+func (t *tree) remove(r *pkgsftp.Request) error {
 	pl, err := resolve(r.Filepath)
 	if err != nil {
 		return err
@@ -305,7 +305,7 @@ func (t *tree) remove(r *sftp.Request) error {
 	fi, err := os.Lstat(p)
 	if err != nil || !fi.Mode().IsRegular() {
 		if pl.sub == "" && t.busy(pl.name) {
-			return fmt.Errorf("%s is being uploaded or imported and cannot be removed: %w", pl.name, sftp.ErrSSHFxFailure)
+			return fmt.Errorf("%s is being uploaded or imported and cannot be removed: %w", pl.name, pkgsftp.ErrSSHFxFailure)
 		}
 		return notExist(r.Filepath)
 	}
@@ -328,7 +328,7 @@ func (t *tree) busy(name string) bool {
 }
 
 // Filelist serves directory listings and stat.
-func (t *tree) Filelist(r *sftp.Request) (_ sftp.ListerAt, err error) {
+func (t *tree) Filelist(r *pkgsftp.Request) (_ pkgsftp.ListerAt, err error) {
 	defer func() { err = hidePaths(err, r.Filepath) }()
 	switch r.Method {
 	case "List":
@@ -343,7 +343,7 @@ func (t *tree) Filelist(r *sftp.Request) (_ sftp.ListerAt, err error) {
 	case "Readlink":
 		return nil, errNoLinks
 	}
-	return nil, sftp.ErrSSHFxOpUnsupported
+	return nil, pkgsftp.ErrSSHFxOpUnsupported
 }
 
 // list returns a directory's entries: for toclientele/, its two

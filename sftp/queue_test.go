@@ -1,4 +1,4 @@
-package sftpd_test
+package sftp_test
 
 import (
 	"bufio"
@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pkg/sftp"
+	pkgsftp "github.com/pkg/sftp"
 
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/readmodels"
+	"github.com/clientele/clientele/sftp"
 )
 
 // TestSFTPFailingFileStopsOnlyItsCompany: a file whose staging keeps
@@ -25,7 +25,7 @@ import (
 // later files, but other companies' files are imported meanwhile.
 func TestSFTPFailingFileStopsOnlyItsCompany(t *testing.T) {
 	var acmeID string
-	e := newEnv(t, with(func(c *sftpd.Config) {
+	e := newEnv(t, with(func(c *sftp.Config) {
 		real := c.Uploads
 		c.Uploads = uploadsFunc(func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 			if cmd.Principal.CompanyID == acmeID {
@@ -55,7 +55,7 @@ func TestSFTPFailingFileStopsOnlyItsCompany(t *testing.T) {
 // the process, which would stop again at each start; the next file is
 // imported.
 func TestSFTPPanicFailsOnlyTheFile(t *testing.T) {
-	e := newEnv(t, with(func(c *sftpd.Config) {
+	e := newEnv(t, with(func(c *sftp.Config) {
 		real := c.Uploads
 		c.Uploads = uploadsFunc(func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 			br := bufio.NewReader(cmd.Body)
@@ -119,7 +119,7 @@ func TestSFTPSidecarNamesDoNotCollide(t *testing.T) {
 // heldRuns reports the runs not yet released as running, whatever they
 // are.
 type heldRuns struct {
-	sftpd.Runs
+	sftp.Runs
 	mu       sync.Mutex
 	released map[string]bool
 }
@@ -146,7 +146,7 @@ func (h *heldRuns) release(runID string) {
 // name since, whose result takes the freed name.
 func TestSFTPResultRewriteKeepsToItsFile(t *testing.T) {
 	runs := &heldRuns{released: map[string]bool{}}
-	e := newEnv(t, with(func(c *sftpd.Config) { runs.Runs = c.Runs; c.Runs = runs }))
+	e := newEnv(t, with(func(c *sftp.Config) { runs.Runs = c.Runs; c.Runs = runs }))
 	c := e.mustDial()
 	data := []byte("customer_id,email\nC1,c1@x.test\n")
 	put(t, c, "toclientele/customers.csv", data)
@@ -186,7 +186,7 @@ func TestSFTPResultRewriteKeepsToItsFile(t *testing.T) {
 }
 
 // readResult reads processed/<name>.result.json, or returns none.
-func readResult(t *testing.T, c *sftp.Client, name string) result {
+func readResult(t *testing.T, c *pkgsftp.Client, name string) result {
 	t.Helper()
 	var r result
 	if b, err := read(c, "toclientele/processed/"+name+".result.json"); err == nil {
@@ -227,7 +227,7 @@ func TestSFTPBadJobLeftAlone(t *testing.T) {
 func TestSFTPQueuedFileGone(t *testing.T) {
 	var once sync.Once
 	gone := make(chan string)
-	e := newEnv(t, with(func(c *sftpd.Config) {
+	e := newEnv(t, with(func(c *sftp.Config) {
 		c.RetryMax = time.Second
 		c.Uploads = uploadsFunc(func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 			once.Do(func() { gone <- cmd.RunID })

@@ -1,4 +1,4 @@
-package sftpd_test
+package sftp_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/commands/imports"
-	"github.com/clientele/clientele/internal/sftpd"
+	"github.com/clientele/clientele/sftp"
 )
 
-// uploadsFunc adapts a function to sftpd.Uploads.
+// uploadsFunc adapts a function to sftp.Uploads.
 type uploadsFunc func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error)
 
 func (f uploadsFunc) Handle(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
@@ -27,16 +27,16 @@ func TestSFTPRestartImportsOnce(t *testing.T) {
 		name string
 		// stage replaces the staging of the first server, which is
 		// stopped while it blocks.
-		stage func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc
+		stage func(e *env, real sftp.Uploads, entered chan<- struct{}) uploadsFunc
 	}{
-		{"before staging", func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc {
+		{"before staging", func(e *env, real sftp.Uploads, entered chan<- struct{}) uploadsFunc {
 			return func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 				entered <- struct{}{}
 				<-ctx.Done()
 				return imports.StagedUpload{}, ctx.Err()
 			}
 		}},
-		{"while staging", func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc {
+		{"while staging", func(e *env, real sftp.Uploads, entered chan<- struct{}) uploadsFunc {
 			return func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 				// What a process killed while staging leaves: the run
 				// receiving, a chunk staged.
@@ -52,7 +52,7 @@ func TestSFTPRestartImportsOnce(t *testing.T) {
 				return imports.StagedUpload{}, ctx.Err()
 			}
 		}},
-		{"after scheduling", func(e *env, real sftpd.Uploads, entered chan<- struct{}) uploadsFunc {
+		{"after scheduling", func(e *env, real sftp.Uploads, entered chan<- struct{}) uploadsFunc {
 			return func(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
 				if _, err := real.Handle(ctx, cmd); err != nil {
 					t.Error(err)

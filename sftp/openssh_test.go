@@ -1,4 +1,4 @@
-package sftpd_test
+package sftp_test
 
 import (
 	"context"

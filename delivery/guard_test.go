@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/domain/datatarget"
-	"github.com/clientele/clientele/internal/delivery"
 )
 
 // TestGuardRefusesLoopback: without an allow-list, a receiver on the

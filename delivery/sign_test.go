@@ -13,8 +13,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/domain/datatarget"
-	"github.com/clientele/clientele/internal/delivery"
 )
 
 // TestSignedOverTLS: an outlet with a secret signs its requests as

@@ -1,4 +1,4 @@
-package sftpd_test
+package sftp_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
-	"github.com/clientele/clientele/internal/sftpd"
+	"github.com/clientele/clientele/sftp"
 )
 
 // TestSFTPLogIn: the company's slug and one of its tokens log in; another
@@ -219,7 +219,7 @@ func (f keysFunc) ByFingerprint(ctx context.Context, companyID, fingerprint stri
 // that its answer takes as long and does not tell which companies exist.
 func TestSFTPUnknownCompanyLooksUp(t *testing.T) {
 	var tokens, keys atomic.Int32
-	e := newEnv(t, with(func(c *sftpd.Config) {
+	e := newEnv(t, with(func(c *sftp.Config) {
 		real, realKeys := c.Tokens, c.Keys
 		c.Tokens = tokensFunc(func(ctx context.Context, companyID, token string) (access.Principal, error) {
 			tokens.Add(1)

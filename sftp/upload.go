@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pkg/sftp"
+	pkgsftp "github.com/pkg/sftp"
 
 	"github.com/clientele/clientele/commands"
 )
@@ -37,7 +37,7 @@ func (t *tree) newUpload(name string) (*upload, error) {
 		return nil, err
 	} else if free < t.s.cfg.MinFreeBytes {
 		t.log.Error("sftp: upload refused: the disk is full", "free_bytes", free, "min_free_bytes", t.s.cfg.MinFreeBytes)
-		return nil, fmt.Errorf("the server's disk is full; try again later: %w", sftp.ErrSSHFxFailure)
+		return nil, fmt.Errorf("the server's disk is full; try again later: %w", pkgsftp.ErrSSHFxFailure)
 	}
 	if err := t.takeFile(); err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func (t *tree) newUpload(name string) (*upload, error) {
 	f, err := os.OpenFile(t.s.store.incoming(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		t.giveFile()
-		return nil, fmt.Errorf("sftpd: %w", err)
+		return nil, fmt.Errorf("sftp: %w", err)
 	}
 	u := &upload{t: t, id: id, name: name, f: f, start: time.Now()}
 	t.s.uploads.add(t.p.CompanyID, u)
@@ -126,7 +126,7 @@ func (u *upload) Close() (err error) {
 	}
 	if err := errors.Join(u.f.Sync(), u.f.Close()); err != nil {
 		os.Remove(path)
-		return fmt.Errorf("sftpd: %s: %w", u.name, err)
+		return fmt.Errorf("sftp: %s: %w", u.name, err)
 	}
 	if ignored(u.name) && !tooLarge {
 		// Held until renamed: no import, no durability promise beyond the
@@ -137,7 +137,7 @@ func (u *upload) Close() (err error) {
 		}
 		if err := os.Rename(path, filepath.Join(dir, u.name)); err != nil {
 			os.Remove(path)
-			return fmt.Errorf("sftpd: %s: %w", u.name, err)
+			return fmt.Errorf("sftp: %s: %w", u.name, err)
 		}
 		log.Info("sftp: file held until renamed")
 		return nil

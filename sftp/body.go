@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ func (b *body) Close() error { return b.f.Close() }
 func openBody(path string, gz bool, limit int64) (*body, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("sftpd: %w", err)
+		return nil, fmt.Errorf("sftp: %w", err)
 	}
 	var r io.Reader = bufio.NewReaderSize(&fileReader{f}, 256<<10)
 	if gz {

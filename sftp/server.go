@@ -1,4 +1,4 @@
-// Package sftpd is the SFTP drop directory (docs/sftp.md): an SSH server
+// Package sftp is the SFTP drop directory (docs/sftp.md): an SSH server
 // that speaks the sftp subsystem and nothing else, through which a
 // company drops files of records that are imported through the same
 // pipeline as HTTP uploads (imports.StageUpload, source "sftp").
@@ -21,7 +21,7 @@
 // (discarding what it staged before) or, if the run was scheduled, only
 // moves it on. An upload cut short never reaches the queue and is
 // deleted.
-package sftpd
+package sftp
 
 import (
 	"context"
@@ -44,6 +44,7 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/backoff"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -143,7 +144,7 @@ func (c Config) Validate() error {
 	var errs []error
 	check := func(ok bool, name string) {
 		if !ok {
-			errs = append(errs, fmt.Errorf("sftpd: Config.%s is not set", name))
+			errs = append(errs, fmt.Errorf("sftp: Config.%s is not set", name))
 		}
 	}
 	check(c.HostKey != nil, "HostKey")
@@ -222,7 +223,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, conns: map[net.Conn]struct{}{}}
-	s.queue = newQueue(s)
+	if s.queue, err = newQueue(s); err != nil {
+		st.close()
+		return nil, err
+	}
 	// Before anything is served: a new upload must not be taken for a
 	// leftover.
 	if err := s.queue.recover(); err != nil {
@@ -258,7 +262,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, closeAll)
 	defer stop()
 	defer s.wg.Wait()
-	var delay time.Duration
+	// failures counts the accepts in a row that failed for want of
+	// descriptors.
+	var failures int
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -268,14 +274,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 				// Out of descriptors: wait as net/http does, rather than spin.
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				time.Sleep(delay)
+				failures++
+				time.Sleep(backoff.Doubling{Min: 5 * time.Millisecond, Max: time.Second}.After(failures))
 				continue
 			}
 			closeAll()
-			return fmt.Errorf("sftpd: accept: %w", err)
+			return fmt.Errorf("sftp: accept: %w", err)
 		}
-		delay = 0
+		failures = 0
 		if !s.held.take(keyConns, s.cfg.MaxConnections) {
 			s.log.Warn("sftp: too many connections; refused", "remote", c.RemoteAddr().String(), "max", s.cfg.MaxConnections)
 			c.Close()
@@ -332,11 +338,11 @@ func LoadHostKey(path string) (key ssh.Signer, created bool, err error) {
 		b, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("sftpd: host key: %w", err)
+		return nil, false, fmt.Errorf("sftp: host key: %w", err)
 	}
 	key, err = ssh.ParsePrivateKey(b)
 	if err != nil {
-		return nil, false, fmt.Errorf("sftpd: host key %s: %w", path, err)
+		return nil, false, fmt.Errorf("sftp: host key %s: %w", path, err)
 	}
 	return key, created, nil
 }
@@ -348,25 +354,25 @@ func LoadHostKey(path string) (key ssh.Signer, created bool, err error) {
 func createHostKey(path string) error {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return fmt.Errorf("sftpd: host key: %w", err)
+		return fmt.Errorf("sftp: host key: %w", err)
 	}
 	block, err := ssh.MarshalPrivateKey(priv, "clientele sftp host key")
 	if err != nil {
-		return fmt.Errorf("sftpd: host key: %w", err)
+		return fmt.Errorf("sftp: host key: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("sftpd: host key: %w", err)
+		return fmt.Errorf("sftp: host key: %w", err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("sftpd: host key: %w", err)
+		return fmt.Errorf("sftp: host key: %w", err)
 	}
 	defer os.Remove(f.Name())
 	if err := errors.Join(f.Chmod(0o600), pem.Encode(f, block), f.Sync(), f.Close()); err != nil {
-		return fmt.Errorf("sftpd: host key: %w", err)
+		return fmt.Errorf("sftp: host key: %w", err)
 	}
 	if err := os.Link(f.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("sftpd: host key: %w", err)
+		return fmt.Errorf("sftp: host key: %w", err)
 	}
 	return syncDir(filepath.Dir(path))
 }

@@ -1,4 +1,4 @@
-package sftpd_test
+package sftp_test
 
 import (
 	"bytes"
@@ -18,13 +18,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/pkg/sftp"
+	pkgsftp "github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/clientele/clientele/internal/bus"
-	"github.com/clientele/clientele/internal/sftpd"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/sftp"
 )
 
 func gz(t *testing.T, data string) []byte {
@@ -226,7 +226,7 @@ func TestSFTPSizeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.Write([]byte(big))
-	var se *sftp.StatusError
+	var se *pkgsftp.StatusError
 	if !errors.As(err, &se) || !strings.Contains(se.Error(), "over the size limit of 4096 bytes") {
 		t.Errorf("writing past the limit: %v", err)
 	}
@@ -360,7 +360,7 @@ func TestSFTPHostKeyCreatedOnce(t *testing.T) {
 		keys := make([]string, 8)
 		for i := range keys {
 			wg.Go(func() {
-				k, _, err := sftpd.LoadHostKey(path)
+				k, _, err := sftp.LoadHostKey(path)
 				if err != nil {
 					t.Error(err)
 					return

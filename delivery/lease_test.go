@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clientele/clientele/internal/delivery"
+	"github.com/clientele/clientele/delivery"
 )
 
 // TestOneWorkerPerOutlet: two deliverers on one database (as two serve

@@ -1,4 +1,4 @@
-package sftpd_test
+package sftp_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/clientele/clientele/internal/sftpd"
+	"github.com/clientele/clientele/sftp"
 )
 
 // banner reports whether the server greets a raw connection with its
@@ -37,9 +37,9 @@ func banner(t *testing.T, c net.Conn) bool {
 // more is closed at once, and a slot is free again once one closes.
 func TestSFTPConnectionLimits(t *testing.T) {
 	for name, o := range map[string]option{
-		"not logged in, per address": with(func(c *sftpd.Config) { c.MaxUnauthenticatedPerAddress = 2 }),
-		"not logged in":              with(func(c *sftpd.Config) { c.MaxUnauthenticated = 2 }),
-		"in all":                     with(func(c *sftpd.Config) { c.MaxConnections = 2 }),
+		"not logged in, per address": with(func(c *sftp.Config) { c.MaxUnauthenticatedPerAddress = 2 }),
+		"not logged in":              with(func(c *sftp.Config) { c.MaxUnauthenticated = 2 }),
+		"in all":                     with(func(c *sftp.Config) { c.MaxConnections = 2 }),
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, o)
@@ -80,7 +80,7 @@ func TestSFTPConnectionLimits(t *testing.T) {
 // bounded; one more is told why on its first channel. Other companies
 // are not affected.
 func TestSFTPConnectionsPerCompany(t *testing.T) {
-	e := newEnv(t, with(func(c *sftpd.Config) { c.MaxConnectionsPerCompany = 1 }))
+	e := newEnv(t, with(func(c *sftp.Config) { c.MaxConnectionsPerCompany = 1 }))
 	first, err := ssh.Dial("tcp", e.addr, &ssh.ClientConfig{
 		User: "acme", Auth: []ssh.AuthMethod{ssh.Password(e.adminToken)}, HostKeyCallback: ssh.FixedHostKey(e.hostKey.PublicKey()),
 	})
@@ -104,7 +104,7 @@ func TestSFTPConnectionsPerCompany(t *testing.T) {
 // TestSFTPSessionsPerConnection: one connection opens a bounded number of
 // sessions.
 func TestSFTPSessionsPerConnection(t *testing.T) {
-	e := newEnv(t, with(func(c *sftpd.Config) { c.MaxSessionsPerConnection = 2 }))
+	e := newEnv(t, with(func(c *sftp.Config) { c.MaxSessionsPerConnection = 2 }))
 	conn, err := ssh.Dial("tcp", e.addr, &ssh.ClientConfig{
 		User: "acme", Auth: []ssh.AuthMethod{ssh.Password(e.adminToken)}, HostKeyCallback: ssh.FixedHostKey(e.hostKey.PublicKey()),
 	})
@@ -138,7 +138,7 @@ func TestSFTPSessionsPerConnection(t *testing.T) {
 // and downloads over all its connections, are bounded: each is a
 // descriptor of the process.
 func TestSFTPOpenFilesPerCompany(t *testing.T) {
-	e := newEnv(t, with(func(c *sftpd.Config) { c.MaxOpenFilesPerCompany = 2 }))
+	e := newEnv(t, with(func(c *sftp.Config) { c.MaxOpenFilesPerCompany = 2 }))
 	c1, c2 := e.mustDial(), e.mustDial()
 	put(t, c1, "toclientele/a.part", []byte("a"))
 	up, err := c1.Create("toclientele/b.part")
@@ -190,7 +190,7 @@ func (h slowCut) WithGroup(g string) slog.Handler       { return slowCut{h.Handl
 // the files it held open, so nothing of a stopped server still writes
 // in its directory (whose lock the next one takes).
 func TestSFTPServeWaitsForSessions(t *testing.T) {
-	e := newEnv(t, with(func(c *sftpd.Config) { c.Logger = slog.New(slowCut{c.Logger.Handler()}) }))
+	e := newEnv(t, with(func(c *sftp.Config) { c.Logger = slog.New(slowCut{c.Logger.Handler()}) }))
 	c := e.mustDial()
 	f, err := c.Create("toclientele/customers.csv")
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/domain/datatarget"
-	"github.com/clientele/clientele/internal/delivery"
 )
 
 // countFails counts the outlet's failed attempts whose reason contains

@@ -1,4 +1,4 @@
-package sftpd_test
+package sftp_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pkg/sftp"
+	pkgsftp "github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/clientele/clientele/api"
@@ -35,10 +35,11 @@ import (
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
-	"github.com/clientele/clientele/internal/sftpd"
+	"github.com/clientele/clientele/internal/testlog"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
+	"github.com/clientele/clientele/sftp"
 )
 
 func TestMain(m *testing.M) {
@@ -59,20 +60,20 @@ type env struct {
 	globex company.Company
 	// adminToken is an acme admin's token; globexToken globex's.
 	adminToken, globexToken string
-	logs                    *syncBuffer
+	logs                    *testlog.Buffer
 
-	cfg     sftpd.Config
+	cfg     sftp.Config
 	hostKey ssh.Signer
 	addr    string
 	stop    func()
 }
 
-type option func(*sftpd.Config)
+type option func(*sftp.Config)
 
-func withMaxFileBytes(n int64) option { return func(c *sftpd.Config) { c.MaxFileBytes = n } }
+func withMaxFileBytes(n int64) option { return func(c *sftp.Config) { c.MaxFileBytes = n } }
 
 // with applies any change to the configuration.
-func with(f func(c *sftpd.Config)) option { return f }
+func with(f func(c *sftp.Config)) option { return f }
 
 func newEnv(t *testing.T, opts ...option) *env {
 	t.Helper()
@@ -90,7 +91,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, pool: pool, store: store, cmds: commands.New(store, time.Now), keys: crypto.KeyStore{Keyring: kr}, logs: &syncBuffer{}}
+	e := &env{t: t, pool: pool, store: store, cmds: commands.New(store, time.Now), keys: crypto.KeyStore{Keyring: kr}, logs: &testlog.Buffer{}}
 	e.acme = e.company(ctx, "acme")
 	e.globex = e.company(ctx, "globex")
 	e.adminToken = e.userToken(ctx, e.acme, "admin@acme.test", access.RoleAdmin)
@@ -107,12 +108,12 @@ func newEnv(t *testing.T, opts ...option) *env {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	key, _, err := sftpd.LoadHostKey(filepath.Join(dir, "host_key"))
+	key, _, err := sftp.LoadHostKey(filepath.Join(dir, "host_key"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.hostKey = key
-	e.cfg = sftpd.Config{
+	e.cfg = sftp.Config{
 		HostKey: key, Dir: filepath.Join(dir, "sftp"), MaxFileBytes: 1 << 30,
 		Companies: readmodels.NewCompanies(pool, ""), Tokens: readmodels.NewAccess(pool), Keys: readmodels.NewSFTPKeys(pool),
 		LogIns: apiSrv.LogIns(), Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}), Runs: readmodels.NewImports(pool),
@@ -129,7 +130,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 // start runs a server on e.cfg, on e.addr once it has one.
 func (e *env) start() {
 	e.t.Helper()
-	srv, err := sftpd.New(e.cfg)
+	srv, err := sftp.New(e.cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -231,18 +232,18 @@ func (e *env) runImports() {
 }
 
 // dial logs in with a password (an access token) and returns the client.
-func (e *env) dial(user, password string) (*sftp.Client, error) {
+func (e *env) dial(user, password string) (*pkgsftp.Client, error) {
 	return e.dialWith(user, ssh.Password(password))
 }
 
-func (e *env) dialWith(user string, auth ...ssh.AuthMethod) (*sftp.Client, error) {
+func (e *env) dialWith(user string, auth ...ssh.AuthMethod) (*pkgsftp.Client, error) {
 	conn, err := ssh.Dial("tcp", e.addr, &ssh.ClientConfig{
 		User: user, Auth: auth, HostKeyCallback: ssh.FixedHostKey(e.hostKey.PublicKey()), Timeout: 10 * time.Second,
 	})
 	if err != nil {
 		return nil, err
 	}
-	c, err := sftp.NewClient(conn, sftp.UseConcurrentWrites(true))
+	c, err := pkgsftp.NewClient(conn, pkgsftp.UseConcurrentWrites(true))
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -252,7 +253,7 @@ func (e *env) dialWith(user string, auth ...ssh.AuthMethod) (*sftp.Client, error
 }
 
 // mustDial logs in to acme as its admin.
-func (e *env) mustDial() *sftp.Client {
+func (e *env) mustDial() *pkgsftp.Client {
 	e.t.Helper()
 	c, err := e.dial("acme", e.adminToken)
 	if err != nil {
@@ -263,7 +264,7 @@ func (e *env) mustDial() *sftp.Client {
 
 // put uploads data as name, through concurrent out-of-order writes as
 // OpenSSH makes them.
-func put(t *testing.T, c *sftp.Client, name string, data []byte) {
+func put(t *testing.T, c *pkgsftp.Client, name string, data []byte) {
 	t.Helper()
 	f, err := c.Create(name)
 	if err != nil {
@@ -278,7 +279,7 @@ func put(t *testing.T, c *sftp.Client, name string, data []byte) {
 }
 
 // read downloads a file.
-func read(c *sftp.Client, name string) ([]byte, error) {
+func read(c *pkgsftp.Client, name string) ([]byte, error) {
 	f, err := c.Open(name)
 	if err != nil {
 		return nil, err
@@ -306,7 +307,7 @@ type result struct {
 
 // waitResult waits until processed/<name>.result.json shows a finished
 // run, read over SFTP, and returns it.
-func waitResult(t *testing.T, c *sftp.Client, name string) result {
+func waitResult(t *testing.T, c *pkgsftp.Client, name string) result {
 	t.Helper()
 	var r result
 	waitFor(t, "the result of "+name, func() bool {
@@ -325,7 +326,7 @@ func waitResult(t *testing.T, c *sftp.Client, name string) result {
 }
 
 // waitFailed waits for failed/<name>.error.txt and returns it.
-func waitFailed(t *testing.T, c *sftp.Client, name string) string {
+func waitFailed(t *testing.T, c *pkgsftp.Client, name string) string {
 	t.Helper()
 	var text []byte
 	waitFor(t, name+" in failed/", func() bool {
@@ -400,22 +401,4 @@ func newKey(t *testing.T, comment string) (ssh.Signer, string) {
 		t.Fatal(err)
 	}
 	return s, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(s.PublicKey()))) + " " + comment
-}
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"bytes"
@@ -18,14 +18,17 @@ import (
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/bus"
 )
 
-// queue imports the complete files, one at a time in the order they were
-// completed (ids are UUIDv7, ordered by time), so that a company's files
-// are scheduled in the order it sent them, as its HTTP uploads are.
+// queue imports the complete files one at a time, the companies taking
+// turns (a bus.Resumer keyed by company), each company's files in the
+// order they were completed (ids are UUIDv7, ordered by time), so that a
+// company's files are scheduled in the order it sent them, as its HTTP
+// uploads are.
 type queue struct {
-	s    *Server
-	wake chan struct{}
+	s       *Server
+	resumer *bus.Resumer
 
 	mu   sync.Mutex
 	jobs []job // waiting or in progress, oldest first
@@ -45,8 +48,23 @@ type resultFile struct {
 	companyID, path, name string
 }
 
-func newQueue(s *Server) *queue {
-	return &queue{s: s, wake: make(chan struct{}, 1), pending: map[string]resultFile{}}
+// retryMin is the wait before a company's file is staged again after its
+// first failure; each failure in a row doubles it, up to Config.RetryMax.
+const retryMin = 500 * time.Millisecond
+
+// newQueue returns the import queue of s; run works it.
+func newQueue(s *Server) (*queue, error) {
+	q := &queue{s: s, pending: map[string]resultFile{}}
+	r, err := bus.NewResumer(bus.ResumerConfig{
+		CatchUp:    q.importNext,
+		MinBackoff: retryMin, MaxBackoff: s.cfg.RetryMax,
+		Failed: q.failed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sftp: %w", err)
+	}
+	q.resumer = r
+	return q, nil
 }
 
 // add commits a complete file to the queue (store.enqueue) and wakes the
@@ -65,15 +83,8 @@ func (q *queue) add(j job, from string) error {
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	q.mu.Unlock()
-	q.signal()
+	q.resumer.Resume(j.CompanyID)
 	return nil
-}
-
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
 }
 
 // of returns the company's queued files, for listings.
@@ -97,7 +108,7 @@ func (q *queue) recover() error {
 	st := q.s.store
 	in, err := os.ReadDir(filepath.Join(st.dir, "incoming"))
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	for _, e := range in {
 		q.s.log.Warn("sftp: deleting an upload cut short by a stop", "id", e.Name())
@@ -105,7 +116,7 @@ func (q *queue) recover() error {
 	}
 	entries, err := os.ReadDir(filepath.Join(st.dir, "queue"))
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	removeTemps(filepath.Join(st.dir, "queue"))
 	var jobs []job
@@ -142,77 +153,55 @@ func (q *queue) recover() error {
 	q.mu.Lock()
 	q.jobs = append(jobs, q.jobs...)
 	q.mu.Unlock()
-	q.signal()
+	// The company of the oldest file goes first.
+	for _, j := range jobs {
+		q.resumer.Resume(j.CompanyID)
+	}
 	return q.recoverResults()
 }
 
-// run imports queued files until ctx ends. A file whose staging fails for
-// a reason that may pass (the database away) is tried again, with
-// backoff, before any later file of its company; the other companies'
-// files go on meanwhile: no file stops anything but its own company's
-// queue.
+// run imports queued files until ctx ends, one at a time, the companies
+// taking turns (bus.Resumer, keyed by company), each company's files in
+// order. A file whose staging fails for a reason that may pass (the
+// database away) is tried again, with its company's backoff, before any
+// later file of its company; the other companies' files go on meanwhile:
+// no file stops anything but its own company's queue.
 func (q *queue) run(ctx context.Context) {
-	waiting := map[string]retry{} // by company
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		j, ok, wait := q.next(waiting, time.Now())
-		if !ok {
-			var retryC <-chan time.Time
-			if wait > 0 {
-				timer.Reset(wait)
-				retryC = timer.C
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-q.wake:
-			case <-retryC:
-			}
-			timer.Stop()
-			continue
-		}
-		err := q.process(ctx, j)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			r := waiting[j.CompanyID]
-			r.delay = min(max(2*r.delay, 500*time.Millisecond), q.s.cfg.RetryMax)
-			r.at = time.Now().Add(r.delay)
-			waiting[j.CompanyID] = r
-			q.s.log.Warn("sftp: import of a file failed; retrying", "company_id", j.CompanyID, "file", j.Name, "run_id", j.ID, "err", err, "retry_in", r.delay.String())
-			continue
-		}
-		delete(waiting, j.CompanyID)
-		q.mu.Lock()
-		q.jobs = slices.DeleteFunc(q.jobs, func(o job) bool { return o.ID == j.ID })
-		q.mu.Unlock()
+	q.resumer.Run(ctx)
+}
+
+// importNext imports the company's oldest queued file, and reports
+// whether the company has more. It is the Resumer's CatchUp.
+func (q *queue) importNext(ctx context.Context, companyID string) (more bool, err error) {
+	j, ok := q.first(companyID)
+	if !ok {
+		return false, nil
 	}
+	if err := q.process(ctx, j); err != nil {
+		return false, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.jobs = slices.DeleteFunc(q.jobs, func(o job) bool { return o.ID == j.ID })
+	return slices.ContainsFunc(q.jobs, func(o job) bool { return o.CompanyID == companyID }), nil
 }
 
-// retry is when a company's queue goes on after a failure.
-type retry struct {
-	delay time.Duration
-	at    time.Time
-}
-
-// next returns the oldest job of a company that is not waiting to retry,
-// or else how long until one is done waiting (0: none is waiting).
-func (q *queue) next(waiting map[string]retry, now time.Time) (j job, ok bool, wait time.Duration) {
+// first returns the company's oldest queued file.
+func (q *queue) first(companyID string) (job, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, j := range q.jobs {
-		if r, w := waiting[j.CompanyID]; w && r.at.After(now) {
-			if d := r.at.Sub(now); wait == 0 || d < wait {
-				wait = d
-			}
-			continue
+		if j.CompanyID == companyID {
+			return j, true
 		}
-		return j, true, 0
 	}
-	return job{}, false, wait
+	return job{}, false
+}
+
+// failed logs a file whose import failed and is tried again in retryIn.
+func (q *queue) failed(_ context.Context, companyID string, err error, retryIn time.Duration) {
+	j, _ := q.first(companyID)
+	q.s.log.Warn("sftp: import of a file failed; retrying", "company_id", companyID, "file", j.Name, "run_id", j.ID, "err", err, "retry_in", retryIn.String())
 }
 
 // process imports one file (importFile). A panic while doing so (a bug,
@@ -231,7 +220,7 @@ func (q *queue) process(ctx context.Context, j job) (err error) {
 		_, rerr := q.s.cfg.Runs.Run(ctx, j.CompanyID, j.ID)
 		switch {
 		case rerr == nil:
-			err = fmt.Errorf("sftpd: panic after staging: %v", v)
+			err = fmt.Errorf("sftp: panic after staging: %v", v)
 		case domain.ErrorCode(rerr) != domain.NotFound:
 			err = rerr
 		default:
@@ -274,7 +263,7 @@ func (q *queue) importFile(ctx context.Context, j job) error {
 	start := time.Now()
 	staged, err := q.stage(ctx, j, k)
 	if err != nil {
-		if permanent(err) {
+		if fileFault(err) {
 			log.Info("sftp: file refused", "err", err)
 			return q.fail(j, domain.ErrorMessage(err))
 		}
@@ -284,10 +273,10 @@ func (q *queue) importFile(ctx context.Context, j job) error {
 	return q.done(ctx, j)
 }
 
-// permanent reports whether a staging error is the file's fault, which
+// fileFault reports whether a staging error is the file's fault, which
 // staging it again cannot cure: the client's errors (a malformed file,
 // one over the size limit).
-func permanent(err error) bool {
+func fileFault(err error) bool {
 	switch domain.ErrorCode(err) {
 	case domain.Invalid, domain.Validation, domain.TooLarge, domain.Forbidden, domain.Unauthorized:
 		return true
@@ -345,7 +334,7 @@ func (q *queue) done(ctx context.Context, j job) error {
 		return err
 	}
 	if err := os.Rename(q.s.store.queued(j.ID), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
 		return err
@@ -386,7 +375,7 @@ func (q *queue) fail(j job, reason string) error {
 		return err
 	}
 	if err := os.Rename(q.s.store.queued(j.ID), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
 		return err
@@ -528,7 +517,7 @@ func (q *queue) rewriteResult(ctx context.Context, runID string, rf resultFile) 
 func (q *queue) recoverResults() error {
 	companies, err := os.ReadDir(filepath.Join(q.s.store.dir, "companies"))
 	if err != nil {
-		return fmt.Errorf("sftpd: %w", err)
+		return fmt.Errorf("sftp: %w", err)
 	}
 	for _, c := range companies {
 		dir := filepath.Join(q.s.store.dir, "companies", c.Name(), dropDir, processedDir)

@@ -14,12 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
-	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"

@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"errors"
@@ -17,7 +17,10 @@ func TestSFTPQueueAddCommittedNotSynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.close()
-	q := newQueue(&Server{log: slog.New(slog.DiscardHandler), store: st})
+	q, err := newQueue(&Server{log: slog.New(slog.DiscardHandler), store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
 	calls := 0
 	syncDir = func(dir string) error {
 		// The first sync is the job's, the second the queue's after the

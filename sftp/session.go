@@ -1,4 +1,4 @@
-package sftpd
+package sftp
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/internal/clientaddr"
-	"github.com/pkg/sftp"
+	pkgsftp "github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -115,7 +115,7 @@ func (s *Server) session(ctx context.Context, t *tree, ch ssh.Channel, reqs <-ch
 		}
 		_ = req.Reply(true, nil)
 		go ssh.DiscardRequests(reqs)
-		rs := sftp.NewRequestServer(ch, t.handlers())
+		rs := pkgsftp.NewRequestServer(ch, t.handlers())
 		stop := context.AfterFunc(ctx, func() { rs.Close() })
 		err := rs.Serve()
 		stop()
