@@ -6,7 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/readmodels"
@@ -92,7 +91,7 @@ func newHistoryJSON(h readmodels.History) historyJSON {
 // what it changed; once the customer is forgotten, only which fields.
 func (s *Server) handleCustomerHistory(c *gin.Context) error {
 	p, _ := principalOf(c)
-	if err := mayReadHistory(p); err != nil {
+	if err := access.MayReadCustomerHistory(p); err != nil {
 		return err
 	}
 	h, err := s.customerHistory.Customer(c.Request.Context(), p.CompanyID, c.Param("id"))
@@ -101,16 +100,4 @@ func (s *Server) handleCustomerHistory(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, newHistoryJSON(h))
 	return nil
-}
-
-// mayReadHistory decides who reads audit histories: staff and admins (and
-// tokens carrying their roles). An integration reads customers through
-// retrieval; the audit trail also names every actor, which is the
-// company's business, not a connector's. The rule is ours (the interface
-// has no history) and belongs in domain/access once that holds read rules.
-func mayReadHistory(p access.Principal) error {
-	if p.HasRole(access.RoleStaff) {
-		return nil
-	}
-	return domain.Errorf(domain.Forbidden, "reading customer history requires the staff or admin role")
 }

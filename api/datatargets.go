@@ -38,7 +38,7 @@ func (s *Server) handleListDatatargets(c *gin.Context) error {
 	}
 	out := make([]datatargetJSON, 0, len(list))
 	for _, d := range list {
-		out = append(out, newDatatargetJSON(d, revealsCredentials(p)))
+		out = append(out, newDatatargetJSON(d, p))
 	}
 	c.JSON(http.StatusOK, gin.H{"datatargets": out})
 	return nil
@@ -67,7 +67,7 @@ func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, revealsCredentials(p))})
+	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, p)})
 	return nil
 }
 
@@ -78,7 +78,7 @@ func (s *Server) handleGetDatatarget(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, revealsCredentials(p))})
+	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, p)})
 	return nil
 }
 

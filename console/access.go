@@ -70,17 +70,17 @@ func (c *Console) accessPage(g *gin.Context) (accessView, error) {
 	ctx := g.Request.Context()
 	co := companyOf(g)
 	p := principalOf(g)
-	v := accessView{AllTokens: p.HasRole(access.RoleAdmin)}
+	v := accessView{AllTokens: access.SeesEveryAccessToken(p)}
 	tokens, err := c.p2.tokens.AccessTokens(ctx, co.ID)
 	if err != nil {
 		return v, err
 	}
 	// The tokens GET /api/access-tokens/ lists to p: its own, or, to an
 	// admin, every token of the company.
-	for _, t := range api.VisibleAccessTokens(p, tokens) {
+	for _, t := range access.VisibleAccessTokens(p, tokens) {
 		v.Tokens = append(v.Tokens, newTokenRow(t))
 	}
-	if err := api.MayReadIntegrations(p); err != nil {
+	if err := access.MayReadIntegrations(p); err != nil {
 		v.IntegrationsHidden = domain.ErrorMessage(err)
 	} else if v.Integrations, err = c.deps.Access.Integrations(ctx, co.ID); err != nil {
 		return v, err

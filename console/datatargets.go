@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
@@ -19,7 +18,7 @@ import (
 // The datatargets pages read what GET /api/datatargets/..., .../retrieve/
 // and the outlet log endpoints read, through the same read model
 // (api.Datatargets), and show outlet credentials masked to whoever the
-// API masks them for (api.MaskedOutletRequest, api.MaskedAttempt).
+// API masks them for (datatarget.Outlet.RequestFor, datatarget.LogEntry.RawFor).
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
@@ -139,7 +138,7 @@ func outletRows(p access.Principal, outlets []datatarget.Outlet, states []readmo
 	}
 	var out []outletRow
 	for _, o := range outlets {
-		u, _ := api.MaskedOutletRequest(p, o)
+		u := o.RequestFor(p).URL
 		s := byID[o.ID]
 		r := outletRow{ID: o.ID, Type: o.Type, Method: o.Request.Method, URL: u,
 			Delivered: o.Progress.LastDeliveredMessageNumber, Batches: o.Progress.DeliveredBatchCount,
@@ -272,7 +271,7 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 		return outletView{}, err
 	}
 	rows := outletRows(p, []datatarget.Outlet{o}, states)
-	_, headers := api.MaskedOutletRequest(p, o)
+	headers := o.RequestFor(p).Headers
 	v := outletView{D: d, O: rows[0], Secret: o.Secret != "", Batched: o.IsBatched, MaxBatch: o.MaxBatchSize,
 		Interval: o.MinRequestInterval.String(), Content: indentJSON(o.Request.Content)}
 	for _, k := range sortedHeaderNames(headers) {
@@ -299,9 +298,9 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 		if err != nil {
 			return v, err
 		}
-		request, reply := api.MaskedAttempt(p, e)
+		request, reply := e.RawFor(p)
 		v.Attempt = &attemptView{logRow: newLogRow(d.ID, o.ID, e), Available: e.HTTPRequestAvailable,
-			Request: request, Reply: reply, Masked: !api.RevealsCredentials(p)}
+			Request: request, Reply: reply, Masked: !access.MayReadCredentials(p)}
 	}
 	return v, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/projections"
@@ -181,7 +180,7 @@ func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID 
 	var out []failingRow
 	for _, s := range states {
 		o := outlets[s.OutletID]
-		u, _ := api.MaskedOutletRequest(p, o)
+		u := o.RequestFor(p).URL
 		r := failingRow{
 			Datatarget: names[s.DatatargetID], DatatargetID: s.DatatargetID, OutletID: s.OutletID, URL: u,
 			Disabled: !s.Enabled, Reason: s.DisabledReason, FailedAttempts: s.FailedAttempts,
