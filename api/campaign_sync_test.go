@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -17,7 +18,7 @@ import (
 // an import of its activity follow, and neither a rebuild of the
 // statistics nor one of datasync adds or drops a message.
 func TestCampaignDatasync(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(projections.NewCustomers(e.keys), projections.NewEvents(e.keys), projections.NewDatasync(e.keys),
 		projections.NewCampaignStats())
 	e.runImports()

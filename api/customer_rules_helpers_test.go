@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -42,7 +43,7 @@ type ruleSuite struct {
 func newRuleSuite(t *testing.T) *ruleSuite {
 	t.Helper()
 	// Tests poll runs and retrieve much: no rate limit to stumble on.
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runImports()
 	e.runProjections(projections.NewCustomers(e.keys))
 	token, id := e.tokenWithID(e.admin, acmeHost)

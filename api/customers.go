@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -10,25 +9,6 @@ import (
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/readmodels"
 )
-
-// Customers retrieves customers; readmodels.Customers implements it.
-type Customers interface {
-	// Retrieve returns one page of a company's customers in retrieval
-	// form, deleted ones left out (the console's customer list).
-	Retrieve(ctx context.Context, q readmodels.PageQuery) (readmodels.Page, error)
-	// Stream reads the page Retrieve returns (GET /api/data/customers/),
-	// handing each document to each as it arrives, and returns the
-	// cursor of the next page, "" on the last.
-	Stream(ctx context.Context, q readmodels.PageQuery, each readmodels.DocFunc) (next string, err error)
-}
-
-// CustomerHistory reads customers' audit histories;
-// readmodels.CustomerHistory implements it.
-type CustomerHistory interface {
-	// Customer returns every event of a customer of the company, or a
-	// domain.NotFound error.
-	Customer(ctx context.Context, companyID, customerID string) (readmodels.History, error)
-}
 
 // handleRetrieveCustomers serves GET /api/data/customers/: a page of the
 // company's customers, filtered by the query string (see retrievalQuery).

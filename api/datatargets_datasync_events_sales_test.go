@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -15,7 +16,7 @@ import (
 // retrieval shows it after the change (a deleted event included, as its
 // new state), restricted to the chosen fields plus the identifying ones.
 func TestDatasyncEventsAndSales(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(projections.NewCustomers(e.keys), projections.NewEvents(e.keys), projections.NewSales(e.keys), projections.NewDatasync(e.keys))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/internal/delivery"
 	"github.com/clientele/clientele/projections"
 )
@@ -23,7 +24,7 @@ import (
 // withDatasync runs the customers and datasync projectors, as serve does;
 // the tests poll, so the rate limit is off.
 func withDatasync(t *testing.T) *env {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(projections.NewCustomers(e.keys), projections.NewDatasync(e.keys))
 	return e
 }

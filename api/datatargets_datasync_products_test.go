@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -18,7 +19,7 @@ import (
 // in log order, data being the product as retrieval shows it, restricted
 // to fields plus external_id and is_deleted.
 func TestDatasyncProducts(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(projections.NewProducts(), projections.NewDatasync(e.keys))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)

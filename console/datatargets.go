@@ -37,11 +37,11 @@ type datatargetRow struct {
 func (c *Console) handleDatatargets(g *gin.Context) error {
 	ctx := g.Request.Context()
 	co := companyOf(g)
-	list, err := c.deps.Datatargets.Datatargets(ctx, co.ID)
+	list, err := c.app.Queries.Datatargets.Datatargets(ctx, co.ID)
 	if err != nil {
 		return err
 	}
-	failing, err := c.p2.outlets.FailingOutlets(ctx, co.ID)
+	failing, err := c.app.Queries.Datatargets.FailingOutlets(ctx, co.ID)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ type messageRow struct {
 func (c *Console) handleDatatarget(g *gin.Context) error {
 	ctx := g.Request.Context()
 	co := companyOf(g)
-	d, err := c.deps.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -100,11 +100,11 @@ func (c *Console) handleDatatarget(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := c.deps.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	page, err := c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
 	if err != nil {
 		return err
 	}
-	states, err := c.p2.outlets.OutletStates(ctx, co.ID, d.ID)
+	states, err := c.app.Queries.Datatargets.OutletStates(ctx, co.ID, d.ID)
 	if err != nil {
 		return err
 	}
@@ -258,15 +258,15 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	ctx := g.Request.Context()
 	co := companyOf(g)
 	p := principalOf(g)
-	d, err := c.deps.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
 	if err != nil {
 		return outletView{}, err
 	}
-	o, err := c.deps.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
+	o, err := c.app.Queries.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
 	if err != nil {
 		return outletView{}, err
 	}
-	states, err := c.p2.outlets.OutletStates(ctx, co.ID, d.ID)
+	states, err := c.app.Queries.Datatargets.OutletStates(ctx, co.ID, d.ID)
 	if err != nil {
 		return outletView{}, err
 	}
@@ -281,7 +281,7 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	if err != nil {
 		return v, err
 	}
-	page, err := c.deps.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: co.ID, DatatargetID: d.ID, OutletID: o.ID,
+	page, err := c.app.Queries.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: co.ID, DatatargetID: d.ID, OutletID: o.ID,
 		From: from, Limit: logPageSize, Descending: true})
 	if err != nil {
 		return v, err
@@ -294,7 +294,7 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 		v.Next = outletPath(d.ID, o.ID) + "?from=" + formatInt(page.Next) + "#log"
 	}
 	if entry > 0 {
-		e, err := c.deps.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, entry)
+		e, err := c.app.Queries.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, entry)
 		if err != nil {
 			return v, err
 		}
