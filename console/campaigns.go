@@ -90,8 +90,7 @@ type campaignView struct {
 	Stats                                      *readmodels.Stats
 	Funnel, Categories, Products               barChart
 	// DayRevenue and DaySales are the conversions over the window, per
-	// day (or per span of days); HasDays is false when the read model
-	// does not give them.
+	// day (or per span of days), shown when HasDays.
 	DayRevenue, DaySales barChart
 	HasDays              bool
 	Figures              []fieldRow
