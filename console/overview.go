@@ -107,8 +107,11 @@ func (c *Console) handleOverview(g *gin.Context) error {
 // failingOutlets lists the company's outlets that are not delivering,
 // each with its last attempt.
 func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID string) ([]failingRow, int, error) {
+	if c.app.Queries.Datatargets == nil {
+		return nil, 0, nil
+	}
 	states, err := c.app.Queries.Datatargets.FailingOutlets(ctx, companyID)
-	if err != nil || len(states) == 0 || c.app.Queries.Datatargets == nil {
+	if err != nil || len(states) == 0 {
 		return nil, 0, err
 	}
 	more := max(0, len(states)-maxFailingShown)
