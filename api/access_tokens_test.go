@@ -10,6 +10,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 )
 
 func TestCreateAccessTokenWithPassword(t *testing.T) {
@@ -112,7 +113,7 @@ func TestCreateAccessTokenRefused(t *testing.T) {
 
 func TestPasswordAttemptsLimited(t *testing.T) {
 	frozen := time.Now()
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.Now = func() time.Time { return frozen } })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.Now = func() time.Time { return frozen } })
 	for i := range 10 {
 		if res := e.do(http.MethodPost, "/api/access-tokens/", basic(e.admin.Email, "wrong password!")); res.status != http.StatusUnauthorized {
 			t.Fatalf("attempt %d: status %d, want 401", i, res.status)

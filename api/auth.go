@@ -93,7 +93,7 @@ func (s *Server) principal(c *gin.Context, passwordAllowed bool) (access.Princip
 	case cr.none():
 		return p, domain.Errorf(domain.Unauthorized, "missing credentials: send an access token as Authorization: Bearer <token>")
 	case cr.token != "":
-		p, err = s.access.AuthenticateToken(c.Request.Context(), co.ID, cr.token)
+		p, err = s.authn.AuthenticateToken(c.Request.Context(), co.ID, cr.token)
 	case !passwordAllowed:
 		// Refused before the password is checked, so other routes are no
 		// oracle for guessing passwords.
@@ -139,7 +139,7 @@ func (s *Server) passwordLogIn(c *gin.Context, companyID, email, password, totpC
 		return p, err
 	}
 	defer leave()
-	return s.access.AuthenticatePassword(c.Request.Context(), companyID, email, password, totpCode)
+	return s.authn.AuthenticatePassword(c.Request.Context(), companyID, email, password, totpCode)
 }
 
 // takeLogIn counts a log-in attempt for account and for the client

@@ -11,6 +11,7 @@ import (
 	"github.com/alexedwards/argon2id"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/internal/secret"
 )
 
@@ -37,7 +38,7 @@ func TestLogInBurst(t *testing.T) {
 	params := secret.PasswordParams
 	secret.PasswordParams = argon2id.DefaultParams
 	t.Cleanup(func() { secret.PasswordParams = params })
-	e := newSerialEnv(t, frozenClock, func(c *api.Config, _ *api.Deps) {
+	e := newSerialEnv(t, frozenClock, func(c *api.Config, _ *app.Application) {
 		c.PasswordChecks = slots
 		c.TrustedProxies = []string{"127.0.0.1"}
 		c.RateBurst = burst

@@ -13,6 +13,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain/access"
 )
 
@@ -29,7 +30,7 @@ func (e *env) logIn(email, pass, code string, opts ...option) response {
 
 // frozenClock stops the limiters' clock, so that no bucket refills while
 // a test counts.
-func frozenClock(c *api.Config, _ *api.Deps) {
+func frozenClock(c *api.Config, _ *app.Application) {
 	now := time.Now()
 	c.Now = func() time.Time { return now }
 }
@@ -86,7 +87,7 @@ func TestFailedLogInsLimitedPerAddress(t *testing.T) {
 // address is taken from X-Forwarded-For, an IPv6 client counting as its
 // /64.
 func TestFailedLogInsPerAddressBehindProxy(t *testing.T) {
-	e := newEnv(t, frozenClock, func(c *api.Config, _ *api.Deps) { c.TrustedProxies = []string{"127.0.0.1"} })
+	e := newEnv(t, frozenClock, func(c *api.Config, _ *app.Application) { c.TrustedProxies = []string{"127.0.0.1"} })
 	from := func(addr string) option { return withHeader("X-Forwarded-For", addr) }
 	for i := range 30 {
 		e.logIn(fmt.Sprintf("nobody%d@acme.test", i), "wrong password!", "", from(fmt.Sprintf("2001:db8:0:1::%x", i+1))).
@@ -103,7 +104,7 @@ func TestFailedLogInsPerAddressBehindProxy(t *testing.T) {
 // heldAccess holds every password check until released, and records how
 // many ran at once.
 type heldAccess struct {
-	api.Access
+	app.Authenticator
 	entered chan struct{}
 	release chan struct{}
 
@@ -123,7 +124,7 @@ func (h *heldAccess) AuthenticatePassword(ctx context.Context, companyID, email,
 	}()
 	h.entered <- struct{}{}
 	<-h.release
-	return h.Access.AuthenticatePassword(ctx, companyID, email, password, code)
+	return h.Authenticator.AuthenticatePassword(ctx, companyID, email, password, code)
 }
 
 // TestPasswordChecksBounded: however many log-ins arrive at once, known
@@ -132,11 +133,11 @@ func (h *heldAccess) AuthenticatePassword(ctx context.Context, companyID, email,
 func TestPasswordChecksBounded(t *testing.T) {
 	const slots, logins = 2, 10
 	held := &heldAccess{entered: make(chan struct{}, logins), release: make(chan struct{})}
-	e := newEnv(t, func(c *api.Config, d *api.Deps) {
+	e := newEnv(t, func(c *api.Config, d *app.Application) {
 		c.PasswordChecks = slots
 		c.PasswordCheckWait = 100 * time.Millisecond
-		held.Access = d.Access
-		d.Access = held
+		held.Authenticator = d.Commands.Authenticator
+		d.Commands.Authenticator = held
 	})
 	release := sync.OnceFunc(func() { close(held.release) })
 	t.Cleanup(release) // before the server closes: it waits for the held requests

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/domain/sale"
@@ -32,7 +33,7 @@ import (
 // and the import worker.
 func newRulesEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	return newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 }
 
 func (e *env) runRulesProjections(extra ...projections.Projector) {

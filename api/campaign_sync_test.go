@@ -10,6 +10,7 @@ import (
 	"github.com/clientele/clientele/projections/campaignstats"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/app"
 )
 
 // TestCampaignDatasync: a datasync datatarget of campaigns takes each
@@ -19,7 +20,7 @@ import (
 // an import of its activity follow, and neither a rebuild of the
 // statistics nor one of datasync adds or drops a message.
 func TestCampaignDatasync(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), datasync.NewDatasync(e.keys),
 		campaignstats.NewCampaignStats())
 	e.runImports()

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
@@ -11,17 +10,6 @@ import (
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/readmodels"
 )
-
-// Campaigns reads campaigns. readmodels.Campaigns implements it.
-type Campaigns interface {
-	// Campaign returns one campaign of the company, or NotFound.
-	Campaign(ctx context.Context, companyID, key string) (campaign.Campaign, error)
-	// Campaigns returns a page of the company's campaigns.
-	Campaigns(ctx context.Context, q readmodels.CampaignQuery) (readmodels.CampaignPage, error)
-	// CampaignStats returns a page of the company's campaigns with their
-	// statistics.
-	CampaignStats(ctx context.Context, q readmodels.StatsQuery) (readmodels.StatsPage, error)
-}
 
 // campaignJSON is a campaign as the management endpoints answer it
 // (readmodels.CampaignJSON: the datasync messages of campaigns hold it too).

@@ -16,7 +16,7 @@ import (
 // default.
 type Config struct {
 	// BaseDomain is the domain under which companies are served, as
-	// <slug>.<BaseDomain>. Hosts are resolved by Deps.Companies; the API
+	// <slug>.<BaseDomain>. Hosts are resolved by app.Queries.Companies; the API
 	// uses it only to say where a company is found when a host is unknown.
 	BaseDomain string
 	// MaxBodyBytes is the largest request body accepted; a larger one is

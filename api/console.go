@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -9,12 +11,14 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/readmodels"
 )
 
 // What another HTTP adapter mounted on the server's engine (the console,
 // package console) shares with the API: the engine and its middleware
 // (request ids, access log, metrics, panics, body limits, deadlines), the
-// limits of password log-ins, and the one mapping of errors to statuses.
+// limits of password log-ins, the one mapping of errors to statuses, and
+// the reading of the campaign statistics' query parameters.
 // The adapter answers in its own form (HTML) but decides nothing the API
 // decides differently.
 
@@ -94,3 +98,15 @@ func Identify(c *gin.Context, co company.Company, p *access.Principal) {
 func CommandContext(c *gin.Context, source string) context.Context {
 	return commands.WithRequest(c.Request.Context(), source, c.GetString(keyRequestID))
 }
+
+// CampaignStatsQuery reads the query parameters of
+// GET /api/beta/campaigns/ (keys, limit, order, from, sales_start,
+// sales_end) from r, as that endpoint reads them, so that the console
+// shows the figures the API answers.
+func CampaignStatsQuery(r *http.Request, companyID string, loc *time.Location) (readmodels.StatsQuery, error) {
+	return statsQuery(r, companyID, loc, true)
+}
+
+// CampaignStatsNext is the from parameter of the page after one whose
+// readmodels.StatsPage.Next is next, as the statistics endpoints give it.
+func CampaignStatsNext(next string) string { return encodeCursor(next) }

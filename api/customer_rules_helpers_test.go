@@ -16,6 +16,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/app"
 )
 
 // The TestCustomerRule* tests check every customer rule of the interface
@@ -42,7 +43,7 @@ type ruleSuite struct {
 func newRuleSuite(t *testing.T) *ruleSuite {
 	t.Helper()
 	// Tests poll runs and retrieve much: no rate limit to stumble on.
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runImports()
 	e.runProjections(retrievalproj.NewCustomers(e.keys))
 	token, id := e.tokenWithID(e.admin, acmeHost)

@@ -1,35 +1,14 @@
 package api
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/readmodels"
 )
-
-// Customers retrieves customers; readmodels.Customers implements it.
-type Customers interface {
-	// Retrieve returns one page of a company's customers in retrieval
-	// form, deleted ones left out (the console's customer list).
-	Retrieve(ctx context.Context, q readmodels.PageQuery) (readmodels.Page, error)
-	// Stream reads the page Retrieve returns (GET /api/data/customers/),
-	// handing each document to each as it arrives, and returns the
-	// cursor of the next page, "" on the last.
-	Stream(ctx context.Context, q readmodels.PageQuery, each readmodels.DocFunc) (next string, err error)
-}
-
-// CustomerHistory reads customers' audit histories;
-// readmodels.CustomerHistory implements it.
-type CustomerHistory interface {
-	// Customer returns every event of a customer of the company, or a
-	// domain.NotFound error.
-	Customer(ctx context.Context, companyID, customerID string) (readmodels.History, error)
-}
 
 // handleRetrieveCustomers serves GET /api/data/customers/: a page of the
 // company's customers, filtered by the query string (see retrievalQuery).
@@ -92,7 +71,7 @@ func newHistoryJSON(h readmodels.History) historyJSON {
 // what it changed; once the customer is forgotten, only which fields.
 func (s *Server) handleCustomerHistory(c *gin.Context) error {
 	p, _ := principalOf(c)
-	if err := mayReadHistory(p); err != nil {
+	if err := access.MayReadCustomerHistory(p); err != nil {
 		return err
 	}
 	h, err := s.customerHistory.Customer(c.Request.Context(), p.CompanyID, c.Param("id"))
@@ -101,16 +80,4 @@ func (s *Server) handleCustomerHistory(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, newHistoryJSON(h))
 	return nil
-}
-
-// mayReadHistory decides who reads audit histories: staff and admins (and
-// tokens carrying their roles). An integration reads customers through
-// retrieval; the audit trail also names every actor, which is the
-// company's business, not a connector's. The rule is ours (the interface
-// has no history) and belongs in domain/access once that holds read rules.
-func mayReadHistory(p access.Principal) error {
-	if p.HasRole(access.RoleStaff) {
-		return nil
-	}
-	return domain.Errorf(domain.Forbidden, "reading customer history requires the staff or admin role")
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"io"
 	"net/http"
 
@@ -11,12 +10,6 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/dataquery"
 )
-
-// DataQueries runs data queries; imports.RunDataQueryHandler implements
-// it.
-type DataQueries interface {
-	Handle(ctx context.Context, cmd imports.RunDataQuery) (imports.DataQueryResult, error)
-}
 
 // maxQueryBody bounds the body of a data query: a match and an update,
 // not data.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain/access"
 )
 
@@ -91,7 +92,7 @@ func TestPostAndRetrieve(t *testing.T) {
 // TestConcurrentPosters: 16 clients post 50 times each at once; the
 // numbers are 1..N, each once, and retrieval pages through them in order.
 func TestConcurrentPosters(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	admin := e.userToken(e.admin, acmeHost)
 	id := e.createDatatarget(admin, "orders")
 	const clients, posts = 16, 50

@@ -1,32 +1,13 @@
 package api
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/datatarget"
-	"github.com/clientele/clientele/readmodels"
 )
-
-// Datatargets reads datatargets, their queues and their outlets' logs.
-// readmodels.Datatargets implements it.
-type Datatargets interface {
-	// Datatargets returns every datatarget of the company, with outlets.
-	Datatargets(ctx context.Context, companyID string) ([]datatarget.Datatarget, error)
-	// Datatarget returns one datatarget with its outlets, or NotFound.
-	Datatarget(ctx context.Context, companyID, id string) (datatarget.Datatarget, error)
-	// Outlet returns one outlet of a datatarget, or NotFound.
-	Outlet(ctx context.Context, companyID, datatargetID, id string) (datatarget.Outlet, error)
-	// Messages returns messages numbered above after, or NotFound.
-	Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (readmodels.MessagePage, error)
-	// Log returns a page of an outlet's attempts, or NotFound.
-	Log(ctx context.Context, q readmodels.LogQuery) (readmodels.LogPage, error)
-	// LogEntry returns one attempt with its raw request and reply.
-	LogEntry(ctx context.Context, companyID, datatargetID, outletID string, number int64) (datatarget.LogEntry, error)
-}
 
 // handleListDatatargets serves GET /api/datatargets/: every datatarget of
 // the company, oldest first, as {"datatargets": [...]}.
@@ -38,7 +19,7 @@ func (s *Server) handleListDatatargets(c *gin.Context) error {
 	}
 	out := make([]datatargetJSON, 0, len(list))
 	for _, d := range list {
-		out = append(out, newDatatargetJSON(d, revealsCredentials(p)))
+		out = append(out, newDatatargetJSON(d, p))
 	}
 	c.JSON(http.StatusOK, gin.H{"datatargets": out})
 	return nil
@@ -67,7 +48,7 @@ func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, revealsCredentials(p))})
+	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, p)})
 	return nil
 }
 
@@ -78,7 +59,7 @@ func (s *Server) handleGetDatatarget(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, revealsCredentials(p))})
+	c.JSON(http.StatusOK, gin.H{"datatarget": newDatatargetJSON(d, p)})
 	return nil
 }
 

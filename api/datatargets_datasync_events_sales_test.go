@@ -9,6 +9,7 @@ import (
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/app"
 )
 
 // TestDatasyncEventsAndSales feeds events and sales datatargets from
@@ -16,7 +17,7 @@ import (
 // retrieval shows it after the change (a deleted event included, as its
 // new state), restricted to the chosen fields plus the identifying ones.
 func TestDatasyncEventsAndSales(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)

@@ -17,12 +17,13 @@ import (
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/app"
 )
 
 // withDatasync runs the customers and datasync projectors, as serve does;
 // the tests poll, so the rate limit is off.
 func withDatasync(t *testing.T) *env {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(retrievalproj.NewCustomers(e.keys), datasync.NewDatasync(e.keys))
 	return e
 }

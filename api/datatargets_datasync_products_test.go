@@ -12,6 +12,7 @@ import (
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/app"
 )
 
 // TestDatasyncProducts creates products datasync datatargets through the
@@ -19,7 +20,7 @@ import (
 // in log order, data being the product as retrieval shows it, restricted
 // to fields plus external_id and is_deleted.
 func TestDatasyncProducts(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.RateLimit = math.Inf(1) })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
 	e.runProjections(retrievalproj.NewProducts(), datasync.NewDatasync(e.keys))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)

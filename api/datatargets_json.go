@@ -1,6 +1,9 @@
 package api
 
-import "github.com/clientele/clientele/domain/datatarget"
+import (
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/datatarget"
+)
 
 // datatargetJSON is a datatarget as answered.
 type datatargetJSON struct {
@@ -18,9 +21,9 @@ type datatargetJSON struct {
 	FromStart *bool                `json:"from_start,omitempty"`
 }
 
-// newDatatargetJSON answers d; reveal shows its outlets' credentials
-// (newOutletJSON).
-func newDatatargetJSON(d datatarget.Datatarget, reveal bool) datatargetJSON {
+// newDatatargetJSON answers d to p, its outlets' credentials as p may see
+// them (newOutletJSON).
+func newDatatargetJSON(d datatarget.Datatarget, p access.Principal) datatargetJSON {
 	out := datatargetJSON{
 		ID: d.ID, DatatargetType: string(d.Type), Name: d.Name, Description: d.Description,
 		CreatedAt: timestamp(d.CreatedAt), Enabled: d.Enabled, Outlets: make([]outletJSON, 0, len(d.Outlets)),
@@ -31,7 +34,7 @@ func newDatatargetJSON(d datatarget.Datatarget, reveal bool) datatargetJSON {
 		out.Datatype, out.Fields, out.FromStart = &s.Datatype, &s.Fields, &s.FromStart
 	}
 	for _, o := range d.Outlets {
-		out.Outlets = append(out.Outlets, newOutletJSON(o, reveal))
+		out.Outlets = append(out.Outlets, newOutletJSON(o, p))
 	}
 	return out
 }

@@ -45,7 +45,7 @@ var statusOf = map[domain.Code]int{
 	domain.Internal:         http.StatusInternalServerError,
 }
 
-// notReadyError is the answer of GET /readyz while Deps.Ready fails.
+// notReadyError is the answer of GET /readyz while app.Queries.Ready fails.
 type notReadyError struct{ err error }
 
 func (e *notReadyError) Error() string { return "not ready: " + e.err.Error() }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain/company"
 )
 
@@ -31,7 +32,7 @@ func TestRoutingErrors(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.MaxBodyBytes = 1024 })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.MaxBodyBytes = 1024 })
 	token := e.userToken(e.admin, acmeHost)
 	big := `{"name": "` + strings.Repeat("x", 2048) + `"}`
 
@@ -44,7 +45,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 // panicky is a Companies that panics for one host.
-type panicky struct{ api.Companies }
+type panicky struct{ app.Companies }
 
 func (p panicky) ByHost(ctx context.Context, host string) (company.Company, error) {
 	if host == "panic.localhost" {
@@ -54,7 +55,7 @@ func (p panicky) ByHost(ctx context.Context, host string) (company.Company, erro
 }
 
 func TestPanicIsInternalError(t *testing.T) {
-	e := newEnv(t, func(_ *api.Config, d *api.Deps) { d.Companies = panicky{d.Companies} })
+	e := newEnv(t, func(_ *api.Config, d *app.Application) { d.Queries.Companies = panicky{d.Queries.Companies} })
 	res := e.do(http.MethodGet, "/api/integrations/", host("panic.localhost"), withHeader("X-Request-Id", "req-panic-1"))
 	b := res.wantError(t, http.StatusInternalServerError, "internal_error")
 	if strings.Contains(b.Error.Message, "boom") {

@@ -8,7 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// ReadyTimeout bounds the readiness check (Deps.Ready gets a context
+// ReadyTimeout bounds the readiness check (app.Queries.Ready gets a context
 // with this deadline): a database that does not answer a ping within it
 // is not ready, and the probe answers 503 at once instead of hanging
 // until the load balancer's own timeout. A healthy ping takes a
@@ -21,9 +21,9 @@ func (s *Server) handleHealthz(c *gin.Context) error {
 	return nil
 }
 
-// handleReadyz serves GET /readyz: 200 when Deps.Ready passes, else 503
+// handleReadyz serves GET /readyz: 200 when app.Queries.Ready passes, else 503
 // with the error body (the cause is logged, not shown). A ready node
-// that has projections parked for some companies (Deps.Stalled) still
+// that has projections parked for some companies (app.Queries.Stalled) still
 // serves every other company: it answers 200 with the status
 // "degraded" and the number of parked companies by projection. The probe
 // is unauthenticated, so it names neither companies nor errors.

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 )
 
 func TestHealth(t *testing.T) {
 	var notReady error
-	e := newEnv(t, func(_ *api.Config, d *api.Deps) {
-		d.Ready = func(context.Context) error { return notReady }
+	e := newEnv(t, func(_ *api.Config, d *app.Application) {
+		d.Queries.Ready = func(context.Context) error { return notReady }
 	})
 	e.do(http.MethodGet, "/healthz").wantStatus(t, http.StatusOK)
 	e.do(http.MethodGet, "/readyz").wantStatus(t, http.StatusOK)

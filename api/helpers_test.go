@@ -23,6 +23,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
@@ -79,30 +81,30 @@ type env struct {
 	store   *postgres.Store
 	keys    crypto.KeyStore // customers' data keys
 	runtime *projections.Runtime
-	// importers are the server's Deps.Importers; runImports runs them.
+	// importers are the server's Commands.Importers; runImports runs them.
 	importers map[importing.Entity]imports.Importer
 }
 
-// newEnv starts the server; configure may change its Config and Deps.
+// newEnv starts the server; configure may change its Config and application.
 //
 // The test runs in parallel with the other tests that do (t.Parallel):
 // each env has its own database, server, clock and logs. A test that
 // changes or measures what the whole process shares (secret.PasswordParams,
 // the memory statistics) uses newSerialEnv instead, and runs alone, before
 // the parallel tests.
-func newEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
+func newEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *env {
 	t.Helper()
 	t.Parallel()
 	return startEnv(t, configure...)
 }
 
 // newSerialEnv is newEnv for a test that must run alone (see newEnv).
-func newSerialEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
+func newSerialEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *env {
 	t.Helper()
 	return startEnv(t, configure...)
 }
 
-func startEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
+func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *env {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
@@ -132,45 +134,50 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) *env {
 		Logger:     slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	acc := readmodels.NewAccess(pool)
-	deps := api.Deps{
-		Companies: readmodels.NewCompanies(pool, "localhost"),
-		Access:    acc,
-		Commands:  e.cmds,
-		Ready:     pool.Ping,
-		Stalled: func(ctx context.Context) (map[string]int, error) {
-			if e.runtime == nil {
-				return nil, nil
-			}
-			return e.runtime.StalledCompanies(ctx)
+	deps := app.Application{
+		Commands: app.Commands{
+			Commands: e.cmds,
+			Importers: map[importing.Entity]imports.Importer{
+				importing.Customers: imports.NewCustomerImporter(store, e.keys, func() time.Time { return created }),
+				importing.Shops:     imports.NewShopImporter(store),
+				importing.Products:  imports.NewProductImporter(store),
+				importing.Events:    imports.NewEventImporter(store, e.keys, func() time.Time { return created }),
+				importing.Sales:     imports.NewSaleImporter(store, e.keys, func() time.Time { return created }),
+			},
+			Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}),
+			DataQueries: imports.NewRunDataQueryHandler(readmodels.NewMatcher(pool),
+				imports.NewStageUploadHandler(pool, ingest.Limits{})),
+			Authenticator: authn.New(pool, acc),
 		},
+		Queries: app.Queries{
+			Companies: readmodels.NewCompanies(pool, "localhost"),
+			Access:    acc,
+			Ready:     pool.Ping,
+			Stalled: func(ctx context.Context) (map[string]int, error) {
+				if e.runtime == nil {
+					return nil, nil
+				}
+				return e.runtime.StalledCompanies(ctx)
+			},
 
-		Customers:       readmodels.NewCustomers(pool),
-		CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
+			Customers:       readmodels.NewCustomers(pool),
+			CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
 
-		Datatargets: readmodels.NewDatatargets(pool),
-		Campaigns:   readmodels.NewCampaigns(pool),
-		Shops:       readmodels.NewShops(pool),
-		Products:    readmodels.NewProducts(pool),
-		Events:      readmodels.NewEvents(pool),
-		Sales:       readmodels.NewSales(pool),
+			Datatargets: readmodels.NewDatatargets(pool),
+			Campaigns:   readmodels.NewCampaigns(pool),
+			Shops:       readmodels.NewShops(pool),
+			Products:    readmodels.NewProducts(pool),
+			Events:      readmodels.NewEvents(pool),
+			Sales:       readmodels.NewSales(pool),
 
-		Importers: map[importing.Entity]imports.Importer{
-			importing.Customers: imports.NewCustomerImporter(store, e.keys, func() time.Time { return created }),
-			importing.Shops:     imports.NewShopImporter(store),
-			importing.Products:  imports.NewProductImporter(store),
-			importing.Events:    imports.NewEventImporter(store, e.keys, func() time.Time { return created }),
-			importing.Sales:     imports.NewSaleImporter(store, e.keys, func() time.Time { return created }),
+			Imports:  readmodels.NewImports(pool),
+			SFTPKeys: readmodels.NewSFTPKeys(pool),
 		},
-		Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}),
-		Imports: readmodels.NewImports(pool),
-		DataQueries: imports.NewRunDataQueryHandler(readmodels.NewMatcher(pool),
-			imports.NewStageUploadHandler(pool, ingest.Limits{})),
-		SFTPKeys: readmodels.NewSFTPKeys(pool),
 	}
 	for _, f := range configure {
 		f(&cfg, &deps)
 	}
-	e.importers = deps.Importers
+	e.importers = deps.Commands.Importers
 	s, err := api.NewServer(cfg, deps)
 	if err != nil {
 		t.Fatal(err)

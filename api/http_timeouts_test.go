@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 )
 
 // listen serves e's API with the http.Server that serve uses
@@ -75,7 +76,7 @@ func trickle(conn net.Conn, s string, interval time.Duration) <-chan int {
 // however steadily, is cut off once Config.ReadHeaderTimeout has passed.
 func TestSlowHeadersCutOff(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.ReadHeaderTimeout = timeout })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.ReadHeaderTimeout = timeout })
 	addr := e.listen()
 	headers := "GET /healthz HTTP/1.1\r\nHost: acme.localhost\r\nX-Slow: " + strings.Repeat("a", 500) + "\r\n\r\n"
 	start := time.Now() // before the server accepts, and so starts its clock
@@ -101,7 +102,7 @@ func TestSlowHeadersCutOff(t *testing.T) {
 // is closed after Config.IdleTimeout.
 func TestIdleConnectionClosed(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.IdleTimeout = timeout })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.IdleTimeout = timeout })
 	conn := dial(t, e.listen())
 	idle := time.Now() // before the server's idle clock starts, after its answer
 	if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: acme.localhost\r\n\r\n"); err != nil {
@@ -154,7 +155,7 @@ func postSlowly(t *testing.T, conn net.Conn, br *bufio.Reader, path, token, body
 // arrived within Config.ReadTimeout of the request; a slower one is a 400.
 func TestSlowBodyCutOff(t *testing.T) {
 	const timeout = 500 * time.Millisecond
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) { c.ReadTimeout = timeout })
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.ReadTimeout = timeout })
 	token := e.userToken(e.admin, acmeHost)
 	conn := dial(t, e.listen())
 	body := `{"integration_name": "shop", "parameters": {"name": "slow"}}` + strings.Repeat(" ", 200)
@@ -178,7 +179,7 @@ func TestUploadMayStreamSlowly(t *testing.T) {
 	const timeout = time.Second
 	// Alone: the write timeout of a second is every answer's, the log-in's
 	// included, which took longer than that among parallel tests.
-	e := newSerialEnv(t, func(c *api.Config, _ *api.Deps) { c.ReadTimeout, c.WriteTimeout = timeout, timeout })
+	e := newSerialEnv(t, func(c *api.Config, _ *app.Application) { c.ReadTimeout, c.WriteTimeout = timeout, timeout })
 	token := e.userToken(e.admin, acmeHost)
 	conn := dial(t, e.listen())
 	br := bufio.NewReader(conn)

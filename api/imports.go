@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 
@@ -11,25 +10,6 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/readmodels"
 )
-
-// Uploads stages uploads; imports.StageUploadHandler implements it.
-type Uploads interface {
-	Handle(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error)
-}
-
-// ImportRuns reads import runs; readmodels.Imports implements it. The
-// console's imports pages read through the same methods.
-type ImportRuns interface {
-	// Runs returns up to limit runs of the company, newest first, whose
-	// ids are below before ("" for the first page), and the cursor of the
-	// next page ("" on the last). Warnings are not read.
-	Runs(ctx context.Context, companyID, before string, limit int) ([]readmodels.ImportRun, string, error)
-	// Run returns a run of the company, or a domain.NotFound error.
-	Run(ctx context.Context, companyID, runID string) (readmodels.ImportRun, error)
-	// Rejections returns a page of the run's rejections after a cursor,
-	// and the cursor of the next page ("" on the last).
-	Rejections(ctx context.Context, runID, after string, limit int) ([]importing.Rejection, string, error)
-}
 
 // uploadRoutesOf registers paths as the upload routes of entity, if the
 // server has an Importer for it. Each importable entity adds one line to

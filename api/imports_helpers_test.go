@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/commands/imports/testimporter"
 	"github.com/clientele/clientele/domain/importing"
@@ -18,11 +19,11 @@ import (
 
 // withImporters replaces the server's Importers (and so its upload
 // routes) with imps.
-func withImporters(imps ...imports.Importer) func(*api.Config, *api.Deps) {
-	return func(_ *api.Config, d *api.Deps) {
-		d.Importers = map[importing.Entity]imports.Importer{}
+func withImporters(imps ...imports.Importer) func(*api.Config, *app.Application) {
+	return func(_ *api.Config, d *app.Application) {
+		d.Commands.Importers = map[importing.Entity]imports.Importer{}
 		for _, imp := range imps {
-			d.Importers[imp.Entity()] = imp
+			d.Commands.Importers[imp.Entity()] = imp
 		}
 	}
 }
@@ -30,10 +31,10 @@ func withImporters(imps ...imports.Importer) func(*api.Config, *api.Deps) {
 // newImportEnv is a server whose customers Importer is the test Importer
 // (one event per record; records with a "bad" field rejected), with the
 // import worker running.
-func newImportEnv(t *testing.T, configure ...func(*api.Config, *api.Deps)) (*env, *testimporter.Importer) {
+func newImportEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) (*env, *testimporter.Importer) {
 	t.Helper()
 	imp := &testimporter.Importer{Store: postgres.New(nil)}
-	e := newEnv(t, append([]func(*api.Config, *api.Deps){withImporters(imp)}, configure...)...)
+	e := newEnv(t, append([]func(*api.Config, *app.Application){withImporters(imp)}, configure...)...)
 	e.runImports()
 	return e, imp
 }

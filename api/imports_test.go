@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands/imports/testimporter"
 )
 
@@ -129,7 +130,7 @@ func TestUploadInvalid(t *testing.T) {
 // TestUploadLimit checks that uploads have their own limit, above the
 // general one, and that a body over it is 413 and schedules nothing.
 func TestUploadLimit(t *testing.T) {
-	e, _ := newImportEnv(t, func(c *api.Config, _ *api.Deps) { c.MaxBodyBytes, c.MaxUploadBytes = 1000, 20_000 })
+	e, _ := newImportEnv(t, func(c *api.Config, _ *app.Application) { c.MaxBodyBytes, c.MaxUploadBytes = 1000, 20_000 })
 	token := e.userToken(e.admin, acmeHost)
 	body := `[` + strings.Repeat(`{"id": "x"},`, 1000) + `{"id": "y"}]` // 12 KB
 	e.mustUpload(token, "/api/customers/upload/", rawBody(body))

@@ -86,7 +86,7 @@ func (s *Server) handleOutletLog(c *gin.Context) error {
 // handleOutletLogEntry serves
 // GET /api/datatargets/<id>/outlets/<outlet_id>/log/<entry_number>/. The
 // raw request and reply show credential headers to admins only
-// (maskRawHTTP).
+// (datatarget.LogEntry.RawFor).
 func (s *Server) handleOutletLogEntry(c *gin.Context) error {
 	n, err := strconv.ParseInt(c.Param("entry"), 10, 64)
 	if err != nil || n < 1 {
@@ -98,10 +98,7 @@ func (s *Server) handleOutletLogEntry(c *gin.Context) error {
 		return err
 	}
 	j := newLogEntryJSON(e)
-	request, reply := e.HTTPRequest, e.HTTPReply
-	if !revealsCredentials(p) {
-		request, reply = maskRawHTTP(request), maskRawHTTP(reply)
-	}
+	request, reply := e.RawFor(p)
 	j.HTTPRequest = &request
 	if reply != "" {
 		j.HTTPReply = &reply

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 )
 
 func TestRateLimit(t *testing.T) {
 	frozen := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	e := newEnv(t, func(c *api.Config, _ *api.Deps) {
+	e := newEnv(t, func(c *api.Config, _ *app.Application) {
 		c.RateLimit = 0.5 // one request every 2 s
 		c.RateBurst = 2
 		c.Now = func() time.Time { return frozen }

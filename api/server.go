@@ -1,9 +1,10 @@
 // Package api is Clientele's HTTP edge. It resolves the company from the
 // request host, authenticates the caller, enforces token scopes and rate
 // limits, decodes JSON, and maps errors to the one error body
-// {"error": {"code", "message", "details"}}. It translates HTTP into
-// commands and read-model queries and decides nothing itself: role checks
-// and validation live in the commands and the domain.
+// {"error": {"code", "message", "details"}}. It translates HTTP into the
+// application's commands and queries (app.Application) and decides
+// nothing itself: role checks and validation live in the commands and
+// the domain, read rules in domain/access.
 //
 // Every API path is served under four spellings: with and without the /api
 // prefix and with and without the trailing slash (docs/openapi.yaml lists
@@ -23,107 +24,34 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
-	"github.com/clientele/clientele/domain/access"
-	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
 )
 
-// Companies resolves the tenant of a request from its host.
-// readmodels.Companies implements it.
-type Companies interface {
-	// ByHost returns the company served at host (no port, lower case), or
-	// a domain.NotFound error.
-	ByHost(ctx context.Context, host string) (company.Company, error)
-}
-
-// Access authenticates principals and reads integrations.
-// readmodels.Access implements it.
-type Access interface {
-	// AuthenticateToken returns the principal of an access token of the
-	// company, or a domain.Unauthorized error.
-	AuthenticateToken(ctx context.Context, companyID, token string) (access.Principal, error)
-	// AuthenticatePassword returns the principal of a user of the company
-	// (Principal.Password set), checking the TOTP code when the user has
-	// two-factor authentication, or a domain.Unauthorized error.
-	AuthenticatePassword(ctx context.Context, companyID, email, password, totpCode string) (access.Principal, error)
-	// Integration returns one integration of the company, or a
-	// domain.NotFound error.
-	Integration(ctx context.Context, companyID, id string) (access.Integration, error)
-	// Integrations returns every integration of the company.
-	Integrations(ctx context.Context, companyID string) ([]access.Integration, error)
-	// AccessTokens returns the company's access tokens (never their
-	// values), oldest first; GET /api/access-tokens/ and the console's
-	// access page list them (VisibleAccessTokens).
-	AccessTokens(ctx context.Context, companyID string) ([]access.AccessToken, error)
-}
-
-// Deps are what the server serves: read models, the command handlers and
-// a readiness check.
-type Deps struct {
-	Companies Companies
-	Access    Access
-	// Commands lists the write-side use cases.
-	Commands commands.Commands
-	// Customers and CustomerHistory read customers.
-	Customers       Customers
-	CustomerHistory CustomerHistory
-	// Datatargets reads datatargets, their queues and outlet logs.
-	Datatargets Datatargets
-	// Campaigns reads campaigns (/api/campaigns/, served when set).
-	Campaigns Campaigns
-	// Shops reads shops (GET /api/data/shops/, served when set).
-	Shops Retriever
-	// Products reads products (GET /api/data/products/, served when set).
-	Products Retriever
-	// Events and Sales read events and sales (GET /api/data/events/ and
-	// GET /api/data/sales/, each served when set).
-	Events Retriever
-	Sales  Retriever
-	// Importers are the Importers of the entities that can be uploaded:
-	// an entity gets its upload routes only when it has one (the import
-	// worker runs them; the server only needs to know which exist).
-	Importers map[importing.Entity]imports.Importer
-	// Uploads stages uploads; required when Importers is not empty.
-	Uploads Uploads
-	// Imports reads import runs (GET /api/imports/ and
-	// GET /api/imports/<id>/, served when set).
-	Imports ImportRuns
-	// DataQueries runs POST /api/data/query/ (served when set).
-	DataQueries DataQueries
-	// SFTPKeys lists the SFTP drop directory's keys (GET, POST and DELETE
-	// /api/sftp-keys/, served when set).
-	SFTPKeys SFTPKeys
-	// Ready reports whether the service can serve traffic (database
-	// reachable, projections running); GET /readyz answers 503 while it
-	// returns an error. Nil means always ready.
-	Ready func(ctx context.Context) error
-	// Stalled counts, by projection, the companies whose commits a
-	// projection has parked (projections.Runtime.Stalls). A stall is one
-	// company's problem, not the node's: GET /readyz stays 200 and shows
-	// the counts, and operators read the details with `clientele
-	// projections stalls`. Nil means none are reported.
-	Stalled func(ctx context.Context) (map[string]int, error)
-}
-
-func (d Deps) validate() error {
+// validate reports what the API needs of the application and is
+// missing.
+func validate(a app.Application) error {
 	var errs []error
-	if d.Companies == nil {
-		errs = append(errs, errors.New("api: Deps.Companies is nil"))
+	if a.Queries.Companies == nil {
+		errs = append(errs, errors.New("api: Queries.Companies is nil"))
 	}
-	if d.Access == nil {
-		errs = append(errs, errors.New("api: Deps.Access is nil"))
+	if a.Queries.Access == nil {
+		errs = append(errs, errors.New("api: Queries.Access is nil"))
 	}
-	if d.Customers == nil || d.CustomerHistory == nil {
-		errs = append(errs, errors.New("api: Deps.Customers or Deps.CustomerHistory is nil"))
+	if a.Commands.Authenticator == nil {
+		errs = append(errs, errors.New("api: Commands.Authenticator is nil"))
 	}
-	if d.Datatargets == nil {
-		errs = append(errs, errors.New("api: Deps.Datatargets is nil"))
+	if a.Queries.Customers == nil || a.Queries.CustomerHistory == nil {
+		errs = append(errs, errors.New("api: Queries.Customers or Queries.CustomerHistory is nil"))
 	}
-	if len(d.Importers) > 0 && d.Uploads == nil {
-		errs = append(errs, errors.New("api: Deps.Uploads is nil but Deps.Importers is not empty"))
+	if a.Queries.Datatargets == nil {
+		errs = append(errs, errors.New("api: Queries.Datatargets is nil"))
+	}
+	if len(a.Commands.Importers) > 0 && a.Commands.Uploads == nil {
+		errs = append(errs, errors.New("api: Commands.Uploads is nil but Commands.Importers is not empty"))
 	}
 	return errors.Join(errs...)
 }
@@ -140,34 +68,37 @@ type Server struct {
 	passwords  *gate    // password checks at once
 	docsJSON   []byte
 
-	companies Companies
-	access    Access
+	companies app.Companies
+	access    app.Access
+	authn     app.Authenticator
 	commands  commands.Commands
 	ready     func(ctx context.Context) error
 	stalled   func(ctx context.Context) (map[string]int, error)
 
-	datatargets Datatargets
-	campaigns   Campaigns
+	datatargets app.Datatargets
+	campaigns   app.Campaigns
 
 	importers    map[importing.Entity]imports.Importer
-	uploads      Uploads
-	imports      ImportRuns
-	dataQueries  DataQueries
+	uploads      app.Uploads
+	imports      app.ImportRuns
+	dataQueries  app.DataQueries
 	uploadRoutes map[string]bool // paths (gin syntax) limited by MaxUploadBytes
-	sftpKeys     SFTPKeys
+	sftpKeys     app.SFTPKeys
 
-	customers       Customers
-	customerHistory CustomerHistory
-	shops           Retriever
-	products        Retriever
-	events          Retriever
-	sales           Retriever
+	customers       app.Customers
+	customerHistory app.CustomerHistory
+	shops           app.Retriever
+	products        app.Retriever
+	events          app.Retriever
+	sales           app.Retriever
 }
 
-// NewServer builds the server and its routes. It fails when the
-// configuration or the dependencies are incomplete or invalid.
-func NewServer(cfg Config, deps Deps) (*Server, error) {
-	if err := errors.Join(cfg.Validate(), deps.validate()); err != nil {
+// NewServer builds the server and its routes on the application a: the
+// routes of an optional query or command are served when a has it. It
+// fails when the configuration or the application is incomplete or
+// invalid.
+func NewServer(cfg Config, a app.Application) (*Server, error) {
+	if err := errors.Join(cfg.Validate(), validate(a)); err != nil {
 		return nil, err
 	}
 	cfg.setDefaults()
@@ -179,8 +110,9 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if deps.Ready == nil {
-		deps.Ready = func(context.Context) error { return nil }
+	ready := a.Queries.Ready
+	if ready == nil {
+		ready = func(context.Context) error { return nil }
 	}
 	// gin's debug mode prints every route to stdout; the access log and
 	// docs/openapi.yaml already say all of it.
@@ -196,28 +128,34 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		loginAddrs: newLoginLimiter(addrBurst, addrEvery, cfg.Now),
 		passwords:  newGate(cfg.PasswordChecks, cfg.PasswordCheckWait),
 		docsJSON:   docsJSON,
-		companies:  deps.Companies,
-		access:     deps.Access,
-		commands:   deps.Commands,
-		ready:      deps.Ready,
-		stalled:    deps.Stalled,
+		companies:  a.Queries.Companies,
+		access:     a.Queries.Access,
+		authn:      a.Commands.Authenticator,
+		commands:   a.Commands.Commands,
+		ready:      ready,
+		stalled:    a.Queries.Stalled,
 
-		datatargets: deps.Datatargets,
-		campaigns:   deps.Campaigns,
+		datatargets: a.Queries.Datatargets,
+		campaigns:   a.Queries.Campaigns,
 
-		importers:    deps.Importers,
-		uploads:      deps.Uploads,
-		dataQueries:  deps.DataQueries,
-		imports:      deps.Imports,
+		importers:    a.Commands.Importers,
+		uploads:      a.Commands.Uploads,
+		dataQueries:  a.Commands.DataQueries,
+		imports:      a.Queries.Imports,
 		uploadRoutes: map[string]bool{},
-		sftpKeys:     deps.SFTPKeys,
+		sftpKeys:     a.Queries.SFTPKeys,
 
-		customers:       deps.Customers,
-		customerHistory: deps.CustomerHistory,
-		shops:           deps.Shops,
-		products:        deps.Products,
-		events:          deps.Events,
-		sales:           deps.Sales,
+		customers:       a.Queries.Customers,
+		customerHistory: a.Queries.CustomerHistory,
+		shops:           a.Queries.Shops,
+		products:        a.Queries.Products,
+	}
+	// A nil Activity is a nil Retriever, not one holding a nil pointer.
+	if a.Queries.Events != nil {
+		s.events = a.Queries.Events
+	}
+	if a.Queries.Sales != nil {
+		s.sales = a.Queries.Sales
 	}
 	e := gin.New()
 	// Both spellings of every path are registered, so a redirect would only

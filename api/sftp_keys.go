@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -9,12 +8,6 @@ import (
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
 )
-
-// SFTPKeys lists the public keys registered for a company's SFTP drop
-// directory; readmodels.SFTPKeys implements it.
-type SFTPKeys interface {
-	List(ctx context.Context, companyID string) ([]access.SFTPKey, error)
-}
 
 // addSFTPKeyRequest is the body of POST /api/sftp-keys/.
 type addSFTPKeyRequest struct {

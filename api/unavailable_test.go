@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/storeerr"
 )
@@ -24,7 +25,7 @@ import (
 // boundary with the database (storeerr.Translate, readmodels/db.go), which
 // readmodels' own tests check against a real server.
 type failingCompanies struct {
-	api.Companies
+	app.Companies
 	mu  sync.Mutex
 	err error
 }
@@ -51,9 +52,9 @@ func (f *failingCompanies) ByHost(ctx context.Context, host string) (company.Com
 // stays a 500.
 func TestDatabaseUnavailableIs503(t *testing.T) {
 	companies := &failingCompanies{}
-	e := newEnv(t, func(_ *api.Config, d *api.Deps) {
-		companies.Companies = d.Companies
-		d.Companies = companies
+	e := newEnv(t, func(_ *api.Config, d *app.Application) {
+		companies.Companies = d.Queries.Companies
+		d.Queries.Companies = companies
 	})
 	token := e.userToken(e.admin, acmeHost)
 	for _, tc := range []struct {
@@ -105,8 +106,8 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 // 503 quickly instead of hanging the probe.
 func TestReadyzIsBounded(t *testing.T) {
 	var left time.Duration // from the start of the check to its deadline
-	e := newEnv(t, func(_ *api.Config, d *api.Deps) {
-		d.Ready = func(ctx context.Context) error {
+	e := newEnv(t, func(_ *api.Config, d *app.Application) {
+		d.Queries.Ready = func(ctx context.Context) error {
 			if deadline, ok := ctx.Deadline(); ok {
 				left = time.Until(deadline)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/domain/values"
@@ -31,7 +32,7 @@ func (u chunkedUploads) Handle(ctx context.Context, cmd imports.StageUpload) (im
 func unknownFieldsEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	h := new(imports.StageUploadHandler)
-	e := newEnv(t, func(_ *api.Config, d *api.Deps) { d.Uploads = chunkedUploads{h} })
+	e := newEnv(t, func(_ *api.Config, d *app.Application) { d.Commands.Uploads = chunkedUploads{h} })
 	*h = imports.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 3})
 	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops(), retrievalproj.NewProducts(),
 		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys))

@@ -77,31 +77,20 @@ func domainHolder(ctx context.Context, store eventstore.Store, d string) (string
 // loadCompany folds a company's stream. A company that does not exist is
 // NotFound.
 func loadCompany(ctx context.Context, store eventstore.Store, companyID string) (company.Company, int64, error) {
-	evs, err := store.ReadStream(ctx, company.Stream(companyID), 0)
-	if err != nil {
-		return company.Company{}, 0, err
+	return foldStream(ctx, store, company.Stream(companyID), company.Company{}, applyCompany, func() error {
+		return domain.Errorf(domain.NotFound, "no such company")
+	})
+}
+
+// applyCompany is a company after one more event of its stream.
+func applyCompany(c company.Company, e eventstore.RecordedEvent) (company.Company, error) {
+	switch e.Type {
+	case company.CreatedType:
+		ev, err := decodeEvent[company.Created](e)
+		return ev.Company(), err
+	case company.SettingsChangedType:
+		ev, err := decodeEvent[company.SettingsChanged](e)
+		return ev.Apply(c), err
 	}
-	var c company.Company
-	var version int64
-	for _, e := range evs {
-		version = e.StreamVersion
-		switch e.Type {
-		case company.CreatedType:
-			var ev company.Created
-			if err := json.Unmarshal(e.Data, &ev); err != nil {
-				return company.Company{}, 0, fmt.Errorf("commands: decode %s: %w", e.Type, err)
-			}
-			c = ev.Company()
-		case company.SettingsChangedType:
-			var ev company.SettingsChanged
-			if err := json.Unmarshal(e.Data, &ev); err != nil {
-				return company.Company{}, 0, fmt.Errorf("commands: decode %s: %w", e.Type, err)
-			}
-			c = ev.Apply(c)
-		}
-	}
-	if version == 0 {
-		return company.Company{}, 0, domain.Errorf(domain.NotFound, "no such company")
-	}
-	return c, version, nil
+	return c, nil
 }

@@ -21,25 +21,16 @@ func loadCampaign(ctx context.Context, store eventstore.Store, companyID, key st
 	if !campaign.ValidKey(key) {
 		return c, 0, errNoCampaign()
 	}
-	evs, err := store.ReadStream(ctx, campaign.Stream(companyID, key), 0)
-	if err != nil {
-		return c, 0, err
+	return foldStream(ctx, store, campaign.Stream(companyID, key), c, applyCampaign, errNoCampaign)
+}
+
+// applyCampaign is a campaign after one more event of its stream.
+func applyCampaign(c campaign.Campaign, e eventstore.RecordedEvent) (campaign.Campaign, error) {
+	ev, err := campaign.Decode(e.Type, e.Data)
+	if err != nil || ev == nil {
+		return c, err
 	}
-	var version int64
-	for _, e := range evs {
-		version = e.StreamVersion
-		ev, err := campaign.Decode(e.Type, e.Data)
-		if err != nil {
-			return c, 0, fmt.Errorf("commands: %s/%d: %w", e.StreamID, e.StreamVersion, err)
-		}
-		if ev != nil {
-			c = c.Apply(ev)
-		}
-	}
-	if version == 0 {
-		return c, 0, errNoCampaign()
-	}
-	return c, version, nil
+	return c.Apply(ev), nil
 }
 
 // campaignEvents encodes a decision's events for the store.

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/datatarget"
@@ -13,59 +11,39 @@ import (
 // loadDatatarget folds a datatarget's stream into its current state and
 // version. An unknown datatarget is NotFound.
 func loadDatatarget(ctx context.Context, store eventstore.Store, companyID, id string) (datatarget.Datatarget, int64, error) {
-	evs, err := store.ReadStream(ctx, datatarget.Stream(companyID, id), 0)
-	if err != nil {
-		return datatarget.Datatarget{}, 0, err
-	}
-	var d datatarget.Datatarget
-	var version int64
-	for _, e := range evs {
-		version = e.StreamVersion
+	apply := func(d datatarget.Datatarget, e eventstore.RecordedEvent) (datatarget.Datatarget, error) {
 		switch e.Type {
 		case datatarget.CreatedType:
-			var ev datatarget.Created
-			if err := json.Unmarshal(e.Data, &ev); err != nil {
-				return d, 0, fmt.Errorf("commands: decode %s: %w", e.Type, err)
-			}
-			d = ev.Datatarget(companyID)
+			ev, err := decodeEvent[datatarget.Created](e)
+			return ev.Datatarget(companyID), err
 		case datatarget.UpdatedType:
-			var ev datatarget.Updated
-			if err := json.Unmarshal(e.Data, &ev); err != nil {
-				return d, 0, fmt.Errorf("commands: decode %s: %w", e.Type, err)
-			}
-			d = ev.Apply(d)
+			ev, err := decodeEvent[datatarget.Updated](e)
+			return ev.Apply(d), err
 		}
+		return d, nil
 	}
-	if version == 0 {
-		return d, 0, domain.Errorf(domain.NotFound, "no such datatarget")
-	}
-	return d, version, nil
+	return foldStream(ctx, store, datatarget.Stream(companyID, id), datatarget.Datatarget{}, apply, func() error {
+		return domain.Errorf(domain.NotFound, "no such datatarget")
+	})
 }
 
 // loadOutlet reads an outlet of a datatarget. An unknown outlet, or one of
 // another datatarget, is NotFound.
 func loadOutlet(ctx context.Context, store eventstore.Store, companyID, datatargetID, id string) (datatarget.Outlet, int64, error) {
-	evs, err := store.ReadStream(ctx, datatarget.OutletStream(companyID, id), 0)
-	if err != nil {
-		return datatarget.Outlet{}, 0, err
-	}
-	var o datatarget.Outlet
-	var version int64
-	for _, e := range evs {
-		version = e.StreamVersion
+	errNoOutlet := func() error { return domain.Errorf(domain.NotFound, "no such outlet") }
+	apply := func(o datatarget.Outlet, e eventstore.RecordedEvent) (datatarget.Outlet, error) {
 		switch e.Type {
 		case datatarget.OutletCreatedType:
-			var ev datatarget.OutletCreated
-			if err := json.Unmarshal(e.Data, &ev); err != nil {
-				return o, 0, fmt.Errorf("commands: decode %s: %w", e.Type, err)
-			}
-			o = ev.Outlet(companyID)
+			ev, err := decodeEvent[datatarget.OutletCreated](e)
+			return ev.Outlet(companyID), err
 		case datatarget.OutletDisabledType:
 			o.Enabled = false
 		}
+		return o, nil
 	}
-	if version == 0 || o.DatatargetID != datatargetID {
-		return o, 0, domain.Errorf(domain.NotFound, "no such outlet")
+	o, version, err := foldStream(ctx, store, datatarget.OutletStream(companyID, id), datatarget.Outlet{}, apply, errNoOutlet)
+	if err == nil && o.DatatargetID != datatargetID {
+		return o, 0, errNoOutlet()
 	}
-	return o, version, nil
+	return o, version, err
 }

@@ -70,26 +70,26 @@ func (c *Console) accessPage(g *gin.Context) (accessView, error) {
 	ctx := g.Request.Context()
 	co := companyOf(g)
 	p := principalOf(g)
-	v := accessView{AllTokens: p.HasRole(access.RoleAdmin)}
-	tokens, err := c.p2.tokens.AccessTokens(ctx, co.ID)
+	v := accessView{AllTokens: access.SeesEveryAccessToken(p)}
+	tokens, err := c.app.Queries.Access.AccessTokens(ctx, co.ID)
 	if err != nil {
 		return v, err
 	}
 	// The tokens GET /api/access-tokens/ lists to p: its own, or, to an
 	// admin, every token of the company.
-	for _, t := range api.VisibleAccessTokens(p, tokens) {
+	for _, t := range access.VisibleAccessTokens(p, tokens) {
 		v.Tokens = append(v.Tokens, newTokenRow(t))
 	}
-	if err := api.MayReadIntegrations(p); err != nil {
+	if err := access.MayReadIntegrations(p); err != nil {
 		v.IntegrationsHidden = domain.ErrorMessage(err)
-	} else if v.Integrations, err = c.deps.Access.Integrations(ctx, co.ID); err != nil {
+	} else if v.Integrations, err = c.app.Queries.Access.Integrations(ctx, co.ID); err != nil {
 		return v, err
 	}
-	if c.deps.SFTPKeys != nil {
+	if c.app.Queries.SFTPKeys != nil {
 		v.SFTP = true
 		if err := access.MayManageSFTPKeys(p); err != nil {
 			v.SFTPHidden = domain.ErrorMessage(err)
-		} else if v.SFTPKeys, err = c.deps.SFTPKeys.List(ctx, co.ID); err != nil {
+		} else if v.SFTPKeys, err = c.app.Queries.SFTPKeys.List(ctx, co.ID); err != nil {
 			return v, err
 		}
 	}
@@ -135,7 +135,7 @@ func (c *Console) handleCreateToken(g *gin.Context) error {
 	if err == nil {
 		var t access.AccessToken
 		var value string
-		t, value, err = c.deps.Commands.CreateAccessToken.Handle(api.CommandContext(g, source), commands.CreateAccessToken{
+		t, value, err = c.app.Commands.CreateAccessToken.Handle(api.CommandContext(g, source), commands.CreateAccessToken{
 			Principal: principalOf(g), Name: form.Name, OwnerID: form.Owner, Scopes: scopes, TransferPrivileges: form.Transfer,
 		})
 		if err == nil {
@@ -192,7 +192,7 @@ func parseScopes(text string) ([]access.Scope, error) {
 // handleRevokeToken revokes a token as DELETE /api/access-tokens/<id>/
 // does (commands.RevokeAccessToken): a user its own, an admin any.
 func (c *Console) handleRevokeToken(g *gin.Context) error {
-	err := c.deps.Commands.RevokeAccessToken.Handle(api.CommandContext(g, source), commands.RevokeAccessToken{
+	err := c.app.Commands.RevokeAccessToken.Handle(api.CommandContext(g, source), commands.RevokeAccessToken{
 		Principal: principalOf(g), TokenID: g.Param("token"),
 	})
 	if err != nil {
@@ -209,7 +209,7 @@ func (c *Console) handleCreateIntegration(g *gin.Context) error {
 		return err
 	}
 	f := g.Request.PostForm
-	_, err := c.deps.Commands.CreateIntegration.Handle(api.CommandContext(g, source), commands.CreateIntegration{
+	_, err := c.app.Commands.CreateIntegration.Handle(api.CommandContext(g, source), commands.CreateIntegration{
 		Principal: principalOf(g), IntegrationName: f.Get("integration_name"), Name: f.Get("name"), Description: f.Get("description"),
 	})
 	if err != nil {
@@ -226,7 +226,7 @@ func (c *Console) handleAddSFTPKey(g *gin.Context) error {
 		return err
 	}
 	f := g.Request.PostForm
-	_, err := c.deps.Commands.AddSFTPKey.Handle(api.CommandContext(g, source), commands.AddSFTPKey{
+	_, err := c.app.Commands.AddSFTPKey.Handle(api.CommandContext(g, source), commands.AddSFTPKey{
 		Principal: principalOf(g), PublicKey: f.Get("public_key"), Name: f.Get("name"),
 	})
 	if err != nil {
@@ -239,7 +239,7 @@ func (c *Console) handleAddSFTPKey(g *gin.Context) error {
 // handleRemoveSFTPKey removes a key as DELETE /api/sftp-keys/<id>/ does
 // (admin role).
 func (c *Console) handleRemoveSFTPKey(g *gin.Context) error {
-	err := c.deps.Commands.RemoveSFTPKey.Handle(api.CommandContext(g, source), commands.RemoveSFTPKey{
+	err := c.app.Commands.RemoveSFTPKey.Handle(api.CommandContext(g, source), commands.RemoveSFTPKey{
 		Principal: principalOf(g), KeyID: g.Param("key"),
 	})
 	if err != nil {

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,13 +21,6 @@ import (
 // conversions the projection keeps, readmodels.Campaigns.
 // CampaignSalesDays), and their revenue by product category and by
 // campaign product.
-
-// CampaignSalesDays reads a campaign's conversions per day;
-// readmodels.Campaigns implements it. A campaign's page charts them when
-// the API's campaigns read model (api.Deps.Campaigns) implements it too.
-type CampaignSalesDays interface {
-	CampaignSalesDays(ctx context.Context, q readmodels.SalesDaysQuery) ([]readmodels.SalesDay, error)
-}
 
 // maxDayBars bounds the bars of the sales over time: a longer window
 // chosen by dates is charted by spans of several days.
@@ -53,7 +45,7 @@ func (c *Console) handleCampaigns(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := c.deps.Campaigns.CampaignStats(g.Request.Context(), q)
+	page, err := c.app.Queries.Campaigns.CampaignStats(g.Request.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -98,8 +90,7 @@ type campaignView struct {
 	Stats                                      *readmodels.Stats
 	Funnel, Categories, Products               barChart
 	// DayRevenue and DaySales are the conversions over the window, per
-	// day (or per span of days); HasDays is false when the read model
-	// does not give them.
+	// day (or per span of days), shown when HasDays.
 	DayRevenue, DaySales barChart
 	HasDays              bool
 	Figures              []fieldRow
@@ -119,7 +110,7 @@ func (c *Console) handleCampaign(g *gin.Context) error {
 		return err
 	}
 	q.Keys, q.After, q.Limit = []string{g.Param("key")}, "", 1
-	page, err := c.deps.Campaigns.CampaignStats(g.Request.Context(), q)
+	page, err := c.app.Queries.Campaigns.CampaignStats(g.Request.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -164,15 +155,13 @@ func (c *Console) handleCampaign(g *gin.Context) error {
 		if q.Sales != nil {
 			w = *q.Sales
 		}
-		if sd, ok := c.deps.Campaigns.(CampaignSalesDays); ok {
-			days, err := sd.CampaignSalesDays(g.Request.Context(), readmodels.SalesDaysQuery{
-				CompanyID: co.ID, Key: cs.Campaign.Key, Location: co.Location(), Sales: q.Sales})
-			if err != nil {
-				return err
-			}
-			v.HasDays = true
-			v.DayRevenue, v.DaySales = dayCharts(w, days, co.Location())
+		days, err := c.app.Queries.Campaigns.CampaignSalesDays(g.Request.Context(), readmodels.SalesDaysQuery{
+			CompanyID: co.ID, Key: cs.Campaign.Key, Location: co.Location(), Sales: q.Sales})
+		if err != nil {
+			return err
 		}
+		v.HasDays = true
+		v.DayRevenue, v.DaySales = dayCharts(w, days, co.Location())
 		if q.Sales != nil || own {
 			v.Window = w.Start.In(co.Location()).Format("2006-01-02") + " to " + w.End.In(co.Location()).Format("2006-01-02")
 		} else {

@@ -1,10 +1,11 @@
 // Package console is Clientele's web console: server-rendered HTML pages
 // for the people of a company (its users), mounted on the API server's
 // engine under /console/ on every company's host. It is an adapter beside
-// package api and holds no rule of its own: it reads through the API's
-// read models and acts through the API's commands (api.Deps), and every
-// action it offers is one the API offers too (an upload, a customer
-// record that deletes or forgets). docs/console.md describes it.
+// package api and holds no rule of its own: it reads and acts through the
+// same application value as the API (app.Application), asks the read
+// rules of domain/access, and every action it offers is one the API
+// offers too (an upload, a customer record that deletes or forgets).
+// docs/console.md describes it.
 //
 // Security in short (docs/console.md has the reasons): a log-in is a
 // row of console_sessions named by a random value in an HttpOnly,
@@ -17,127 +18,49 @@ package console
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
-	"github.com/clientele/clientele/readmodels"
 )
 
 // Prefix is where the console is served on every company's host.
 const Prefix = "/console"
 
-// DefaultSessionTTL is how long a log-in lasts.
-const DefaultSessionTTL = 12 * time.Hour
-
 // Config configures the console.
 type Config struct {
-	// SessionTTL is how long a log-in lasts, from the log-in; 0 is
-	// DefaultSessionTTL.
-	SessionTTL time.Duration
-	// Now is the clock of sessions; nil is time.Now.
-	Now func() time.Time
 	// Logger logs what the access log does not say; nil discards.
 	Logger *slog.Logger
 }
 
-// Users reads users; readmodels.Access implements it.
-type Users interface {
-	// User returns a user of the company, or a domain.NotFound error.
-	User(ctx context.Context, companyID, id string) (access.User, error)
-}
-
-// ImportRuns lists and reads import runs; readmodels.Imports implements
-// it.
-type ImportRuns interface {
-	api.ImportRuns
-	// Runs returns a page of the company's runs, newest first, and the
-	// cursor of the next page.
-	Runs(ctx context.Context, companyID, before string, limit int) ([]readmodels.ImportRun, string, error)
-}
-
-// CustomerDocs reads one customer as retrieval shows it;
-// readmodels.Customers implements it.
-type CustomerDocs interface {
-	// Doc returns the customer, or a domain.NotFound error when retrieval
-	// does not show it.
-	Doc(ctx context.Context, companyID, customerID string) (json.RawMessage, error)
-}
-
-// CustomerActivity reads a customer's newest events or sales, as
-// retrieval shows them; readmodels.Events and readmodels.Sales implement
-// it.
-type CustomerActivity interface {
-	OfCustomer(ctx context.Context, companyID, customerID string, limit int) ([]json.RawMessage, error)
-}
-
-// Deps are what the console serves.
-type Deps struct {
-	// API are the API server's dependencies: the console reads and acts
-	// through the same read models and commands.
-	API api.Deps
-	// Users looks up the user of a session on each request.
-	Users Users
-	// Imports lists import runs (the Imports pages).
-	Imports ImportRuns
-	// Customer reads the customer of a customer's page, by its key.
-	Customer CustomerDocs
-	// Events and Sales read the events and sales beside it; nil shows
-	// none.
-	Events, Sales CustomerActivity
-	// Pool holds the sessions (readmodels.ConsoleSessions).
-	Pool *pgxpool.Pool
-
-	// The dependencies of the later pages (overview, datatargets,
-	// campaigns, access; newPhase2): nil takes the read model on Pool,
-	// and a nil Projections leaves the lag off the overview.
-	Tokens      AccessTokens
-	Outlets     OutletStates
-	ImportDays  ImportDays
-	Projections ProjectionStatus
-}
-
 // Console serves the pages.
 type Console struct {
-	srv      *api.Server
-	deps     api.Deps
-	users    Users
-	imports  ImportRuns
-	customer CustomerDocs
-	events   CustomerActivity
-	sales    CustomerActivity
-	sessions *readmodels.ConsoleSessions
-	p2       phase2
-	log      *slog.Logger
-	pages    *pages
+	srv   *api.Server
+	app   app.Application
+	log   *slog.Logger
+	pages *pages
 	// origin refuses state-changing requests from other origins.
 	origin *http.CrossOriginProtection
 }
 
 // Mount serves the console on srv's engine: under Prefix, and "/" sends
-// browsers there.
-func Mount(srv *api.Server, cfg Config, deps Deps) (*Console, error) {
-	if srv == nil || deps.Users == nil || deps.Imports == nil || deps.Pool == nil || deps.Customer == nil ||
-		deps.API.Customers == nil || deps.API.CustomerHistory == nil {
-		return nil, errors.New("console: Mount: server, Users, Imports, Pool, Customer, API.Customers and API.CustomerHistory are required")
+// browsers there. It reads and acts through a, as srv does; the
+// datatargets and campaigns pages are served when a has their queries.
+func Mount(srv *api.Server, cfg Config, a app.Application) (*Console, error) {
+	q := a.Queries
+	if srv == nil || q.Access == nil || q.Imports == nil || a.Commands.Sessions == nil || q.Customers == nil ||
+		q.CustomerHistory == nil {
+		return nil, errors.New("console: Mount: server, Queries.Access, Queries.Imports, Commands.Sessions, Queries.Customers and Queries.CustomerHistory are required")
 	}
-	if len(deps.API.Importers) > 0 && deps.API.Uploads == nil {
-		return nil, errors.New("console: Mount: API.Uploads is nil but API.Importers is not empty")
-	}
-	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = DefaultSessionTTL
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if len(a.Commands.Importers) > 0 && a.Commands.Uploads == nil {
+		return nil, errors.New("console: Mount: Commands.Uploads is nil but Commands.Importers is not empty")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -147,11 +70,7 @@ func Mount(srv *api.Server, cfg Config, deps Deps) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{
-		srv: srv, deps: deps.API, users: deps.Users, imports: deps.Imports,
-		customer: deps.Customer, events: deps.Events, sales: deps.Sales,
-		sessions: newSessions(deps.Pool, cfg),
-		p2:       newPhase2(deps),
-		log:      cfg.Logger, pages: p,
+		srv: srv, app: a, log: cfg.Logger, pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}
 	c.routes()
@@ -185,10 +104,27 @@ func (c *Console) routes() {
 	in(http.MethodGet, "/imports", false, c.handleImports)
 	in(http.MethodGet, "/imports/:id", false, c.handleImport)
 	in(http.MethodGet, "/imports/:id/status", false, c.handleImportStatus)
-	if len(c.deps.Importers) > 0 {
+	if len(c.app.Commands.Importers) > 0 {
 		in(http.MethodPost, "/uploads", true, c.handleUpload)
 	}
-	c.routesPhase2(in) // overview, datatargets, campaigns, access (overview.go)
+	if c.app.Queries.Datatargets != nil {
+		in(http.MethodGet, "/datatargets", false, c.handleDatatargets)
+		in(http.MethodGet, "/datatargets/:id", false, c.handleDatatarget)
+		in(http.MethodGet, "/datatargets/:id/outlets/:outlet", false, c.handleOutlet)
+		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/log/:entry", false, c.handleAttempt)
+	}
+	if c.app.Queries.Campaigns != nil {
+		in(http.MethodGet, "/campaigns", false, c.handleCampaigns)
+		in(http.MethodGet, "/campaigns/:key", false, c.handleCampaign)
+	}
+	in(http.MethodGet, "/access", false, c.handleAccess)
+	in(http.MethodPost, "/access/tokens", false, c.handleCreateToken)
+	in(http.MethodPost, "/access/tokens/:token/revoke", false, c.handleRevokeToken)
+	in(http.MethodPost, "/access/integrations", false, c.handleCreateIntegration)
+	if c.app.Queries.SFTPKeys != nil {
+		in(http.MethodPost, "/access/sftp-keys", false, c.handleAddSFTPKey)
+		in(http.MethodPost, "/access/sftp-keys/:key/remove", false, c.handleRemoveSFTPKey)
+	}
 }
 
 // handler is a page handler that returns its error instead of writing
@@ -297,14 +233,14 @@ func (c *Console) sessionUser(ctx context.Context, companyID, token string) (acc
 	if token == "" {
 		return access.User{}, errLoggedOut()
 	}
-	userID, err := c.sessions.Lookup(ctx, companyID, token)
+	userID, err := c.app.Commands.Sessions.Lookup(ctx, companyID, token)
 	if domain.ErrorCode(err) == domain.NotFound {
 		return access.User{}, errLoggedOut()
 	}
 	if err != nil {
 		return access.User{}, err
 	}
-	u, err := c.users.User(ctx, companyID, userID)
+	u, err := c.app.Queries.Access.User(ctx, companyID, userID)
 	if domain.ErrorCode(err) == domain.NotFound {
 		// The user was removed: the session ends with it.
 		return access.User{}, errLoggedOut()

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/customer"
@@ -92,7 +93,7 @@ func (c *Console) handleCustomers(g *gin.Context) error {
 	if len(pq.Filters) > maxFilters {
 		return domain.Errorf(domain.Invalid, "at most %d filters are accepted, got %d", maxFilters, len(pq.Filters))
 	}
-	page, err := c.deps.Customers.Retrieve(g.Request.Context(), pq)
+	page, err := c.app.Queries.Customers.Retrieve(g.Request.Context(), pq)
 	if err != nil {
 		return err
 	}
@@ -196,7 +197,7 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 	ctx := g.Request.Context()
 	co := companyOf(g)
 	id := g.Param("id")
-	h, err := c.deps.CustomerHistory.Customer(ctx, co.ID, id)
+	h, err := c.app.Queries.CustomerHistory.Customer(ctx, co.ID, id)
 	if err != nil {
 		return err
 	}
@@ -211,7 +212,7 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 		c.render(g, http.StatusOK, "customer", "Forgotten customer", "customers", v)
 		return nil
 	}
-	raw, err := c.customer.Doc(ctx, co.ID, id)
+	raw, err := c.app.Queries.Customers.Doc(ctx, co.ID, id)
 	if err != nil && domain.ErrorCode(err) != domain.NotFound {
 		return err
 	}
@@ -236,10 +237,10 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 			CorrelationID: e.Metadata.CorrelationID, Changes: changeRows(e.Changes), Fields: e.Fields, Redacted: e.Redacted,
 		})
 	}
-	if v.Events, err = activityOf(ctx, c.events, co.ID, id, []string{"id", "type", "date", "product_id", "path"}); err != nil {
+	if v.Events, err = activityOf(ctx, c.app.Queries.Events, co.ID, id, []string{"id", "type", "date", "product_id", "path"}); err != nil {
 		return err
 	}
-	if v.Sales, err = activityOf(ctx, c.sales, co.ID, id, []string{"sale_external_id", "sale_date", "sale_state", "sale_total"}); err != nil {
+	if v.Sales, err = activityOf(ctx, c.app.Queries.Sales, co.ID, id, []string{"sale_external_id", "sale_date", "sale_state", "sale_total"}); err != nil {
 		return err
 	}
 	c.render(g, http.StatusOK, "customer", "Customer", "customers", v)
@@ -320,7 +321,7 @@ func identityOf(h readmodels.History) map[string]string {
 
 // activityOf reads the customer's newest events or sales, at most
 // pageSize, as rows of columns.
-func activityOf(ctx context.Context, r CustomerActivity, companyID, customerID string, columns []string) ([]map[string]string, error) {
+func activityOf(ctx context.Context, r app.Activity, companyID, customerID string, columns []string) ([]map[string]string, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -371,7 +372,7 @@ func (c *Console) handleConfirmDestroy(g *gin.Context) error {
 	if !imports.MayDestroy(principalOf(g)) {
 		return errMayNotDestroy()
 	}
-	h, err := c.deps.CustomerHistory.Customer(g.Request.Context(), companyOf(g).ID, g.Param("id"))
+	h, err := c.app.Queries.CustomerHistory.Customer(g.Request.Context(), companyOf(g).ID, g.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -402,12 +403,12 @@ func (c *Console) handleDestroy(g *gin.Context) error {
 	if !imports.MayDestroy(p) {
 		return errMayNotDestroy()
 	}
-	if c.deps.Importers[importing.Customers] == nil {
+	if c.app.Commands.Importers[importing.Customers] == nil {
 		return domain.Errorf(domain.NotFound, "customers are not imported by this server")
 	}
 	ctx := g.Request.Context()
 	co := companyOf(g)
-	h, err := c.deps.CustomerHistory.Customer(ctx, co.ID, g.Param("id"))
+	h, err := c.app.Queries.CustomerHistory.Customer(ctx, co.ID, g.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -427,7 +428,7 @@ func (c *Console) handleDestroy(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	up, err := c.deps.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
+	up, err := c.app.Commands.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
 		Principal: p, Entity: importing.Customers, Format: ingest.JSON, Body: bytes.NewReader(body), Source: source,
 	})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
@@ -19,7 +18,7 @@ import (
 // The datatargets pages read what GET /api/datatargets/..., .../retrieve/
 // and the outlet log endpoints read, through the same read model
 // (api.Datatargets), and show outlet credentials masked to whoever the
-// API masks them for (api.MaskedOutletRequest, api.MaskedAttempt).
+// API masks them for (datatarget.Outlet.RequestFor, datatarget.LogEntry.RawFor).
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
@@ -38,11 +37,11 @@ type datatargetRow struct {
 func (c *Console) handleDatatargets(g *gin.Context) error {
 	ctx := g.Request.Context()
 	co := companyOf(g)
-	list, err := c.deps.Datatargets.Datatargets(ctx, co.ID)
+	list, err := c.app.Queries.Datatargets.Datatargets(ctx, co.ID)
 	if err != nil {
 		return err
 	}
-	failing, err := c.p2.outlets.FailingOutlets(ctx, co.ID)
+	failing, err := c.app.Queries.Datatargets.FailingOutlets(ctx, co.ID)
 	if err != nil {
 		return err
 	}
@@ -93,7 +92,7 @@ type messageRow struct {
 func (c *Console) handleDatatarget(g *gin.Context) error {
 	ctx := g.Request.Context()
 	co := companyOf(g)
-	d, err := c.deps.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -101,11 +100,11 @@ func (c *Console) handleDatatarget(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := c.deps.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	page, err := c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
 	if err != nil {
 		return err
 	}
-	states, err := c.p2.outlets.OutletStates(ctx, co.ID, d.ID)
+	states, err := c.app.Queries.Datatargets.OutletStates(ctx, co.ID, d.ID)
 	if err != nil {
 		return err
 	}
@@ -139,7 +138,7 @@ func outletRows(p access.Principal, outlets []datatarget.Outlet, states []readmo
 	}
 	var out []outletRow
 	for _, o := range outlets {
-		u, _ := api.MaskedOutletRequest(p, o)
+		u := o.RequestFor(p).URL
 		s := byID[o.ID]
 		r := outletRow{ID: o.ID, Type: o.Type, Method: o.Request.Method, URL: u,
 			Delivered: o.Progress.LastDeliveredMessageNumber, Batches: o.Progress.DeliveredBatchCount,
@@ -259,20 +258,20 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	ctx := g.Request.Context()
 	co := companyOf(g)
 	p := principalOf(g)
-	d, err := c.deps.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
 	if err != nil {
 		return outletView{}, err
 	}
-	o, err := c.deps.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
+	o, err := c.app.Queries.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
 	if err != nil {
 		return outletView{}, err
 	}
-	states, err := c.p2.outlets.OutletStates(ctx, co.ID, d.ID)
+	states, err := c.app.Queries.Datatargets.OutletStates(ctx, co.ID, d.ID)
 	if err != nil {
 		return outletView{}, err
 	}
 	rows := outletRows(p, []datatarget.Outlet{o}, states)
-	_, headers := api.MaskedOutletRequest(p, o)
+	headers := o.RequestFor(p).Headers
 	v := outletView{D: d, O: rows[0], Secret: o.Secret != "", Batched: o.IsBatched, MaxBatch: o.MaxBatchSize,
 		Interval: o.MinRequestInterval.String(), Content: indentJSON(o.Request.Content)}
 	for _, k := range sortedHeaderNames(headers) {
@@ -282,7 +281,7 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	if err != nil {
 		return v, err
 	}
-	page, err := c.deps.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: co.ID, DatatargetID: d.ID, OutletID: o.ID,
+	page, err := c.app.Queries.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: co.ID, DatatargetID: d.ID, OutletID: o.ID,
 		From: from, Limit: logPageSize, Descending: true})
 	if err != nil {
 		return v, err
@@ -295,13 +294,13 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 		v.Next = outletPath(d.ID, o.ID) + "?from=" + formatInt(page.Next) + "#log"
 	}
 	if entry > 0 {
-		e, err := c.deps.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, entry)
+		e, err := c.app.Queries.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, entry)
 		if err != nil {
 			return v, err
 		}
-		request, reply := api.MaskedAttempt(p, e)
+		request, reply := e.RawFor(p)
 		v.Attempt = &attemptView{logRow: newLogRow(d.ID, o.ID, e), Available: e.HTTPRequestAvailable,
-			Request: request, Reply: reply, Masked: !api.RevealsCredentials(p)}
+			Request: request, Reply: reply, Masked: !access.MayReadCredentials(p)}
 	}
 	return v, nil
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/console"
@@ -119,29 +121,33 @@ func newEnv(t *testing.T) *env {
 		importing.Sales:     imports.NewSaleImporter(store, e.keys, time.Now),
 	}
 	customers, events, sales := readmodels.NewCustomers(pool), readmodels.NewEvents(pool), readmodels.NewSales(pool)
-	deps := api.Deps{
-		Companies:       readmodels.NewCompanies(pool, "localhost"),
-		Access:          acc,
-		Commands:        e.cmds,
-		Datatargets:     readmodels.NewDatatargets(pool),
-		Customers:       customers,
-		CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
-		Events:          events,
-		Sales:           sales,
-		Importers:       importers,
-		Uploads:         e.uploads,
-		Imports:         importRuns,
-		Campaigns:       readmodels.NewCampaigns(pool),
-		SFTPKeys:        readmodels.NewSFTPKeys(pool),
+	application := app.Application{
+		Commands: app.Commands{
+			Commands:      e.cmds,
+			Importers:     importers,
+			Uploads:       e.uploads,
+			Authenticator: authn.New(pool, acc),
+			Sessions:      authn.NewConsoleSessions(pool, authn.DefaultSessionTTL),
+		},
+		Queries: app.Queries{
+			Companies:        readmodels.NewCompanies(pool, "localhost"),
+			Access:           acc,
+			Datatargets:      readmodels.NewDatatargets(pool),
+			Customers:        customers,
+			CustomerHistory:  readmodels.NewCustomerHistory(store, pool, e.keys),
+			Events:           events,
+			Sales:            sales,
+			Imports:          importRuns,
+			Campaigns:        readmodels.NewCampaigns(pool),
+			SFTPKeys:         readmodels.NewSFTPKeys(pool),
+			ProjectionStatus: projectionStatus(pool, store, asyncProjectors(e.keys)),
+		},
 	}
-	s, err := api.NewServer(api.Config{BaseDomain: "localhost", Logger: logger}, deps)
+	s, err := api.NewServer(api.Config{BaseDomain: "localhost", Logger: logger}, application)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := console.Mount(s, console.Config{Logger: logger}, console.Deps{
-		API: deps, Users: acc, Imports: importRuns, Pool: pool, Customer: customers, Events: events, Sales: sales,
-		Projections: projectionStatus(pool, store, asyncProjectors(e.keys)),
-	}); err != nil {
+	if _, err := console.Mount(s, console.Config{Logger: logger}, application); err != nil {
 		t.Fatal(err)
 	}
 	e.srv = httptest.NewServer(s)

@@ -149,6 +149,25 @@ func TestCrossOriginFormsRefused(t *testing.T) {
 const cspWant = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+// TestSameOriginBehindTLSProxy: behind a proxy that ends TLS, a browser
+// too old for Sec-Fetch-Site sends Origin https://<host>; the server sees
+// plain HTTP with the same Host, and the form is accepted (the check is
+// by host and port, not scheme), its cookie Secure.
+func TestSameOriginBehindTLSProxy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	origin := strings.Replace(e.url(acmeHost, ""), "http://", "https://", 1)
+	res, body := e.client(acmeHost).do(http.MethodPost, "/console/login",
+		url.Values{"email": {e.admin.Email}, "password": {password}},
+		map[string]string{"Origin": origin, "X-Forwarded-Proto": "https"})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("log-in from %s through the proxy: %d\n%s", origin, res.StatusCode, body)
+	}
+	if ck := cookieOf(t, res); !ck.Secure {
+		t.Fatalf("cookie %+v: want Secure", ck)
+	}
+}
+
 // TestSecurityHeaders: every page, error pages included, carries the
 // strict Content-Security-Policy and is never framed; no page holds an
 // inline script, an event handler attribute or an inline style, which

@@ -43,7 +43,7 @@ func done(s importing.State) bool { return s == importing.Completed || s == impo
 // handleImports lists the company's runs, newest first, with the upload
 // form.
 func (c *Console) handleImports(g *gin.Context) error {
-	runs, next, err := c.imports.Runs(g.Request.Context(), companyOf(g).ID, g.Query("before"), pageSize)
+	runs, next, err := c.app.Queries.Imports.Runs(g.Request.Context(), companyOf(g).ID, g.Query("before"), pageSize)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (c *Console) handleImports(g *gin.Context) error {
 // entities are the entities the server imports, in a stable order.
 func (c *Console) entities() []importing.Entity {
 	var out []importing.Entity
-	for e := range c.deps.Importers {
+	for e := range c.app.Commands.Importers {
 		out = append(out, e)
 	}
 	slices.Sort(out)
@@ -72,11 +72,11 @@ func (c *Console) runOf(ctx context.Context, companyID, runID string, limit int)
 }
 
 func (c *Console) runPage(ctx context.Context, companyID, runID, after string, limit int) (*runView, error) {
-	run, err := c.imports.Run(ctx, companyID, runID)
+	run, err := c.app.Queries.Imports.Run(ctx, companyID, runID)
 	if err != nil {
 		return nil, err
 	}
-	rej, next, err := c.imports.Rejections(ctx, run.ID, after, limit)
+	rej, next, err := c.app.Queries.Imports.Rejections(ctx, run.ID, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (c *Console) handleImport(g *gin.Context) error {
 // handleImportStatus answers a run's state and counts in JSON, for the
 // pages that watch a run until it is done.
 func (c *Console) handleImportStatus(g *gin.Context) error {
-	run, err := c.imports.Run(g.Request.Context(), companyOf(g).ID, g.Param("id"))
+	run, err := c.app.Queries.Imports.Run(g.Request.Context(), companyOf(g).ID, g.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (c *Console) handleUpload(g *gin.Context) error {
 			}
 			entity = importing.Entity(strings.TrimSpace(string(b)))
 		case "file":
-			if c.deps.Importers[entity] == nil {
+			if c.app.Commands.Importers[entity] == nil {
 				return domain.Errorf(domain.Invalid, "unknown entity %q: choose one of %v (before the file, in the form)", entity, c.entities())
 			}
 			return c.stage(g, entity, part)
@@ -164,7 +164,7 @@ func (c *Console) stage(g *gin.Context, entity importing.Entity, part *multipart
 	if err != nil {
 		return err
 	}
-	up, err := c.deps.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
+	up, err := c.app.Commands.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
 		Principal: principalOf(g), Entity: entity, Format: format, Charset: charset, Body: part, Source: source,
 	})
 	if err != nil {

@@ -54,15 +54,15 @@ func (c *Console) handleLogIn(g *gin.Context) error {
 	// A session value the browser had before the log-in is never reused:
 	// a value planted by someone else would otherwise be logged in too.
 	if old := sessionToken(g.Request); old != "" {
-		if err := c.sessions.Revoke(g.Request.Context(), co.ID, old); err != nil {
+		if err := c.app.Commands.Sessions.Revoke(g.Request.Context(), co.ID, old); err != nil {
 			return err
 		}
 	}
-	token, err := c.sessions.Create(g.Request.Context(), co.ID, p.UserID)
+	token, err := c.app.Commands.Sessions.Create(g.Request.Context(), co.ID, p.UserID)
 	if err != nil {
 		return err
 	}
-	setSessionCookie(g, token, c.sessions.TTL)
+	setSessionCookie(g, token, c.app.Commands.Sessions.Lifetime())
 	g.Redirect(http.StatusSeeOther, next)
 	return nil
 }
@@ -71,7 +71,7 @@ func (c *Console) handleLogIn(g *gin.Context) error {
 // the cookie.
 func (c *Console) handleLogOut(g *gin.Context) error {
 	if token := sessionToken(g.Request); token != "" {
-		if err := c.sessions.Revoke(g.Request.Context(), companyOf(g).ID, token); err != nil {
+		if err := c.app.Commands.Sessions.Revoke(g.Request.Context(), companyOf(g).ID, token); err != nil {
 			return err
 		}
 	}

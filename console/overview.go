@@ -8,61 +8,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
-	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
 )
-
-// What the overview, datatargets and access pages read beside the API's
-// own read models (Deps). Each is a read model on Deps.Pool unless given.
-
-// AccessTokens lists a company's access tokens; readmodels.Access
-// implements it.
-type AccessTokens interface {
-	AccessTokens(ctx context.Context, companyID string) ([]access.AccessToken, error)
-}
-
-// OutletStates reads how outlets deliver; readmodels.Datatargets
-// implements it.
-type OutletStates interface {
-	OutletStates(ctx context.Context, companyID, datatargetID string) ([]readmodels.OutletState, error)
-	FailingOutlets(ctx context.Context, companyID string) ([]readmodels.OutletState, error)
-}
-
-// ImportDays sums import runs per day; readmodels.Imports implements it.
-type ImportDays interface {
-	ImportDays(ctx context.Context, companyID string, since time.Time, loc *time.Location) ([]readmodels.ImportDay, error)
-}
-
-// ProjectionStatus reports how far the async projections are, and
-// whether they parked the company (projections.Runtime.CompanyStatus);
-// nil leaves the lag off the overview.
-type ProjectionStatus func(ctx context.Context, companyID string) ([]projections.ProjectionStatus, error)
-
-// phase2 are the dependencies of the overview, datatargets, campaigns
-// and access pages.
-type phase2 struct {
-	tokens      AccessTokens
-	outlets     OutletStates
-	importDays  ImportDays
-	projections ProjectionStatus
-}
-
-func newPhase2(d Deps) phase2 {
-	p := phase2{tokens: d.Tokens, outlets: d.Outlets, importDays: d.ImportDays, projections: d.Projections}
-	if p.tokens == nil {
-		p.tokens = readmodels.NewAccess(d.Pool)
-	}
-	if p.outlets == nil {
-		p.outlets = readmodels.NewDatatargets(d.Pool)
-	}
-	if p.importDays == nil {
-		p.importDays = readmodels.NewImports(d.Pool)
-	}
-	return p
-}
 
 // overviewDays is how many days the overview's import chart shows,
 // today included.
@@ -112,7 +60,7 @@ func (c *Console) handleOverview(g *gin.Context) error {
 	loc := co.Location()
 	now := time.Now().In(loc)
 	since := now.AddDate(0, 0, -(overviewDays - 1))
-	days, err := c.p2.importDays.ImportDays(ctx, co.ID, since, loc)
+	days, err := c.app.Queries.Imports.ImportDays(ctx, co.ID, since, loc)
 	if err != nil {
 		return err
 	}
@@ -134,9 +82,9 @@ func (c *Console) handleOverview(g *gin.Context) error {
 		{Name: "accepted", Class: "chart-ok"}, {Name: "rejected", Class: "chart-bad"},
 	}, points, formatCount)
 
-	if c.p2.projections != nil {
+	if c.app.Queries.ProjectionStatus != nil {
 		v.LagAvailable = true
-		st, err := c.p2.projections(ctx, co.ID)
+		st, err := c.app.Queries.ProjectionStatus(ctx, co.ID)
 		if err != nil {
 			return err
 		}
@@ -159,13 +107,16 @@ func (c *Console) handleOverview(g *gin.Context) error {
 // failingOutlets lists the company's outlets that are not delivering,
 // each with its last attempt.
 func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID string) ([]failingRow, int, error) {
-	states, err := c.p2.outlets.FailingOutlets(ctx, companyID)
-	if err != nil || len(states) == 0 || c.deps.Datatargets == nil {
+	if c.app.Queries.Datatargets == nil {
+		return nil, 0, nil
+	}
+	states, err := c.app.Queries.Datatargets.FailingOutlets(ctx, companyID)
+	if err != nil || len(states) == 0 {
 		return nil, 0, err
 	}
 	more := max(0, len(states)-maxFailingShown)
 	states = states[:min(len(states), maxFailingShown)]
-	list, err := c.deps.Datatargets.Datatargets(ctx, companyID)
+	list, err := c.app.Queries.Datatargets.Datatargets(ctx, companyID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -181,13 +132,13 @@ func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID 
 	var out []failingRow
 	for _, s := range states {
 		o := outlets[s.OutletID]
-		u, _ := api.MaskedOutletRequest(p, o)
+		u := o.RequestFor(p).URL
 		r := failingRow{
 			Datatarget: names[s.DatatargetID], DatatargetID: s.DatatargetID, OutletID: s.OutletID, URL: u,
 			Disabled: !s.Enabled, Reason: s.DisabledReason, FailedAttempts: s.FailedAttempts,
 			LastAttempt: whenZero(s.LastAttemptAt), NextAttempt: whenZero(s.NextAttemptAt),
 		}
-		page, err := c.deps.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: companyID, DatatargetID: s.DatatargetID,
+		page, err := c.app.Queries.Datatargets.Log(ctx, readmodels.LogQuery{CompanyID: companyID, DatatargetID: s.DatatargetID,
 			OutletID: s.OutletID, Limit: 1, Descending: true})
 		if err != nil {
 			return nil, 0, err
@@ -220,28 +171,4 @@ func outletPath(datatargetID, outletID string) string {
 
 func attemptPath(datatargetID, outletID string, n int64) string {
 	return outletPath(datatargetID, outletID) + "/log/" + formatInt(n)
-}
-
-// routesPhase2 registers the overview, datatargets, campaigns and access
-// pages with the console's session middleware (in). The datatargets and
-// campaigns pages are served when the API serves their read models.
-func (c *Console) routesPhase2(in func(method, path string, upload bool, h handler)) {
-	if c.deps.Datatargets != nil {
-		in(http.MethodGet, "/datatargets", false, c.handleDatatargets)
-		in(http.MethodGet, "/datatargets/:id", false, c.handleDatatarget)
-		in(http.MethodGet, "/datatargets/:id/outlets/:outlet", false, c.handleOutlet)
-		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/log/:entry", false, c.handleAttempt)
-	}
-	if c.deps.Campaigns != nil {
-		in(http.MethodGet, "/campaigns", false, c.handleCampaigns)
-		in(http.MethodGet, "/campaigns/:key", false, c.handleCampaign)
-	}
-	in(http.MethodGet, "/access", false, c.handleAccess)
-	in(http.MethodPost, "/access/tokens", false, c.handleCreateToken)
-	in(http.MethodPost, "/access/tokens/:token/revoke", false, c.handleRevokeToken)
-	in(http.MethodPost, "/access/integrations", false, c.handleCreateIntegration)
-	if c.deps.SFTPKeys != nil {
-		in(http.MethodPost, "/access/sftp-keys", false, c.handleAddSFTPKey)
-		in(http.MethodPost, "/access/sftp-keys/:key/remove", false, c.handleRemoveSFTPKey)
-	}
 }

@@ -123,7 +123,7 @@ func (c *Console) render(g *gin.Context, status int, name, title, section string
 	if u, ok := g.Get(keyUser); ok {
 		user := u.(access.User)
 		v.User = &user
-		v.IsAdmin = user.Principal().HasRole(access.RoleAdmin)
+		v.IsAdmin = access.IsAdmin(user.Principal())
 	}
 	var b bytes.Buffer
 	if err := c.pages.byName[name].ExecuteTemplate(&b, "layout", v); err != nil {

@@ -7,17 +7,15 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/clientele/clientele/readmodels"
+	"github.com/clientele/clientele/domain/access"
 )
 
 // A session is a row of console_sessions, named by a random value that
 // only the browser's cookie holds. The sessions themselves (their table,
-// values, expiry and bound per user) are readmodels.ConsoleSessions, so
-// that the console runs no SQL of its own and the sessions' database
-// errors are typed as every read model's (unavailable, invalid text);
-// this file is their cookie.
+// values, expiry and bound per user) are the application's
+// (app.Commands.Sessions, authn.ConsoleSessions), so that the console
+// runs no SQL of its own; this file is their cookie.
 
 // sessionCookie names the session cookie. It is host-only (no Domain), so
 // the browser sends it to the company's host alone, and its path is the
@@ -32,7 +30,7 @@ func sessionToken(r *http.Request) string {
 	}
 	// A value the console made is 43 base64url characters; anything else
 	// is no session, and is not looked up.
-	if len(ck.Value) != readmodels.ConsoleSessionLength {
+	if len(ck.Value) != access.ConsoleSessionLength {
 		return ""
 	}
 	return ck.Value
@@ -65,11 +63,3 @@ func clearSessionCookie(g *gin.Context) {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
-
-// newSessions are the sessions on pool, lasting cfg.SessionTTL by
-// cfg.Now.
-func newSessions(pool *pgxpool.Pool, cfg Config) *readmodels.ConsoleSessions {
-	s := readmodels.NewConsoleSessions(pool, cfg.SessionTTL)
-	s.Now = cfg.Now
-	return s
-}

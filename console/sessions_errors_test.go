@@ -9,15 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clientele/clientele/console"
+	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/internal/pg/pgtest"
-	"github.com/clientele/clientele/readmodels"
 )
 
 // TestSessionsDatabaseUnavailable: the sessions' database errors are
-// typed (readmodels.ConsoleSessions reaches PostgreSQL through the read
-// models' database), so a session store that cannot be reached answers
+// typed (authn.ConsoleSessions translates them as the read models do),
+// so a session store that cannot be reached answers
 // as the API does (503 with Retry-After, code unavailable), not 500: the
 // lookup of every page's session, the log-in that starts one (its
 // password checked on the database that is up) and the log-out that ends
@@ -25,9 +26,11 @@ import (
 func TestSessionsDatabaseUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	down := e.twin(func(d *console.Deps) { d.Pool = pgtest.UnreachablePool(t) })
+	down := e.twin(func(a *app.Application) {
+		a.Commands.Sessions = authn.NewConsoleSessions(pgtest.UnreachablePool(t), authn.DefaultSessionTTL)
+	})
 	// A value of the console's form: the lookup goes to the database.
-	cookie := map[string]string{"Cookie": "clientele_console=" + strings.Repeat("A", readmodels.ConsoleSessionLength)}
+	cookie := map[string]string{"Cookie": "clientele_console=" + strings.Repeat("A", access.ConsoleSessionLength)}
 	withJSON := map[string]string{"Cookie": cookie["Cookie"], "Accept": "application/json"}
 	logOut := map[string]string{"Cookie": cookie["Cookie"], "Sec-Fetch-Site": "same-origin"}
 	c := down.client(acmeHost)
@@ -80,8 +83,8 @@ func TestSessionCookieBadText(t *testing.T) {
 	e := newEnv(t)
 	h := e.srv.Config.Handler
 	for _, value := range []string{
-		"\x00" + strings.Repeat("A", readmodels.ConsoleSessionLength-1),
-		"\xff" + strings.Repeat("A", readmodels.ConsoleSessionLength-1),
+		"\x00" + strings.Repeat("A", access.ConsoleSessionLength-1),
+		"\xff" + strings.Repeat("A", access.ConsoleSessionLength-1),
 		"a\x00b", "a\xffb", "\xc3\x28", strings.Repeat("\x00", 100),
 	} {
 		for _, tc := range []struct {
@@ -108,7 +111,7 @@ func TestSessionCookieBadText(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	sessions := readmodels.NewConsoleSessions(e.pool, time.Hour)
+	sessions := authn.NewConsoleSessions(e.pool, time.Hour)
 	token, err := sessions.Create(ctx, e.acme.ID, e.admin.ID)
 	if err != nil {
 		t.Fatal(err)

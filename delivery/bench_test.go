@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/domain/access"
@@ -66,10 +68,11 @@ func BenchmarkDatatargets(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := api.NewServer(api.Config{BaseDomain: "localhost", RateLimit: math.Inf(1), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, api.Deps{
-		Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool), Commands: cmds,
-		Datatargets: readmodels.NewDatatargets(pool), Customers: readmodels.NewCustomers(pool),
-		CustomerHistory: readmodels.NewCustomerHistory(store, pool, crypto.KeyStore{Keyring: keyring}),
+	srv, err := api.NewServer(api.Config{BaseDomain: "localhost", RateLimit: math.Inf(1), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, app.Application{
+		Commands: app.Commands{Commands: cmds, Authenticator: authn.New(pool, readmodels.NewAccess(pool))},
+		Queries: app.Queries{Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool),
+			Datatargets: readmodels.NewDatatargets(pool), Customers: readmodels.NewCustomers(pool),
+			CustomerHistory: readmodels.NewCustomerHistory(store, pool, crypto.KeyStore{Keyring: keyring})},
 	})
 	if err != nil {
 		b.Fatal(err)

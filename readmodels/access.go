@@ -5,23 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
-	"github.com/clientele/clientele/internal/secret"
 )
 
-// Access authenticates requests and reads users, integrations and access
-// tokens.
+// Access reads users, integrations and access tokens (never a token's
+// value: only its hash is stored).
 type Access struct {
 	db database
-	// Now is the clock TOTP codes are checked against.
-	Now func() time.Time
 }
 
 // NewAccess returns the queries on pool.
@@ -29,41 +24,33 @@ func NewAccess(pool *pgxpool.Pool) *Access {
 	if pool == nil {
 		panic("readmodels: NewAccess: nil pool")
 	}
-	return &Access{db: database{pool}, Now: time.Now}
+	return &Access{db: database{pool}}
 }
-
-// errBadToken is the one answer to every token that does not authenticate,
-// whatever the reason, so that a caller learns nothing about other
-// companies' tokens.
-func errBadToken() error { return domain.Errorf(domain.Unauthorized, "invalid access token") }
 
 const selectToken = `SELECT t.company_id, t.id, t.owner_id, t.hint, t.name, t.created_by, t.created_at,
 	t.transferred_roles, t.scopes FROM access_tokens t `
 
-// AuthenticateToken returns the principal of a request to companyID that
-// carries token. An unknown token, a token of another company, or one
-// owned by a disabled integration is Unauthorized. It is one lookup by
-// the unique index on the token's hash.
-func (q *Access) AuthenticateToken(ctx context.Context, companyID, token string) (access.Principal, error) {
-	token = strings.TrimSpace(token)
-	if !access.LooksLikeToken(token) {
-		return access.Principal{}, errBadToken()
-	}
+// AccessTokenByHash returns the token of the company whose value hashes
+// to hash (secret.HashToken), or a domain.NotFound error. A token owned
+// by a disabled integration is not found: it no longer authenticates
+// (authn.Authenticator.AuthenticateToken). It is one lookup by the unique
+// index on the hash.
+func (q *Access) AccessTokenByHash(ctx context.Context, companyID, hash string) (access.AccessToken, error) {
 	rows, err := q.db.Query(ctx, selectToken+`
 		LEFT JOIN integrations i ON t.owner_id LIKE 'integrations/%' AND i.company_id = t.company_id
 			AND i.id = substr(t.owner_id, length('integrations/') + 1)
-		WHERE t.token_hash = $1 AND t.company_id = $2 AND i.enabled IS NOT FALSE`, secret.HashToken(token), companyID)
+		WHERE t.token_hash = $1 AND t.company_id = $2 AND i.enabled IS NOT FALSE`, hash, companyID)
 	if err != nil {
-		return access.Principal{}, fmt.Errorf("readmodels: authenticate token: %w", err)
+		return access.AccessToken{}, fmt.Errorf("readmodels: access token by hash: %w", err)
 	}
 	t, err := pgx.CollectExactlyOneRow(rows, scanToken)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return access.Principal{}, errBadToken()
+		return access.AccessToken{}, domain.Errorf(domain.NotFound, "no such access token")
 	}
 	if err != nil {
-		return access.Principal{}, fmt.Errorf("readmodels: authenticate token: %w", err)
+		return access.AccessToken{}, fmt.Errorf("readmodels: access token by hash: %w", err)
 	}
-	return t.Principal(), nil
+	return t, nil
 }
 
 // AccessToken returns a token of the company (never its value).
@@ -103,63 +90,6 @@ func toRoles(s []string) []access.Role {
 		roles[i] = access.Role(r)
 	}
 	return roles
-}
-
-// errBadLogin is the one answer to every password log-in that fails:
-// unknown user, wrong password, missing, wrong or already used TOTP code.
-// Telling them apart would confirm a password to whoever guesses it.
-func errBadLogin() error {
-	return domain.Errorf(domain.Unauthorized, "invalid email, password or two-factor code (users with two-factor authentication send the current code in the Clientele-TOTP-Code header)")
-}
-
-// AuthenticatePassword returns the principal of a user of companyID who
-// signs in with email and password (HTTP basic), and totpCode (the
-// Clientele-TOTP-Code header) when the user has TOTP on. Every failure is
-// the same Unauthorized, and an unknown user costs the same password
-// check as a known one.
-//
-// A TOTP code is accepted once: its time step must be later than the
-// last one accepted for the user (totp_steps). The code is checked only
-// after the password, so a wrong password never uses up a code.
-func (q *Access) AuthenticatePassword(ctx context.Context, companyID, email, password, totpCode string) (access.Principal, error) {
-	u, err := q.UserByEmail(ctx, companyID, email)
-	if err != nil && domain.ErrorCode(err) != domain.NotFound {
-		return access.Principal{}, err
-	}
-	// On NotFound u.PasswordHash is "": CheckPassword still does the work.
-	if !secret.CheckPassword(password, u.PasswordHash) {
-		return access.Principal{}, errBadLogin()
-	}
-	if u.TOTPSecret != "" {
-		step, ok := secret.TOTPStep(strings.TrimSpace(totpCode), u.TOTPSecret, q.Now())
-		if !ok {
-			return access.Principal{}, errBadLogin()
-		}
-		fresh, err := q.useTOTPStep(ctx, u, step)
-		if err != nil {
-			return access.Principal{}, err
-		}
-		if !fresh {
-			return access.Principal{}, errBadLogin()
-		}
-	}
-	p := u.Principal()
-	p.Password = true
-	return p, nil
-}
-
-// useTOTPStep records step as the user's last accepted TOTP step, unless
-// that step or a later one was accepted already (by any node): the check
-// and the write are one statement, so two log-ins racing with one code
-// get one success.
-func (q *Access) useTOTPStep(ctx context.Context, u access.User, step int64) (bool, error) {
-	tag, err := q.db.Exec(ctx, `INSERT INTO totp_steps (company_id, user_id, step) VALUES ($1, $2, $3)
-		ON CONFLICT (company_id, user_id) DO UPDATE SET step = excluded.step WHERE totp_steps.step < excluded.step`,
-		u.CompanyID, u.ID, step)
-	if err != nil {
-		return false, fmt.Errorf("readmodels: use TOTP step: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
 }
 
 const selectUser = `SELECT company_id, id, email, roles, password_hash, totp_secret, created_at FROM users `

@@ -1,5 +1,6 @@
 // Package readmodels answers queries from the read-model tables that the
-// projectors keep.
+// projectors keep. It only reads: what writes (the commands, the
+// projectors, authentication's state in package authn) lives elsewhere.
 package readmodels
 
 import (

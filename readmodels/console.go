@@ -122,7 +122,7 @@ func (q *Datatargets) outletStates(ctx context.Context, where string, args ...an
 // AccessTokens returns the company's access tokens (never their values),
 // oldest first. It is the API's query too: GET /api/access-tokens/ and
 // the console's access page both list through it, keeping the tokens
-// their reader may see (api.VisibleAccessTokens).
+// their reader may see (access.VisibleAccessTokens).
 func (q *Access) AccessTokens(ctx context.Context, companyID string) ([]access.AccessToken, error) {
 	rows, err := q.db.Query(ctx, selectToken+`WHERE t.company_id = $1 ORDER BY t.created_at, t.id`, companyID)
 	if err != nil {

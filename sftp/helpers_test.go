@@ -23,6 +23,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/access"
@@ -99,10 +101,11 @@ func newEnv(t *testing.T, opts ...option) *env {
 	e.runImports()
 
 	logger := slog.New(slog.NewJSONHandler(io.MultiWriter(e.logs), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	apiSrv, err := api.NewServer(api.Config{BaseDomain: "localhost", Logger: logger}, api.Deps{
-		Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool), Commands: e.cmds,
-		Customers: readmodels.NewCustomers(pool), CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
-		Datatargets: readmodels.NewDatatargets(pool),
+	apiSrv, err := api.NewServer(api.Config{BaseDomain: "localhost", Logger: logger}, app.Application{
+		Commands: app.Commands{Commands: e.cmds, Authenticator: authn.New(pool, readmodels.NewAccess(pool))},
+		Queries: app.Queries{Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool),
+			Customers: readmodels.NewCustomers(pool), CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
+			Datatargets: readmodels.NewDatatargets(pool)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +118,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	e.hostKey = key
 	e.cfg = sftp.Config{
 		HostKey: key, Dir: filepath.Join(dir, "sftp"), MaxFileBytes: 1 << 30,
-		Companies: readmodels.NewCompanies(pool, ""), Tokens: readmodels.NewAccess(pool), Keys: readmodels.NewSFTPKeys(pool),
+		Companies: readmodels.NewCompanies(pool, ""), Tokens: authn.New(pool, readmodels.NewAccess(pool)), Keys: readmodels.NewSFTPKeys(pool),
 		LogIns: apiSrv.LogIns(), Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}), Runs: readmodels.NewImports(pool),
 		Logger: logger, PollInterval: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	}

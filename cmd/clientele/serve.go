@@ -17,10 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/delivery"
-	"github.com/clientele/clientele/readmodels"
 )
 
 type serveFlags struct {
@@ -93,52 +91,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		}
 	}
 
-	access := readmodels.NewAccess(a.pool)
-	importRuns := readmodels.NewImports(a.pool)
-	customers := readmodels.NewCustomers(a.pool)
-	events := readmodels.NewEvents(a.pool)
-	sales := readmodels.NewSales(a.pool)
-	deps := api.Deps{
-		Companies: readmodels.NewCompanies(a.pool, f.baseDomain),
-		Access:    access,
-		Commands:  a.commands,
-
-		Datatargets: readmodels.NewDatatargets(a.pool),
-		Campaigns:   readmodels.NewCampaigns(a.pool),
-
-		Importers:   a.importers,
-		Uploads:     a.stageUpload,
-		Imports:     importRuns,
-		DataQueries: imports.NewRunDataQueryHandler(readmodels.NewMatcher(a.pool), a.stageUpload),
-		SFTPKeys:    readmodels.NewSFTPKeys(a.pool),
-
-		Customers:       customers,
-		CustomerHistory: readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
-		Shops:           readmodels.NewShops(a.pool),
-		Products:        readmodels.NewProducts(a.pool),
-		Events:          events,
-		Sales:           sales,
-		// Ready runs within api.ReadyTimeout: a database that does not
-		// answer the ping by then is not ready.
-		Ready: func(ctx context.Context) error {
-			if err := a.pool.Ping(ctx); err != nil {
-				return fmt.Errorf("database: %w", err)
-			}
-			if a.esdb != nil {
-				if err := a.esdb.Ping(ctx); err != nil {
-					return fmt.Errorf("event store: %w", err)
-				}
-			}
-			if !a.runtime.Running() {
-				return errors.New("projections are not running")
-			}
-			if a.importWorker != nil && !a.importWorker.Running() {
-				return errors.New("the import worker is not running")
-			}
-			return nil
-		},
-		Stalled: a.runtime.StalledCompanies,
-	}
+	application := a.application(f.baseDomain)
 	handler, err := api.NewServer(api.Config{
 		BaseDomain:     f.baseDomain,
 		MaxBodyBytes:   f.maxBodyBytes,
@@ -150,15 +103,12 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		Gatherer:       a.metrics,
 		TrustedProxies: splitList(f.trustedProxies),
 		PasswordChecks: f.passwordChecks,
-	}, deps)
+	}, application)
 	if err != nil {
 		return err
 	}
-	// The console shares the API's engine, read models and commands.
-	if _, err := console.Mount(handler, console.Config{Logger: a.log}, console.Deps{
-		API: deps, Users: access, Imports: importRuns, Pool: a.pool, Customer: customers, Events: events, Sales: sales,
-		Projections: a.runtime.CompanyStatus,
-	}); err != nil {
+	// The console shares the API's engine and application.
+	if _, err := console.Mount(handler, console.Config{Logger: a.log}, application); err != nil {
 		return err
 	}
 
@@ -178,7 +128,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		return err
 	}
 	srv := handler.HTTPServer()
-	sftpSrv, err := startSFTP(g, a, f.sftp, f.maxUploadBytes, handler.LogIns())
+	sftpSrv, err := startSFTP(g, a, f.sftp, f.maxUploadBytes, application, handler.LogIns())
 	if err != nil {
 		ln.Close()
 		return err

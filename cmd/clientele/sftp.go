@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/readmodels"
 	"github.com/clientele/clientele/sftp"
+	clientele "github.com/clientele/clientele/app"
 )
 
 // sftpFlags configure the SFTP drop directory of serve (docs/sftp.md).
@@ -28,8 +28,9 @@ type sftpServer struct {
 }
 
 // startSFTP loads (or creates) the host key, opens the drop directory and
-// listens; it returns nil when f.addr is empty.
-func startSFTP(g *globals, a *app, f sftpFlags, maxUpload int64, logIns api.LogIns) (*sftpServer, error) {
+// listens, driven by the application value the API drives; it returns
+// nil when f.addr is empty.
+func startSFTP(g *globals, a *app, f sftpFlags, maxUpload int64, application clientele.Application, logIns api.LogIns) (*sftpServer, error) {
 	if f.addr == "" {
 		return nil, nil
 	}
@@ -52,12 +53,12 @@ func startSFTP(g *globals, a *app, f sftpFlags, maxUpload int64, logIns api.LogI
 		HostKey:      key,
 		Dir:          dir,
 		MaxFileBytes: maxUpload,
-		Companies:    readmodels.NewCompanies(a.pool, ""),
-		Tokens:       readmodels.NewAccess(a.pool),
-		Keys:         readmodels.NewSFTPKeys(a.pool),
+		Companies:    application.Queries.Companies,
+		Tokens:       application.Commands.Authenticator,
+		Keys:         application.Queries.SFTPKeys,
 		LogIns:       logIns,
-		Uploads:      a.stageUpload,
-		Runs:         readmodels.NewImports(a.pool),
+		Uploads:      application.Commands.Uploads,
+		Runs:         application.Queries.Imports,
 		Logger:       a.log,
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ type AccessTokenRevoked struct {
 // integration), and admins every token of the company, as they may create
 // tokens for any integration.
 func MayRevokeAccessToken(p Principal, ownerID string) error {
-	if p.System || p.HasRole(RoleAdmin) || (p.Owner() != "" && p.Owner() == ownerID) {
+	if IsAdmin(p) || (p.Owner() != "" && p.Owner() == ownerID) {
 		return nil
 	}
 	return domain.Errorf(domain.Forbidden, "revoking another owner's token requires the admin role")

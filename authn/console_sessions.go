@@ -1,4 +1,4 @@
-package readmodels
+package authn
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/internal/secret"
+	"github.com/clientele/clientele/storeerr"
 )
 
 // ConsoleSessions are the log-ins of the web console (package console):
@@ -21,12 +23,11 @@ import (
 // SHA-256. A table rather than a signed cookie, because a log-out must end
 // the session for good, on every node, and a user's removal must end its
 // sessions: a signed cookie stays valid until it expires, wherever it was
-// copied to. Like the TOTP steps of Access, this is state of
-// authentication that is written outside the event store; it reaches
-// PostgreSQL through database (db.go), so its errors are typed as every
-// read model's.
+// copied to. Like the TOTP steps of Authenticator, this is state of
+// authentication that is written outside the event store; its errors are
+// typed as every read model's (storeerr.Translate).
 type ConsoleSessions struct {
-	db database
+	pool *pgxpool.Pool
 	// TTL is how long a session lasts, from its log-in.
 	TTL time.Duration
 	// Now is the clock of sessions.
@@ -36,20 +37,17 @@ type ConsoleSessions struct {
 // NewConsoleSessions returns the sessions on pool, each lasting ttl.
 func NewConsoleSessions(pool *pgxpool.Pool, ttl time.Duration) *ConsoleSessions {
 	if pool == nil {
-		panic("readmodels: NewConsoleSessions: nil pool")
+		panic("authn: NewConsoleSessions: nil pool")
 	}
-	return &ConsoleSessions{db: database{pool}, TTL: ttl, Now: time.Now}
+	return &ConsoleSessions{pool: pool, TTL: ttl, Now: time.Now}
 }
 
-// MaxConsoleSessionsPerUser bounds a user's live sessions (a browser
-// each), so that the table holds at most this many rows per user besides
-// the expired rows of one TTL.
-const MaxConsoleSessionsPerUser = 10
+// DefaultSessionTTL is how long a console log-in lasts.
+const DefaultSessionTTL = 12 * time.Hour
 
-// ConsoleSessionLength is the length of a session value (32 random bytes
-// in unpadded base64url): a value of another length is no session, and
-// need not be looked up.
-const ConsoleSessionLength = 43
+// Lifetime is how long a session lasts, from its log-in (TTL): the
+// console's cookie lasts as long.
+func (s *ConsoleSessions) Lifetime() time.Duration { return s.TTL }
 
 // Create starts a session of the user and returns its value.
 func (s *ConsoleSessions) Create(ctx context.Context, companyID, userID string) (string, error) {
@@ -61,25 +59,25 @@ func (s *ConsoleSessions) Create(ctx context.Context, companyID, userID string) 
 	now := s.Now()
 	// Expired sessions are cleared at log-ins, which are limited: the
 	// table holds about the sessions of one TTL.
-	if _, err := s.db.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= $1`, now); err != nil {
-		return "", fmt.Errorf("readmodels: clear expired console sessions: %w", err)
+	if _, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= $1`, now); err != nil {
+		return "", fmt.Errorf("authn: clear expired console sessions: %w", storeerr.Translate(err))
 	}
 	hash := secret.HashToken(token)
-	_, err := s.db.Exec(ctx, `INSERT INTO console_sessions (token_hash, company_id, user_id, created_at, expires_at)
+	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (token_hash, company_id, user_id, created_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5)`, hash, companyID, userID, now, now.Add(s.TTL))
 	if err != nil {
-		return "", fmt.Errorf("readmodels: create console session: %w", err)
+		return "", fmt.Errorf("authn: create console session: %w", storeerr.Translate(err))
 	}
 	// Successful log-ins are not limited as failed ones are: without a
 	// bound, a user (or a script with its password) logging in again and
 	// again would grow the table without limit within one TTL. A log-in
-	// beyond MaxConsoleSessionsPerUser ends the user's oldest sessions.
-	_, err = s.db.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash IN (
+	// beyond access.MaxConsoleSessionsPerUser ends the user's oldest sessions.
+	_, err = s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash IN (
 			SELECT token_hash FROM console_sessions
 			WHERE company_id = $1 AND user_id = $2 AND token_hash <> $3
-			ORDER BY created_at DESC, token_hash OFFSET $4)`, companyID, userID, hash, MaxConsoleSessionsPerUser-1)
+			ORDER BY created_at DESC, token_hash OFFSET $4)`, companyID, userID, hash, access.MaxConsoleSessionsPerUser-1)
 	if err != nil {
-		return "", fmt.Errorf("readmodels: end a user's oldest console sessions: %w", err)
+		return "", fmt.Errorf("authn: end a user's oldest console sessions: %w", storeerr.Translate(err))
 	}
 	return token, nil
 }
@@ -89,24 +87,24 @@ func (s *ConsoleSessions) Create(ctx context.Context, companyID, userID string) 
 // to another host) is no session here.
 func (s *ConsoleSessions) Lookup(ctx context.Context, companyID, token string) (string, error) {
 	var userID string
-	err := s.db.QueryRow(ctx, `SELECT user_id FROM console_sessions
+	err := s.pool.QueryRow(ctx, `SELECT user_id FROM console_sessions
 		WHERE token_hash = $1 AND company_id = $2 AND expires_at > $3`,
 		secret.HashToken(token), companyID, s.Now()).Scan(&userID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", domain.Errorf(domain.NotFound, "no such session")
 	}
 	if err != nil {
-		return "", fmt.Errorf("readmodels: console session: %w", err)
+		return "", fmt.Errorf("authn: console session: %w", storeerr.Translate(err))
 	}
 	return userID, nil
 }
 
 // Revoke ends a session.
 func (s *ConsoleSessions) Revoke(ctx context.Context, companyID, token string) error {
-	_, err := s.db.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash = $1 AND company_id = $2`,
+	_, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE token_hash = $1 AND company_id = $2`,
 		secret.HashToken(token), companyID)
 	if err != nil {
-		return fmt.Errorf("readmodels: end console session: %w", err)
+		return fmt.Errorf("authn: end console session: %w", storeerr.Translate(err))
 	}
 	return nil
 }

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/readmodels"
 )
 
 // TestOverviewPage: the home after log-in is the overview: the day's
@@ -264,10 +267,10 @@ func TestAccessPage(t *testing.T) {
 	}
 }
 
-// TestPhase2PagesSecure: the new pages carry the console's
+// TestPagesSecure: the overview, datatarget, campaign and access pages carry the console's
 // Content-Security-Policy, hold no inline style or handler (the charts
 // are styled by class), and send the logged-out to the log-in page.
-func TestPhase2PagesSecure(t *testing.T) {
+func TestPagesSecure(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.mustImport(e.acme, importing.Customers, "external_id\nZ-1\n")
@@ -350,5 +353,36 @@ func TestRevokeToken(t *testing.T) {
 	_, body = admin.do(http.MethodGet, "/console/access", nil, nil)
 	if strings.Contains(body, "admin&#39;s") || strings.Contains(body, "staff&#39;s") {
 		t.Errorf("revoked tokens still listed")
+	}
+}
+
+// TestRevokeOtherCompanyToken: an admin of one company who sends the
+// revoke form with another company's token id gets a 404, and the token
+// stays.
+func TestRevokeOtherCompanyToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	globex := access.Principal{CompanyID: e.globex.ID, UserID: e.globexAdmin.ID, OwnerID: access.UserOwner(e.globexAdmin.ID),
+		Roles: []access.Role{access.RoleAdmin}}
+	tok, _, err := e.cmds.CreateAccessToken.Handle(ctx, commands.CreateAccessToken{Principal: globex, Name: "globex's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.client(acmeHost)
+	c.logIn(e.admin.Email, "")
+	res, body := c.do(http.MethodPost, "/console/access/tokens/"+tok.ID+"/revoke", url.Values{}, sameOrigin)
+	if res.StatusCode != http.StatusNotFound || strings.Contains(body, "globex") {
+		t.Fatalf("acme's admin revoking globex's token: %d, want 404", res.StatusCode)
+	}
+	list, err := readmodels.NewAccess(e.pool).AccessTokens(ctx, e.globex.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != tok.ID {
+		t.Fatalf("globex's tokens after acme's attempt: %+v", list)
+	}
+	if _, body := c.do(http.MethodGet, "/console/access", nil, nil); strings.Contains(body, tok.ID) {
+		t.Errorf("acme's access page lists globex's token")
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/console"
@@ -32,15 +34,17 @@ import (
 	"github.com/clientele/clientele/readmodels"
 )
 
-// The tests of this file cover what the console shows or refuses where
-// no other test would fail if it broke (issue 17): each reads the page as
-// a person would (texts, links, element ids), not its exact markup.
+// The tests of this file check the details of what the pages show (a
+// timeline's runs and actors, the overview's lag, a campaign's funnel,
+// an import's warnings, failing outlets, the attempt log's pages) and
+// that every form refuses other origins: each reads the page as a person
+// would (texts, links, element ids), not its exact markup.
 
-// TestCoverageTimelineRunActorTime: each entry of a customer's timeline
+// TestTimelineRunActorTime: each entry of a customer's timeline
 // shows when it was recorded, the run that imported it (a link to the
 // run's page) and who acted: a user for an upload of the user's, a token
 // for one through the API with the token.
-func TestCoverageTimelineRunActorTime(t *testing.T) {
+func TestTimelineRunActorTime(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 
@@ -209,13 +213,13 @@ func rowOf(rows []tableRow, name string) (tableRow, bool) {
 	return tableRow{}, false
 }
 
-// TestCoverageCrossOriginEveryForm: every state-changing route of the
+// TestCrossOriginEveryForm: every state-changing route of the
 // console, as its router lists them, refuses a request that the browser
 // says comes from another origin (Sec-Fetch-Site, or Origin against the
 // host; net/http.CrossOriginProtection) with 403, before it acts, though
 // the user is logged in. The same request from the console's origin gets
 // past the check (a logged-out client: it acts on nothing).
-func TestCoverageCrossOriginEveryForm(t *testing.T) {
+func TestCrossOriginEveryForm(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.mustImport(e.acme, importing.Customers, "external_id,email\nX-1,xia@example.com\n")
@@ -304,7 +308,7 @@ func TestCoverageCrossOriginEveryForm(t *testing.T) {
 // a server that reports it shows it behind by the whole log.
 type idleProjector struct{}
 
-func (idleProjector) Name() string     { return "coverage_idle" }
+func (idleProjector) Name() string     { return "idle" }
 func (idleProjector) Tables() []string { return nil }
 func (idleProjector) Apply(context.Context, pgx.Tx, []eventstore.RecordedEvent) error {
 	return nil
@@ -314,30 +318,34 @@ func (idleProjector) Apply(context.Context, pgx.Tx, []eventstore.RecordedEvent) 
 // server on the same database, reporting the lag of async (the env's own
 // server reports that of the projections it runs).
 func (e *env) withProjections(async []projections.Projector) *env {
-	return e.twin(func(d *console.Deps) { d.Projections = projectionStatus(e.pool, e.store, async) })
+	return e.twin(func(a *app.Application) { a.Queries.ProjectionStatus = projectionStatus(e.pool, e.store, async) })
 }
 
 // twin is a copy of the env whose client speaks to a second server on
-// the same database (API and console), its console's Deps as adjust
-// leaves them.
-func (e *env) twin(adjust func(*console.Deps)) *env {
+// the same database (API and console), its console's application as
+// adjust leaves it.
+func (e *env) twin(adjust func(*app.Application)) *env {
 	e.t.Helper()
 	acc := readmodels.NewAccess(e.pool)
-	imports := readmodels.NewImports(e.pool)
-	customers := readmodels.NewCustomers(e.pool)
-	deps := api.Deps{
-		Companies: readmodels.NewCompanies(e.pool, "localhost"), Access: acc, Commands: e.cmds,
-		Datatargets: readmodels.NewDatatargets(e.pool), Customers: customers,
-		CustomerHistory: readmodels.NewCustomerHistory(e.store, e.pool, e.keys), Imports: imports,
+	application := app.Application{
+		Commands: app.Commands{
+			Commands:      e.cmds,
+			Authenticator: authn.New(e.pool, acc),
+			Sessions:      authn.NewConsoleSessions(e.pool, authn.DefaultSessionTTL),
+		},
+		Queries: app.Queries{
+			Companies: readmodels.NewCompanies(e.pool, "localhost"), Access: acc,
+			Datatargets: readmodels.NewDatatargets(e.pool), Customers: readmodels.NewCustomers(e.pool),
+			CustomerHistory: readmodels.NewCustomerHistory(e.store, e.pool, e.keys), Imports: readmodels.NewImports(e.pool),
+		},
 	}
 	logger := slog.New(slog.DiscardHandler)
-	s, err := api.NewServer(api.Config{BaseDomain: "localhost", Logger: logger}, deps)
+	s, err := api.NewServer(api.Config{BaseDomain: "localhost", Logger: logger}, application)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	cd := console.Deps{API: deps, Users: acc, Imports: imports, Pool: e.pool, Customer: customers}
-	adjust(&cd)
-	if _, err := console.Mount(s, console.Config{Logger: logger}, cd); err != nil {
+	adjust(&application)
+	if _, err := console.Mount(s, console.Config{Logger: logger}, application); err != nil {
 		e.t.Fatal(err)
 	}
 	twin := *e
@@ -346,11 +354,11 @@ func (e *env) twin(adjust func(*console.Deps)) *env {
 	return &twin
 }
 
-// TestCoverageOverviewLagAndRejected: the overview shows each
+// TestOverviewLagAndRejected: the overview shows each
 // projection's lag as the number of events of the log it has not applied
 // (a projection that never ran: every event), and the day's rejected
 // records as the red part of today's bar and in the totals.
-func TestCoverageOverviewLagAndRejected(t *testing.T) {
+func TestOverviewLagAndRejected(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
@@ -400,9 +408,9 @@ func TestCoverageOverviewLagAndRejected(t *testing.T) {
 		t.Fatal("the log is empty")
 	}
 	lag := rowsAfter(t, page, "lag")
-	idle, ok := rowOf(lag, "coverage_idle")
+	idle, ok := rowOf(lag, "idle")
 	if !ok {
-		t.Fatalf("the lag lists no coverage_idle: %+v", lag)
+		t.Fatalf("the lag lists no idle: %+v", lag)
 	}
 	if len(idle.Cells) < 2 || firstNumber(idle.Cells[1]) != strconv.FormatInt(events, 10) || strings.Contains(idle.Cells[1], "caught up") {
 		t.Errorf("the idle projection's lag reads %q, want %d events behind", idle.Cells, events)
@@ -466,12 +474,12 @@ func chartTitles(t *testing.T, page, id string) (all []string, byClass map[strin
 	return all, byClass
 }
 
-// TestCoverageCampaignFunnel: a campaign's page shows the four steps of
+// TestCampaignFunnel: a campaign's page shows the four steps of
 // its funnel with their counts of events (docs/campaigns.md: events, not
 // customers): sent 5, delivered 4, opens 3 (one customer opened twice),
 // clicks 2 (a mail click and an SMS click); a BROWSE of the campaign
 // counts in none.
-func TestCoverageCampaignFunnel(t *testing.T) {
+func TestCampaignFunnel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	token := e.apiToken()
@@ -546,11 +554,11 @@ func campaignFigures(t *testing.T, page string) []tableRow {
 	return rowsAfter(t, page[i:], "events")
 }
 
-// TestCoverageImportWarnings: a run whose records carry fields the
+// TestImportWarnings: a run whose records carry fields the
 // entity does not have lists each field once under its warnings, with how
 // many imported records carried it and the index of the first; a
 // rejected record counts for nothing (docs/customers.md).
-func TestCoverageImportWarnings(t *testing.T) {
+func TestImportWarnings(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	up, err := e.uploads.Handle(context.Background(), imports.StageUpload{Principal: e.adminPrincipal(), Entity: importing.Customers,
@@ -666,12 +674,12 @@ func (e *env) waitFor(what, query string, args ...any) {
 	}
 }
 
-// TestCoverageDisabledOutletFailing: the overview's "failing now" lists
+// TestDisabledOutletFailing: the overview's "failing now" lists
 // every disabled outlet (readmodels.OutletState.Failing), as disabled,
 // with the reason and no next attempt: one a user disabled before it ever
 // failed, and one the service disabled when its receiver answered 410
 // Gone. An outlet that delivers is not listed.
-func TestCoverageDisabledOutletFailing(t *testing.T) {
+func TestDisabledOutletFailing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	pausedDT, paused := e.webhookOutlet("Paused shop", 1, http.StatusOK)
@@ -725,10 +733,10 @@ func TestCoverageDisabledOutletFailing(t *testing.T) {
 	}
 }
 
-// TestCoverageAttemptLogPaging: an outlet's page lists its attempts
+// TestAttemptLogPaging: an outlet's page lists its attempts
 // newest first, 50 a page, and links the older ones, which the next page
 // lists to the first.
-func TestCoverageAttemptLogPaging(t *testing.T) {
+func TestAttemptLogPaging(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	dt, outlet := e.webhookOutlet("Busy shop", 60, http.StatusOK)

@@ -20,11 +20,11 @@ import (
 const progressRecorder = `(function () {
   var bar = document.querySelector('#upload-form progress');
   if (!bar) { return false; }
-  sessionStorage.setItem('coverage-progress', '[]');
+  sessionStorage.setItem('upload-progress', '[]');
   new MutationObserver(function () {
-    var seen = JSON.parse(sessionStorage.getItem('coverage-progress'));
+    var seen = JSON.parse(sessionStorage.getItem('upload-progress'));
     seen.push({value: bar.value, hidden: bar.hidden});
-    sessionStorage.setItem('coverage-progress', JSON.stringify(seen));
+    sessionStorage.setItem('upload-progress', JSON.stringify(seen));
   }).observe(bar, {attributes: true, attributeFilter: ['value', 'hidden']});
   return true;
 })()`
@@ -43,10 +43,10 @@ func throttleUpload(bytesPerSecond float64) chromedp.Action[chromedp.Void] {
 	})
 }
 
-// TestCoverageBrowserUploadProgress uploads a file over a slow line and
+// TestBrowserUploadProgress uploads a file over a slow line and
 // sees the form's progress bar shown and moving through values between 0
 // and 100 as the file goes, before the run's page opens.
-func TestCoverageBrowserUploadProgress(t *testing.T) {
+func TestBrowserUploadProgress(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	// About 200 KB in 400 records: each carries a long field the entity
@@ -89,7 +89,7 @@ func TestCoverageBrowserUploadProgress(t *testing.T) {
 		Value  float64 `json:"value"`
 		Hidden bool    `json:"hidden"`
 	}
-	run(t, ctx, "read the progress seen", evalInto(`JSON.parse(sessionStorage.getItem('coverage-progress') || '[]')`, &seen))
+	run(t, ctx, "read the progress seen", evalInto(`JSON.parse(sessionStorage.getItem('upload-progress') || '[]')`, &seen))
 	var between []float64
 	last := -1.0
 	for _, s := range seen {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands"
-	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore/postgres"
@@ -32,7 +32,7 @@ func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
 
 // projectionStatus is the overview's lag, as serve gives it
 // (projections.Runtime.CompanyStatus).
-func projectionStatus(pool *pgxpool.Pool, store *postgres.Store, async []projections.Projector) console.ProjectionStatus {
+func projectionStatus(pool *pgxpool.Pool, store *postgres.Store, async []projections.Projector) app.ProjectionStatus {
 	return func(ctx context.Context, companyID string) ([]projections.ProjectionStatus, error) {
 		return projections.CompanyStatus(ctx, pool, store, projections.PostgresLog{}, async, companyID)
 	}

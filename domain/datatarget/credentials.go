@@ -1,0 +1,157 @@
+package datatarget
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/clientele/clientele/domain/access"
+)
+
+// Credentials of outlets. An outlet's request may carry the receiver's
+// credentials (an API key, a bearer token, a cookie, a signature), which
+// any token of the company could otherwise read back and use elsewhere:
+// they are shown only to whoever access.MayReadCredentials. Since a
+// credential may hide under any header or query parameter name, what is
+// masked is everything but what is known to be harmless: every header
+// value but those of harmlessHeaders, every value of the URL's query,
+// and the URL's password. Masking happens when answering, in outlet
+// answers and in the attempt log's raw request and reply; what is stored
+// and sent is never changed.
+
+// Masked replaces a credential shown to a principal that may not see it.
+const Masked = "****"
+
+// RequestFor is the outlet's request as p may see it: as it is when
+// access.MayReadCredentials(p), else its credentials masked. Its headers
+// are a copy either way, never nil.
+func (o Outlet) RequestFor(p access.Principal) Request {
+	r := o.Request
+	reveal := access.MayReadCredentials(p)
+	headers := make(map[string]string, len(r.Headers))
+	for name, value := range r.Headers {
+		if !reveal && !harmlessHeader(name) {
+			value = Masked
+		}
+		headers[name] = value
+	}
+	r.Headers = headers
+	if !reveal {
+		r.URL = maskURL(r.URL)
+	}
+	return r
+}
+
+// RawFor is the attempt's raw request and reply as p may see them: as
+// they are when access.MayReadCredentials(p), else with credential
+// headers and query values masked (MaskRawHTTP).
+func (e LogEntry) RawFor(p access.Principal) (request, reply string) {
+	if access.MayReadCredentials(p) {
+		return e.HTTPRequest, e.HTTPReply
+	}
+	return MaskRawHTTP(e.HTTPRequest), MaskRawHTTP(e.HTTPReply)
+}
+
+// harmlessHeaders name, in lower case, the headers whose values are shown
+// to everyone: they describe the content and the client, or frame the
+// message (Transfer-Encoding and Connection, which outlets cannot set,
+// only appear in raw texts), or identify a signed message without being
+// its signature (webhook-signature is masked).
+var harmlessHeaders = map[string]bool{
+	"content-type": true, "content-length": true, "accept": true, "accept-encoding": true, "accept-language": true,
+	"user-agent": true, "host": true, "transfer-encoding": true, "connection": true,
+	"webhook-id": true, "webhook-timestamp": true,
+}
+
+// harmlessHeader reports whether the value of a header named name may be
+// shown to everyone; every other header's value is masked.
+func harmlessHeader(name string) bool {
+	return harmlessHeaders[strings.ToLower(strings.TrimSpace(name))]
+}
+
+// maskURL masks the password and every query value of an outlet's URL,
+// keeping the names (?api_key=****). A URL that does not parse, which an
+// outlet's cannot be, is masked whole.
+func maskURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Masked
+	}
+	if u.User == nil && u.RawQuery == "" {
+		return raw
+	}
+	u.RawQuery = maskQuery(u.RawQuery)
+	return u.Redacted()
+}
+
+// maskQuery masks every value of a raw query, keeping the names: a=1&b
+// becomes a=****&****, as a part without = may itself be a credential.
+// The value runs to the next &, so a ; within it is masked with it.
+func maskQuery(raw string) string {
+	parts := strings.Split(raw, "&")
+	for i, part := range parts {
+		if part == "" {
+			continue
+		}
+		if name, _, ok := strings.Cut(part, "="); ok {
+			parts[i] = name + "=" + Masked
+		} else {
+			parts[i] = Masked
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// maskRequestLine masks the query values of a raw request line
+// (METHOD target HTTP/1.1), which may be cut short; a status line is
+// returned as it is.
+func maskRequestLine(line string) string {
+	method, rest, ok := strings.Cut(line, " ")
+	if !ok || strings.HasPrefix(method, "HTTP/") {
+		return line
+	}
+	target, version, hasVersion := strings.Cut(rest, " ")
+	path, query, hasQuery := strings.Cut(target, "?")
+	if !hasQuery {
+		return line
+	}
+	line = method + " " + path + "?" + maskQuery(query)
+	if hasVersion {
+		line += " " + version
+	}
+	return line
+}
+
+// MaskRawHTTP masks a raw HTTP/1.1 message as the attempt log keeps it:
+// the query values of its request line, and the values of its header
+// lines up to the first empty line but those of harmless headers (and
+// the continuation lines of folded values); the body, which is the
+// datatarget's data, is left alone. A message cut short (the log caps
+// its size) keeps the lines it has masked; a name cut before its colon
+// shows no value.
+func MaskRawHTTP(raw string) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	for n := 0; raw != ""; n++ {
+		line, rest, more := strings.Cut(raw, "\n")
+		text := strings.TrimSuffix(line, "\r")
+		if n > 0 && text == "" {
+			b.WriteString(raw) // the end of the headers, and the body
+			break
+		}
+		switch name, _, ok := strings.Cut(text, ":"); {
+		case n == 0:
+			line = maskRequestLine(text) + line[len(text):]
+		case text[0] == ' ' || text[0] == '\t':
+			// The continuation of a folded header's value.
+			line = text[:1] + Masked + line[len(text):]
+		case ok && !harmlessHeader(name):
+			line = name + ": " + Masked + line[len(text):]
+		}
+		b.WriteString(line)
+		if more {
+			b.WriteByte('\n')
+		}
+		raw = rest
+	}
+	return b.String()
+}
