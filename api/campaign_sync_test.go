@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/projections/campaignstats"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
-	"github.com/clientele/clientele/app"
 )
 
 // TestCampaignDatasync: a datasync datatarget of campaigns takes each

@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/api"
-	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 	"github.com/clientele/clientele/app"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 // The TestCustomerRule* tests check every customer rule of the interface

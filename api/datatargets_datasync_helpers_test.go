@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
-	"github.com/clientele/clientele/app"
 )
 
 // withDatasync runs the customers and datasync projectors, as serve does;

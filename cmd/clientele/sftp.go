@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/clientele/clientele/api"
-	"github.com/clientele/clientele/sftp"
 	clientele "github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/sftp"
 )
 
 // sftpFlags configure the SFTP drop directory of serve (docs/sftp.md).
