@@ -8,7 +8,7 @@ import (
 // PostgreSQL keeps a JSON number of jsonb as a numeric, whose text input
 // (numeric_in) accepts exactly the numbers within these limits; found by
 // experiment against the server, and proved by TestNumericMatchesServer
-// (api/storable_numbers_test.go) over edge cases and random numbers.
+// (systemtest/storable_numbers_test.go) over edge cases and random numbers.
 const (
 	// MaxNumericIntegerDigits is the most digits before the decimal point:
 	// the weight of the first digit, in base-10000 digits, is an int16.
