@@ -4,6 +4,8 @@
 GO        ?= go
 BIN       := bin/clientele
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
+# The import-graph check of the layering (.go-arch-lint.yml).
+ARCHLINT    := github.com/fe3dback/go-arch-lint@v1.13.0
 PKGS      := ./...
 
 .PHONY: build run test lint bench fuzz clean
@@ -19,6 +21,7 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) run $(ARCHLINT) check --output-color=false
 
 # Every test with the race detector, then the database-outage test again
 # without it, at its full size (100,000 customers; it scales down under

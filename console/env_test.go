@@ -105,7 +105,7 @@ func newEnv(t *testing.T) *env {
 	e.globexAdmin = e.mustUser(ctx, e.globex, "admin@globex.test", access.RoleAdmin, false)
 
 	// The service's log is shown when the test fails.
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -355,9 +355,6 @@ func (c *client) logIn(email, totpCode string) {
 		c.t.Fatalf("log-in as %s: %d\n%s", email, res.StatusCode, body)
 	}
 }
-
-// syncBuffer is a buffer safe for the service's goroutines.
-type syncBuffer = testlog.Buffer
 
 // waitRow waits until a read model's table holds a row of the company
 // (the async projections follow the log within moments).

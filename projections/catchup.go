@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/backoff"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg"
 )
@@ -183,7 +184,7 @@ func commits(events []eventstore.RecordedEvent) [][]eventstore.RecordedEvent {
 // times, with backoff, then the commit's company is parked (stall.go)
 // and the projector goes on; any other failure is returned.
 func (r *Runtime) applyOrPark(ctx context.Context, p Projector, after eventstore.Position, commit []eventstore.RecordedEvent, types []string) (int, error) {
-	wait := 100 * time.Millisecond
+	wait := backoff.Doubling{Min: 100 * time.Millisecond, Max: r.cfg.RetryMaxInterval}
 	for attempt := 1; ; attempt++ {
 		n, err := r.applyCommit(ctx, p, after, commit, types)
 		if err == nil || !Permanent(err) {
@@ -196,9 +197,8 @@ func (r *Runtime) applyOrPark(ctx context.Context, p Projector, after eventstore
 		select {
 		case <-ctx.Done():
 			return 0, err
-		case <-time.After(wait):
+		case <-time.After(wait.After(attempt)):
 		}
-		wait = min(2*wait, r.cfg.RetryMaxInterval)
 	}
 }
 

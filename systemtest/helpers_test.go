@@ -75,7 +75,7 @@ type env struct {
 	staff    user // acme
 	totp     user // acme, admin with two-factor authentication
 	globexAd user
-	logs     *syncBuffer
+	logs     *testlog.Buffer
 
 	pool    *pgxpool.Pool
 	store   *postgres.Store
@@ -120,7 +120,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }), logs: &syncBuffer{},
+	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }), logs: &testlog.Buffer{},
 		pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}}
 	e.acme = e.mustCompany(ctx, "acme")
 	e.globex = e.mustCompany(ctx, "globex")
@@ -427,9 +427,6 @@ func golden(t *testing.T, name string, body []byte, replace ...string) {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
 }
-
-// syncBuffer is a buffer safe for the server's goroutines.
-type syncBuffer = testlog.Buffer
 
 // runProjections runs the async projectors as the service does, until the
 // test ends; waitProjections waits until they have applied the whole log.

@@ -1,10 +1,10 @@
 package imports_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clientele/clientele/internal/testlog"
 	"log/slog"
 	"maps"
 	"slices"
@@ -415,7 +415,7 @@ func TestImportWorkerIsolatesPoisonRecords(t *testing.T) {
 	a := e.stage(upload(25, map[int]string{12: `"n": 1e-16384`}), 10)
 	b := e.stage(upload(3, nil), 10)
 	reg := prometheus.NewRegistry()
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	e.startWorker(func(c *imports.ImportWorkerConfig) {
 		c.Registerer = reg
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
@@ -469,24 +469,6 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 	}
 	t.Fatalf("no metric %s%v", name, labels)
 	return 0
-}
-
-// lockedBuffer is a buffer that a logger writes from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestImportWorkerGoesOnWhileIsolating: a chunk whose search for the

@@ -110,7 +110,7 @@ func (h StageUploadHandler) Handle(ctx context.Context, cmd StageUpload) (Staged
 // brought back (customers, events) or destroy in bulk (a data query that
 // deletes): the admin role (docs/access.md, "Destruction"). A token
 // without roles, or a staff user's, may import but not destroy.
-func mayDestroy(p access.Principal) bool { return p.HasRole(access.RoleAdmin) }
+func mayDestroy(p access.Principal) bool { return access.IsAdmin(p) }
 
 // MayDestroy reports whether p may delete or forget (mayDestroy), for an
 // adapter that offers the act itself (the console's delete and forget

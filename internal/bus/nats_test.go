@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clientele/clientele/internal/testlog"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -31,7 +32,7 @@ func TestNATSOutage(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	srv := natstest.New(t)
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: srv.URL() + "?ack_wait=2s", RetryInterval: 100 * time.Millisecond,
 		Relay:  bus.PostgresConfig{PollInterval: 10 * time.Millisecond, ResendInterval: 50 * time.Millisecond},
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -259,8 +260,8 @@ func TestNATSStreamMadeWhileDeleted(t *testing.T) {
 
 // logOnFailure returns a sink for the transport's logs, which the test
 // prints with the server's if it fails.
-func logOnFailure(t *testing.T, srv *natstest.Server) *lockedBuffer {
-	logs := &lockedBuffer{}
+func logOnFailure(t *testing.T, srv *natstest.Server) *testlog.Buffer {
+	logs := &testlog.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("transport logs:\n%s\nnats-server logs:\n%s", logs.String(), srv.Log())
@@ -280,7 +281,7 @@ func TestNATSFailedSubscribeLeavesNoConnection(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	srv := natstest.New(t)
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: srv.URL(), RetryInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {

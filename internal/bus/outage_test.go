@@ -1,11 +1,10 @@
 package bus_test
 
 import (
-	"bytes"
 	"context"
+	"github.com/clientele/clientele/internal/testlog"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +17,6 @@ import (
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 )
-
-// lockedBuffer is a log sink safe for the subscribers and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestConsumerOutlivesTheDatabase starts a consumer while its database
 // is down (watermill-sql subscribes with a statement, and a router whose
@@ -58,7 +39,7 @@ func TestConsumerOutlivesTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.New(pool, projections.CommitPublisher{})
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	transport, err := bus.NewPostgres(pool, bus.PostgresConfig{PollInterval: 10 * time.Millisecond, RetryInterval: 50 * time.Millisecond, Logger: logger})
 	if err != nil {

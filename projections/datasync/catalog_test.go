@@ -3,7 +3,7 @@ package datasync_test
 import (
 	"context"
 	"encoding/json"
-	"strconv"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -202,20 +202,7 @@ func (e *datasyncEnv) appendEvent(company, stream, typ string, data any) {
 // typ, as update ids, in log order.
 func (e *datasyncEnv) positionsOf(typ string) []string {
 	e.T.Helper()
-	rows, err := e.Pool.Query(context.Background(), `SELECT global_position FROM events
-		WHERE company_id = $1 AND event_type = $2 ORDER BY transaction_id, global_position`, e.co.ID, typ)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	ps, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = strconv.FormatInt(p, 10)
-	}
-	return out
+	return pgtest.EventPositions(e.T, e.Pool, "company_id = $1 AND event_type = $2", e.co.ID, typ)
 }
 
 // readModel applies the whole log with p in a transaction it rolls back,

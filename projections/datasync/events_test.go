@@ -1,12 +1,10 @@
 package datasync_test
 
 import (
-	"context"
-	"strconv"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/domain/customer"
@@ -143,20 +141,7 @@ func TestDatasyncEventsSalesForget(t *testing.T) {
 // the types, as update ids, in log order.
 func (e *datasyncEnv) positionsOfTypes(types ...string) []string {
 	e.T.Helper()
-	rows, err := e.Pool.Query(context.Background(), `SELECT global_position FROM events
-		WHERE company_id = $1 AND event_type = ANY($2) ORDER BY transaction_id, global_position`, e.co.ID, types)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	ps, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = strconv.FormatInt(p, 10)
-	}
-	return out
+	return pgtest.EventPositions(e.T, e.Pool, "company_id = $1 AND event_type = ANY($2)", e.co.ID, types)
 }
 
 // with returns a copy of d with k set to v.

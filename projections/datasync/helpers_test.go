@@ -3,11 +3,9 @@ package datasync_test
 import (
 	"context"
 	"encoding/json"
-	"strconv"
+	"github.com/clientele/clientele/internal/pg/pgtest"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
@@ -112,18 +110,5 @@ func (e *datasyncEnv) messages(id string) []syncMessage {
 // company, as update ids, in log order.
 func (e *datasyncEnv) positions() []string {
 	e.T.Helper()
-	rows, err := e.Pool.Query(context.Background(), `SELECT global_position FROM events
-		WHERE company_id = $1 AND event_type LIKE 'Customer%' ORDER BY transaction_id, global_position`, e.co.ID)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	ps, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = strconv.FormatInt(p, 10)
-	}
-	return out
+	return pgtest.EventPositions(e.T, e.Pool, "company_id = $1 AND event_type LIKE 'Customer%'", e.co.ID)
 }
