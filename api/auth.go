@@ -165,7 +165,7 @@ func (s *Server) takeLogIn(account, ip string) (done func(error), err error) {
 }
 
 // LogIns returns the limits of failed log-ins for log-ins that do not
-// come through HTTP (the SFTP drop directory, internal/sftpd). They share
+// come through HTTP (the SFTP drop directory, the sftp package). They share
 // the HTTP log-ins' tables, so an address guessing over both is counted
 // once, and have the same limits (docs/access.md, "Limits").
 func (s *Server) LogIns() LogIns { return LogIns{s: s} }
