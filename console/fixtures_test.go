@@ -34,7 +34,7 @@ func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
 // (projections.Runtime.CompanyStatus).
 func projectionStatus(pool *pgxpool.Pool, store *postgres.Store, async []projections.Projector) app.ProjectionStatus {
 	return func(ctx context.Context, companyID string) ([]projections.ProjectionStatus, error) {
-		return projections.CompanyStatus(ctx, pool, store, projections.PostgresLog{}, async, companyID)
+		return projections.CompanyStatus(ctx, pool, store, postgres.EventLog{}, async, companyID)
 	}
 }
 

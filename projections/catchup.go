@@ -87,8 +87,8 @@ func (r *Runtime) catchUpTo(ctx context.Context, name string) (more bool, err er
 
 // nextCommit returns the transaction id of the first commit after pos in
 // the log, if it is not after the commit of transaction upTo, and false
-// when there is none (EventLog.NextCommit; postgres.Log.NextCommit says
-// why upTo keeps it cheap).
+// when there is none (eventstore.EventLog.NextCommit; postgres.Log.NextCommit
+// says why upTo keeps it cheap).
 func (r *Runtime) nextCommit(ctx context.Context, pos eventstore.Position, upTo uint64) (uint64, bool, error) {
 	tx, ok, err := r.cfg.Log.NextCommit(ctx, r.cfg.Pool, pos, upTo)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 )
 
@@ -22,7 +23,7 @@ func TestNextCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runtime{cfg: RuntimeConfig{Pool: pool, Log: PostgresLog{}}}
+	r := &Runtime{cfg: RuntimeConfig{Pool: pool, Log: postgres.EventLog{}}}
 	for _, c := range []struct {
 		name   string
 		after  eventstore.Position

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // A checkpoint is the last position a projector applied, kept in
@@ -152,9 +151,9 @@ func resetCheckpoint(ctx context.Context, tx pgx.Tx, name string, pos eventstore
 }
 
 // countEvents counts the events after `after` up to and including upTo
-// (EventLog.CountEvents), reading log in q: cheap for a lag, a full scan
-// from the start of a log in PostgreSQL.
-func countEvents(ctx context.Context, log EventLog, q postgres.Querier, after, upTo eventstore.Position) (int64, error) {
+// (eventstore.EventLog.CountEvents), reading log in q: cheap for a lag, a
+// full scan from the start of a log in PostgreSQL.
+func countEvents(ctx context.Context, log eventstore.EventLog, q eventstore.Querier, after, upTo eventstore.Position) (int64, error) {
 	n, err := log.CountEvents(ctx, q, after, upTo)
 	if err != nil {
 		return 0, fmt.Errorf("projections: count events: %w", err)

@@ -25,10 +25,10 @@ type RuntimeConfig struct {
 	Store eventstore.Store
 	// Log is what the runtime and its projectors read of Store's log
 	// besides the port (catch-up, lag, the rebuild's swap, the data
-	// sync), in Pool. Default PostgresLog: Store must then be the
+	// sync), in Pool. Default postgres.EventLog: Store must then be the
 	// PostgreSQL store of Pool's database. A projector that reads the
 	// log itself (Datasync) must read this one (Validate checks).
-	Log EventLog
+	Log eventstore.EventLog
 	// Inline projectors run in the append transaction (see InlineHook):
 	// a client reads its own write at once, at the cost of a slower append.
 	Inline []Projector

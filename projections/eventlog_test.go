@@ -93,14 +93,14 @@ type logEvent struct {
 
 // logUnder is one EventLog and the commits as its store recorded them.
 type logUnder struct {
-	log     projections.EventLog
-	q       postgres.Querier
+	log     eventstore.EventLog
+	q       eventstore.Querier
 	commits []eventstore.Committed
 	ats     map[eventstore.Position]at
 	txs     map[uint64]int // TxID -> commit place
 }
 
-func newLogUnder(t *testing.T, store eventstore.Store, log projections.EventLog, q postgres.Querier) *logUnder {
+func newLogUnder(t *testing.T, store eventstore.Store, log eventstore.EventLog, q eventstore.Querier) *logUnder {
 	t.Helper()
 	l := &logUnder{log: log, q: q, ats: map[eventstore.Position]at{{}: {}}, txs: map[uint64]int{}}
 	for i, c := range logCommits() {
@@ -155,14 +155,14 @@ func (l *logUnder) events(t *testing.T, evs []eventstore.RecordedEvent) []logEve
 	return out
 }
 
-// TestEventLogs asks PostgresLog and esdb.Log every question with the
+// TestEventLogs asks postgres.EventLog and esdb.Log every question with the
 // same commits in their stores, and requires the same answers.
 func TestEventLogs(t *testing.T) {
 	ctx := t.Context()
 	pool := pgtest.NewPool(t)
 	es := openESDB(t)
 	logs := map[string]*logUnder{
-		"postgres": newLogUnder(t, postgres.New(pool), projections.PostgresLog{}, pool),
+		"postgres": newLogUnder(t, postgres.New(pool), postgres.EventLog{}, pool),
 		"esdb":     newLogUnder(t, es, esdb.NewLog(es), pool),
 	}
 	commits := logCommits()

@@ -32,7 +32,7 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // transaction. progress, if not nil, is called after every page with the
 // events applied so far and the events in the log (which grows while the
 // rebuild runs). store's log is read through the port and log (nil for
-// PostgresLog: see RuntimeConfig.Log), which must be the one p reads.
+// postgres.EventLog: see RuntimeConfig.Log), which must be the one p reads.
 //
 // The copies are made with CREATE TABLE ... (LIKE ... INCLUDING ALL) in a
 // scratch schema put first on the search_path while Apply runs, so they
@@ -43,8 +43,8 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 //
 // kind says how the projector runs, and so how the swap meets the live
 // updates. For an inline projector, the swap stops appends
-// (EventLog.LockAppends) and applies every committed event, since appends
-// wrote to the old tables up to then. For an async projector, it locks the
+// (eventstore.EventLog.LockAppends) and applies every committed event,
+// since appends wrote to the old tables up to then. For an async projector, it locks the
 // checkpoint against the handler instead, applies what the handler could
 // have seen, and leaves the checkpoint there: the handler goes on from it
 // into the new tables.
@@ -57,7 +57,7 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // rebuilt whole when its commit applies now, and parked again when it
 // does not. An inline projector's commit that fails aborts the rebuild:
 // such a commit could never have been appended.
-func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log EventLog, p Projector, kind Kind, progress func(done, total int64)) error {
+func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log eventstore.EventLog, p Projector, kind Kind, progress func(done, total int64)) error {
 	log = LogOrPostgres(log)
 	if err := checkLog(p, log); err != nil {
 		return fmt.Errorf("projections: rebuild %s: %w", p.Name(), err)
@@ -130,7 +130,7 @@ type rebuilder struct {
 	conn     *pgx.Conn // holds the advisory lock; writes the scratch tables
 	pool     *pgxpool.Pool
 	store    eventstore.Store
-	log      EventLog
+	log      eventstore.EventLog
 	p        Projector
 	kind     Kind
 	progress func(done, total int64)

@@ -177,7 +177,7 @@ func TestRebuildFailureKeepsOldTables(t *testing.T) {
 	c.Streams[0].Events[0].Type = "Boom"
 	projectiontest.MustAppend(t, store, c)
 
-	err = projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, failing{p}, projections.KindInline, nil)
+	err = projections.Rebuild(ctx, pool, store, postgres.EventLog{}, failing{p}, projections.KindInline, nil)
 	if !errors.Is(err, projectiontest.ErrBoom) {
 		t.Fatalf("rebuild = %v, want %v", err, projectiontest.ErrBoom)
 	}
@@ -200,7 +200,7 @@ func TestRebuildOneAtATime(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext('counts'))`, 0x52424c44); err != nil {
 		t.Fatal(err)
 	}
-	err = projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, p, projections.KindAsync, nil)
+	err = projections.Rebuild(ctx, pool, store, postgres.EventLog{}, p, projections.KindAsync, nil)
 	if !errors.Is(err, projections.ErrRebuildRunning) {
 		t.Errorf("rebuild = %v, want %v", err, projections.ErrRebuildRunning)
 	}

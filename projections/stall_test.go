@@ -132,7 +132,7 @@ func TestRebuildParksToo(t *testing.T) {
 	projectiontest.MustAppend(t, store, projectiontest.Ticks("globex", "h", 3))
 	projectiontest.WaitCaughtUp(t, pool, poisoned)
 
-	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, poisoned, projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, postgres.EventLog{}, poisoned, projections.KindAsync, nil); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
 	projectiontest.WaitCaughtUp(t, pool, poisoned)
@@ -149,7 +149,7 @@ func TestRebuildParksToo(t *testing.T) {
 	}
 
 	poisoned.broken.Store(false)
-	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, poisoned, projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, postgres.EventLog{}, poisoned, projections.KindAsync, nil); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
 	if s := projectiontest.Stalls(t, rt); len(s) != 0 {

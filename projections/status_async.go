@@ -17,7 +17,7 @@ import (
 // stalls are none of its business. The inline projectors are left out:
 // they are always at the head, and their status costs a count of the
 // whole log, which no page may wait for.
-func CompanyStatus(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log EventLog, async []Projector, companyID string) ([]ProjectionStatus, error) {
+func CompanyStatus(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log eventstore.EventLog, async []Projector, companyID string) ([]ProjectionStatus, error) {
 	st, err := Status(ctx, pool, store, log, nil, async)
 	if err != nil {
 		return nil, err

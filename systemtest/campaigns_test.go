@@ -19,6 +19,7 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/domain/company"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/campaignstats"
 )
@@ -699,7 +700,7 @@ func TestCampaignEventsAndRebuild(t *testing.T) {
 	if len(before) != 3 {
 		t.Fatalf("table: %v", before)
 	}
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, campaignstats.Campaigns{}, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, postgres.EventLog{}, campaignstats.Campaigns{}, projections.KindInline, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, campaignTable(t, e)); diff != "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/projectors"
@@ -215,12 +216,12 @@ func (e *env) rebuildAll(async ...projections.Projector) {
 	e.t.Helper()
 	ctx := context.Background()
 	for _, p := range async {
-		if err := projections.Rebuild(ctx, e.pool, e.store, projections.PostgresLog{}, p, projections.KindAsync, nil); err != nil {
+		if err := projections.Rebuild(ctx, e.pool, e.store, postgres.EventLog{}, p, projections.KindAsync, nil); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	for _, p := range projectors.Inline() {
-		if err := projections.Rebuild(ctx, e.pool, e.store, projections.PostgresLog{}, p, projections.KindInline, nil); err != nil {
+		if err := projections.Rebuild(ctx, e.pool, e.store, postgres.EventLog{}, p, projections.KindInline, nil); err != nil {
 			e.t.Fatal(err)
 		}
 	}

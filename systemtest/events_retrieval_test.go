@@ -13,6 +13,7 @@ import (
 
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
@@ -63,7 +64,7 @@ func TestRetrieveEvents(t *testing.T) {
 	res := e.do(http.MethodGet, "/api/data/events/", bearer(admin), withQuery("cursor", "bm90IGFuIGlk"))
 	res.wantError(t, http.StatusBadRequest, "invalid_request")
 	// clientele projections rebuild events: the same answers.
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, retrievalproj.NewEvents(e.keys), projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, postgres.EventLog{}, retrievalproj.NewEvents(e.keys), projections.KindAsync, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.waitProjections()

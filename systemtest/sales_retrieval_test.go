@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clientele/clientele/domain/sale"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
@@ -48,7 +49,7 @@ func TestRetrieveSales(t *testing.T) {
 		t.Errorf("pages (-want +got):\n%s\nlast next_url %q", diff, second.NextURL)
 	}
 	// clientele projections rebuild sales: the same answers.
-	if err := projections.Rebuild(context.Background(), e.pool, e.store, projections.PostgresLog{}, retrievalproj.NewSales(e.keys), projections.KindAsync, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), e.pool, e.store, postgres.EventLog{}, retrievalproj.NewSales(e.keys), projections.KindAsync, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.waitProjections()

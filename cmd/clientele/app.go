@@ -19,6 +19,7 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/esdb"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/eventstore/telemetry"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
@@ -207,7 +208,7 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 // asyncProjectors are the projectors that follow the log; keys opens the
 // customers' sealed data, and log is the log they read besides the port
 // (the runtime's).
-func asyncProjectors(keys crypto.KeyStore, log projections.EventLog) []projections.Projector {
+func asyncProjectors(keys crypto.KeyStore, log eventstore.EventLog) []projections.Projector {
 	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewShops(), retrieval.NewProducts(),
 		retrieval.NewEvents(keys), retrieval.NewSales(keys), datasync.NewDatasync(keys).WithLog(log),
 		campaignstats.NewCampaignStats()}
@@ -215,11 +216,11 @@ func asyncProjectors(keys crypto.KeyStore, log projections.EventLog) []projectio
 
 // eventLog is the log the projections read besides the event store port:
 // the commit stream's when the store is EventStoreDB's, else PostgreSQL's.
-func (a *app) eventLog() projections.EventLog {
+func (a *app) eventLog() eventstore.EventLog {
 	if a.esdb != nil {
 		return esdb.NewLog(a.esdb.Store)
 	}
-	return projections.PostgresLog{}
+	return postgres.EventLog{}
 }
 
 // close releases everything in reverse order of acquisition.

@@ -11,15 +11,14 @@ import (
 	"strconv"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
 // recordedType is the one event type EachEventRecorded looks for, as
 // postgres.Log's: an index in PostgreSQL, a walk here.
 const recordedType = "EventRecorded"
 
-// Log is what the projection runtime reads of the log besides the port
-// (projections.EventLog), for a log in EventStoreDB and read models in
+// Log is the eventstore.EventLog (what the projection runtime reads of
+// the log besides Store) of a log in EventStoreDB with read models in
 // PostgreSQL: each method is postgres.Log's of the same name, with the
 // same answers on the same commits (projections' TestEventLogs), read
 // from the commit stream; where they differ, the method says. The querier
@@ -34,6 +33,8 @@ type Log struct {
 	s *Store
 }
 
+var _ eventstore.EventLog = Log{}
+
 // NewLog returns the log of s.
 func NewLog(s *Store) Log { return Log{s: s} }
 
@@ -42,7 +43,7 @@ func NewLog(s *Store) Log { return Log{s: s} }
 // when there is none. It reads the records from pos's up to upTo's, and
 // decodes only their streams: for a projector caught up to upTo, one
 // record.
-func (l Log) NextCommit(ctx context.Context, _ postgres.Querier, pos eventstore.Position, upTo uint64) (uint64, bool, error) {
+func (l Log) NextCommit(ctx context.Context, _ eventstore.Querier, pos eventstore.Position, upTo uint64) (uint64, bool, error) {
 	from := revision(pos)
 	if upTo <= from {
 		return 0, false, nil // records from..upTo-1
@@ -73,7 +74,7 @@ func (l Log) NextCommit(ctx context.Context, _ postgres.Querier, pos eventstore.
 // checkpoints, heads and the positions of read events are); a position
 // between two events, which the PostgreSQL log counts by its place, is
 // not supported.
-func (Log) CountEvents(_ context.Context, _ postgres.Querier, after, upTo eventstore.Position) (int64, error) {
+func (Log) CountEvents(_ context.Context, _ eventstore.Querier, after, upTo eventstore.Position) (int64, error) {
 	if !after.Less(upTo) {
 		return 0, nil
 	}
@@ -83,7 +84,7 @@ func (Log) CountEvents(_ context.Context, _ postgres.Querier, after, upTo events
 // CommitHasType reports whether the commit of transaction txID holds an
 // event of type eventType (Store.ReadCommitTypes: the commit's record,
 // with all the parts of a large commit).
-func (l Log) CommitHasType(ctx context.Context, _ postgres.Querier, txID uint64, eventType string) (bool, error) {
+func (l Log) CommitHasType(ctx context.Context, _ eventstore.Querier, txID uint64, eventType string) (bool, error) {
 	evs, _, err := l.s.ReadCommitTypes(ctx, txID, []string{eventType})
 	return len(evs) > 0, err
 }
@@ -96,7 +97,7 @@ func (l Log) CommitHasType(ctx context.Context, _ postgres.Querier, txID uint64,
 // record of the range, of every company: its cost is the log from after
 // to before (the data sync's backlog, once per datatarget that starts
 // from the start of the log, reads the whole log before its creation).
-func (l Log) ReadCompanyTypes(ctx context.Context, _ postgres.Querier, companyID string, types []string, after, before eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
+func (l Log) ReadCompanyTypes(ctx context.Context, _ eventstore.Querier, companyID string, types []string, after, before eventstore.Position, limit int) ([]eventstore.RecordedEvent, error) {
 	if limit <= 0 || !after.Less(before) || before.Global == 0 {
 		return nil, nil
 	}
@@ -129,7 +130,7 @@ func (l Log) ReadCompanyTypes(ctx context.Context, _ postgres.Querier, companyID
 // by stream in version order, the streams in the order of their first
 // events (PostgreSQL's stream_key). Each stream is one ReadStream: every
 // record of the stream, those after its upto too.
-func (l Log) ReadStreamsUpTo(ctx context.Context, _ postgres.Querier, streams []string, upto []int64) ([]eventstore.RecordedEvent, error) {
+func (l Log) ReadStreamsUpTo(ctx context.Context, _ eventstore.Querier, streams []string, upto []int64) ([]eventstore.RecordedEvent, error) {
 	if len(streams) != len(upto) {
 		return nil, fmt.Errorf("esdb: %d streams and %d versions", len(streams), len(upto))
 	}
@@ -160,7 +161,7 @@ func (l Log) ReadStreamsUpTo(ctx context.Context, _ postgres.Querier, streams []
 // and the parts of the named companies' large commits. Its cost is the
 // whole log per call (the data sync calls it for the deletions of events
 // recorded in an earlier commit).
-func (l Log) EachEventRecorded(ctx context.Context, _ postgres.Querier, companies []string, ids []int64, fn func(companyID string, data []byte) error) error {
+func (l Log) EachEventRecorded(ctx context.Context, _ eventstore.Querier, companies []string, ids []int64, fn func(companyID string, data []byte) error) error {
 	if len(companies) != len(ids) {
 		return fmt.Errorf("esdb: %d companies and %d ids", len(companies), len(ids))
 	}
@@ -238,7 +239,7 @@ func dataID(data []byte) (int64, bool, error) {
 // either written its record or will not, and no other can start: the
 // commit stream ends where it will stay until tx ends. Appends of a
 // Store that is not coupled are not stopped.
-func (Log) LockAppends(ctx context.Context, tx postgres.Querier) error {
+func (Log) LockAppends(ctx context.Context, tx eventstore.Querier) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, AppendLockKey)
 	return err
 }
@@ -246,7 +247,7 @@ func (Log) LockAppends(ctx context.Context, tx postgres.Querier) error {
 // ReadAfter returns every event after the position, in log order, to the
 // end of the commit stream. Call it under LockAppends, where that end
 // stays.
-func (l Log) ReadAfter(ctx context.Context, _ postgres.Querier, after eventstore.Position) ([]eventstore.RecordedEvent, error) {
+func (l Log) ReadAfter(ctx context.Context, _ eventstore.Querier, after eventstore.Position) ([]eventstore.RecordedEvent, error) {
 	// The index follows too, so that Head is not behind what was read.
 	if err := l.s.catchUp(ctx); err != nil {
 		return nil, err

@@ -6,17 +6,9 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/eventstore"
 )
-
-// Querier is what Log needs of a pool, a connection or a transaction.
-type Querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
 
 // Log is the event log's tables (events, streams) read through a pool, a
 // connection or a transaction: the reads of the log that Store's methods
@@ -28,11 +20,11 @@ type Querier interface {
 // Unlike Store's, its methods return the driver's errors as they are: the
 // caller says what it was doing.
 type Log struct {
-	q Querier
+	q eventstore.Querier
 }
 
 // NewLog returns the log read through q.
-func NewLog(q Querier) Log { return Log{q: q} }
+func NewLog(q eventstore.Querier) Log { return Log{q: q} }
 
 // events runs a query of the columns of ScanEvents and reads its rows.
 func (l Log) events(ctx context.Context, sql string, args ...any) ([]eventstore.RecordedEvent, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections"
 	accessprojections "github.com/clientele/clientele/projections/access"
 	"github.com/clientele/clientele/projections/internal/projectiontest"
@@ -207,7 +208,7 @@ func TestCompaniesRebuildKeepsExchangeRates(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE companies SET exchange_rates = '{}'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, accessprojections.Companies{}, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, postgres.EventLog{}, accessprojections.Companies{}, projections.KindInline, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, exchangeRates(t, pool)); diff != "" {

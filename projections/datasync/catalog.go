@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/projections"
 )
 
 // catalogFeed is the datasync feed of a catalog entity (products, shops):
@@ -37,7 +36,7 @@ func (f catalogFeed) eventTypes() []string { return []string{f.eventType} }
 
 func (f catalogFeed) alwaysSent() []string { return f.always }
 
-func (f catalogFeed) states(ctx context.Context, tx pgx.Tx, log projections.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+func (f catalogFeed) states(ctx context.Context, tx pgx.Tx, log eventstore.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
 	history, at, err := readChangedStreams(ctx, tx, log, changes)
 	if err != nil {
 		return nil, fmt.Errorf("projections: datasync: %s: %w", f.name, err)
@@ -88,7 +87,7 @@ func (f catalogFeed) state(id string, doc map[string]any) (entityState, error) {
 // the last change of each (postgres.Log.ReadStreamsUpTo), and returns them with, by
 // global position, the index in changes of each change: a feed folds
 // each stream and takes the entity's state at each change.
-func readChangedStreams(ctx context.Context, tx pgx.Tx, log projections.EventLog, changes []*eventstore.RecordedEvent) ([]eventstore.RecordedEvent, map[int64]int, error) {
+func readChangedStreams(ctx context.Context, tx pgx.Tx, log eventstore.EventLog, changes []*eventstore.RecordedEvent) ([]eventstore.RecordedEvent, map[int64]int, error) {
 	var streams []string
 	var upto []int64
 	index := map[string]int{}               // stream -> its place in streams

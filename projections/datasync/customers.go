@@ -10,7 +10,6 @@ import (
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/internal/bulk"
 	"github.com/clientele/clientele/projections/internal/document"
 )
@@ -35,7 +34,7 @@ func (customersFeed) eventTypes() []string {
 // alwaysSent: which customer changed, and whether it is gone.
 func (customersFeed) alwaysSent() []string { return []string{"id", "is_deleted", "is_forgotten"} }
 
-func (f customersFeed) states(ctx context.Context, tx pgx.Tx, log projections.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+func (f customersFeed) states(ctx context.Context, tx pgx.Tx, log eventstore.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
 	var streams []string
 	var upto []int64
 	index := map[string]int{}                  // stream -> its place in streams

@@ -40,7 +40,7 @@ import (
 type Datasync struct {
 	feeds  map[datatarget.Datatype]datasyncFeed
 	byType map[string]datatarget.Datatype // event type -> datatype
-	log    projections.EventLog
+	log    eventstore.EventLog
 }
 
 // NewDatasync returns the projector; keys opens the customers' sealed
@@ -56,7 +56,7 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 		datatarget.Events:    eventsFeed{keys: keys},
 		datatarget.Sales:     salesFeed{keys: keys},
 		datatarget.Shops:     shopsFeed(),
-	}, byType: map[string]datatarget.Datatype{}, log: projections.PostgresLog{}}
+	}, byType: map[string]datatarget.Datatype{}, log: projections.LogOrPostgres(nil)}
 	for dt, f := range p.feeds {
 		for _, t := range f.eventTypes() {
 			p.byType[t] = dt
@@ -66,16 +66,16 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 }
 
 // WithLog makes the projector read the log through l (nil for
-// PostgresLog, the default) and returns it: the RuntimeConfig.Log of its
-// runtime, and the log given to Rebuild, which both check it.
-func (p *Datasync) WithLog(l projections.EventLog) *Datasync {
+// postgres.EventLog, the default) and returns it: the RuntimeConfig.Log
+// of its runtime, and the log given to Rebuild, which both check it.
+func (p *Datasync) WithLog(l eventstore.EventLog) *Datasync {
 	p.log = projections.LogOrPostgres(l)
 	return p
 }
 
 // EventLog returns the log the projector reads (WithLog), which the
 // runtime and the rebuild check against their own.
-func (p *Datasync) EventLog() projections.EventLog { return p.log }
+func (p *Datasync) EventLog() eventstore.EventLog { return p.log }
 
 // Name implements Projector.
 func (*Datasync) Name() string { return "datasync" }

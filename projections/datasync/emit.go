@@ -10,7 +10,6 @@ import (
 
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/projections"
 )
 
 // datasyncFeed follows one datatype for the Datasync projector.
@@ -23,7 +22,7 @@ type datasyncFeed interface {
 	// right after that change. It must depend on the log (and the keys)
 	// only, never on another projection's tables, so that a rebuild
 	// gives the same states.
-	states(ctx context.Context, tx pgx.Tx, log projections.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error)
+	states(ctx context.Context, tx pgx.Tx, log eventstore.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error)
 	// alwaysSent are the fields every message carries whatever the
 	// datatarget's fields, so that a receiver can always tell which
 	// entity changed and whether it is gone.

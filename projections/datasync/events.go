@@ -10,7 +10,6 @@ import (
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/internal/bulk"
 	"github.com/clientele/clientele/projections/internal/document"
 )
@@ -35,7 +34,7 @@ func (eventsFeed) alwaysSent() []string { return []string{"id", "is_deleted"} }
 
 func (eventsFeed) personalFields() []string { return activity.Personal }
 
-func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, log projections.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, log eventstore.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
 	type item struct {
 		key     document.ActivityKey
 		deleted bool
@@ -112,7 +111,7 @@ func (f eventsFeed) states(ctx context.Context, tx pgx.Tx, log projections.Event
 // recordedInLog adds to recs the EventRecorded of each company's id, read
 // from the log (EventLog.EachEventRecorded: one query in PostgreSQL, a
 // walk of the whole log in EventStoreDB).
-func recordedInLog(ctx context.Context, tx pgx.Tx, log projections.EventLog, companies []string, ids []int64, recs map[document.ActivityKey]*activity.Recorded) error {
+func recordedInLog(ctx context.Context, tx pgx.Tx, log eventstore.EventLog, companies []string, ids []int64, recs map[document.ActivityKey]*activity.Recorded) error {
 	if len(ids) == 0 {
 		return nil
 	}

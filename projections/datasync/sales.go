@@ -9,7 +9,6 @@ import (
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/internal/document"
 )
 
@@ -40,7 +39,7 @@ func (salesFeed) alwaysSent() []string {
 
 func (salesFeed) personalFields() []string { return sale.Personal }
 
-func (f salesFeed) states(ctx context.Context, tx pgx.Tx, log projections.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
+func (f salesFeed) states(ctx context.Context, tx pgx.Tx, log eventstore.EventLog, changes []*eventstore.RecordedEvent) ([]entityState, error) {
 	history, at, err := readChangedStreams(ctx, tx, log, changes)
 	if err != nil {
 		return nil, fmt.Errorf("projections: datasync: sales: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/datatargets"
 	"github.com/clientele/clientele/projections/internal/projectiontest"
@@ -123,7 +124,7 @@ func TestDatatargetsProjection(t *testing.T) {
 		t.Errorf("outlet: enabled %v, request %s", enabled, request)
 	}
 
-	if err := projections.Rebuild(ctx, pool, store, projections.PostgresLog{}, datatargets.Datatargets{}, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(ctx, pool, store, postgres.EventLog{}, datatargets.Datatargets{}, projections.KindInline, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(before, readDatatargetTables(t, pool)); diff != "" {

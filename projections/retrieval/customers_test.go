@@ -101,7 +101,7 @@ func TestCustomersForgotten(t *testing.T) {
 	}
 	// Inline, as it runs here: the rebuild then applies every committed
 	// event, however long other tests keep the log's head back.
-	if err := projections.Rebuild(context.Background(), c.Pool, c.Store, projections.PostgresLog{}, c.P, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), c.Pool, c.Store, postgres.EventLog{}, c.P, projections.KindInline, nil); err != nil {
 		t.Fatal(err)
 	}
 	for id, deleted := range map[string]bool{"c1": false, "c2": true, "c3": false} {

@@ -312,7 +312,7 @@ func (c *Customers) RebuildInline(p projections.Projector) {
 	c.T.Helper()
 	// Inline: the rebuild then applies every committed event, however
 	// long other tests keep the log's head back.
-	if err := projections.Rebuild(context.Background(), c.Pool, c.Store, projections.PostgresLog{}, p, projections.KindInline, nil); err != nil {
+	if err := projections.Rebuild(context.Background(), c.Pool, c.Store, postgres.EventLog{}, p, projections.KindInline, nil); err != nil {
 		c.T.Fatal(err)
 	}
 }
