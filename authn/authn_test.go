@@ -9,7 +9,6 @@ import (
 
 	"github.com/alexedwards/argon2id"
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pquerna/otp/totp"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
-	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
@@ -37,14 +35,7 @@ func TestMain(m *testing.M) {
 func setup(t *testing.T) (*pgxpool.Pool, commands.Commands) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projectors.Inline() {
-			if err := p.Apply(ctx, tx, c.Events); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	store := postgres.New(pool, projectors.InlineHook())
 	return pool, commands.New(store, time.Now)
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/alexedwards/argon2id"
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain"
@@ -38,14 +37,7 @@ func adapters() map[string]func(t *testing.T) eventstore.Store {
 	return map[string]func(t *testing.T) eventstore.Store{
 		"memory": func(*testing.T) eventstore.Store { return memory.New() },
 		"postgres": func(t *testing.T) eventstore.Store {
-			return postgres.New(pgtest.NewPool(t), eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-				for _, p := range projectors.Inline() {
-					if err := p.Apply(ctx, tx, c.Events); err != nil {
-						return err
-					}
-				}
-				return nil
-			}))
+			return postgres.New(pgtest.NewPool(t), projectors.InlineHook())
 		},
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/api"
@@ -27,7 +26,6 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
-	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg/pgtest"
@@ -46,14 +44,7 @@ var benchMessages = flag.Int("bench.messages", 1_000_000, "messages posted, retr
 func BenchmarkDatatargets(b *testing.B) {
 	ctx := context.Background()
 	pool := benchDatabase(b)
-	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projectors.Inline() {
-			if err := p.Apply(ctx, tx, c.Events); err != nil {
-				return err
-			}
-		}
-		return nil
-	}), projections.CommitPublisher{})
+	store := postgres.New(pool, projectors.InlineHook(), projections.CommitPublisher{})
 	cmds := commands.New(store, time.Now)
 	co, err := cmds.CreateCompany.Handle(ctx, commands.CreateCompany{Principal: access.System(""), Slug: "bench", Settings: company.Settings{Name: "Bench"}})
 	if err != nil {

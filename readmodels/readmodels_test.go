@@ -7,13 +7,11 @@ import (
 	"time"
 
 	"github.com/alexedwards/argon2id"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
-	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
@@ -30,14 +28,7 @@ func TestMain(m *testing.M) {
 func setup(t *testing.T) (*pgxpool.Pool, commands.Commands) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projectors.Inline() {
-			if err := p.Apply(ctx, tx, c.Events); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	store := postgres.New(pool, projectors.InlineHook())
 	return pool, commands.New(store, time.Now)
 }
 

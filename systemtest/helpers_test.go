@@ -19,7 +19,6 @@ import (
 
 	"github.com/alexedwards/argon2id"
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/api"
@@ -108,14 +107,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projectors.Inline() {
-			if err := p.Apply(ctx, tx, c.Events); err != nil {
-				return err
-			}
-		}
-		return nil
-	}), projections.CommitPublisher{}) // for the async projectors of runProjections
+	store := postgres.New(pool, projectors.InlineHook(), projections.CommitPublisher{}) // for the async projectors of runProjections
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
 	if err != nil {
 		t.Fatal(err)

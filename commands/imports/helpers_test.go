@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/commands"
@@ -15,7 +14,6 @@ import (
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/ingest"
@@ -36,14 +34,7 @@ type importEnv struct {
 
 func newImportEnv(t *testing.T, pool *pgxpool.Pool) *importEnv {
 	t.Helper()
-	store := postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projectors.Inline() {
-			if err := p.Apply(ctx, tx, c.Events); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	store := postgres.New(pool, projectors.InlineHook())
 	co, err := commands.New(store, time.Now).CreateCompany.Handle(context.Background(), commands.CreateCompany{
 		Principal: access.System(""), Slug: "acme", Settings: company.Settings{Name: "Acme"},
 	})

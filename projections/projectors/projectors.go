@@ -1,6 +1,11 @@
 package projectors
 
 import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/access"
 	"github.com/clientele/clientele/projections/campaignstats"
@@ -15,4 +20,18 @@ import (
 // campaigns, which a client that creates or changes one reads at once.
 func Inline() []projections.Projector {
 	return []projections.Projector{access.Companies{}, access.Users{}, access.Integrations{}, access.AccessTokens{}, datatargets.Datatargets{}, access.SFTPKeys{}, campaignstats.Campaigns{}}
+}
+
+// InlineHook is the store hook that applies the Inline projectors to each
+// commit in its append transaction, in order, as the runtime's inline
+// hook does; for code that appends without a runtime (tests, tools).
+func InlineHook() eventstore.TxHook {
+	return eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
+		for _, p := range Inline() {
+			if err := p.Apply(ctx, tx, c.Events); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

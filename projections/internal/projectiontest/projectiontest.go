@@ -97,14 +97,7 @@ func PgtestPool(t *testing.T) *pgxpool.Pool { return pgtest.NewPool(t) }
 // InlineStore is a store on pool that runs the inline projectors in every
 // append, as production does.
 func InlineStore(pool *pgxpool.Pool) *postgres.Store {
-	return postgres.New(pool, eventstore.TxHookFunc(func(ctx context.Context, tx pgx.Tx, c eventstore.Committed) error {
-		for _, p := range projectors.Inline() {
-			if err := p.Apply(ctx, tx, c.Events); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	return postgres.New(pool, projectors.InlineHook())
 }
 
 // ApplyInline applies events with every inline projector in one
