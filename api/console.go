@@ -18,8 +18,9 @@ import (
 // package console) shares with the API: the engine and its middleware
 // (request ids, access log, metrics, panics, body limits, deadlines), the
 // limits of password log-ins, the one mapping of errors to statuses, and
-// the reading of the campaign statistics' query parameters.
-// The adapter answers in its own form (HTML) but decides nothing the API
+// the reading of the campaign statistics' query parameters. The console
+// declares what it uses of the server as console.Host; cmd hands it the
+// server. The adapter answers in its own form (HTML) but decides nothing the API
 // decides differently.
 
 // Handle registers handlers for method and path on the server's engine,
@@ -86,7 +87,7 @@ func (s *Server) CompanyByHost(c *gin.Context) (company.Company, error) {
 
 // Identify records the request's company and principal for the access
 // log, as the API's own routes do.
-func Identify(c *gin.Context, co company.Company, p *access.Principal) {
+func (s *Server) Identify(c *gin.Context, co company.Company, p *access.Principal) {
 	c.Set(keyCompany, co)
 	if p != nil {
 		c.Set(keyPrincipal, *p)
@@ -95,7 +96,7 @@ func Identify(c *gin.Context, co company.Company, p *access.Principal) {
 
 // CommandContext is the context for a command run for the request: its
 // events carry source and the request id as correlation id.
-func CommandContext(c *gin.Context, source string) context.Context {
+func (s *Server) CommandContext(c *gin.Context, source string) context.Context {
 	return commands.WithRequest(c.Request.Context(), source, c.GetString(keyRequestID))
 }
 
@@ -103,10 +104,10 @@ func CommandContext(c *gin.Context, source string) context.Context {
 // GET /api/beta/campaigns/ (keys, limit, order, from, sales_start,
 // sales_end) from r, as that endpoint reads them, so that the console
 // shows the figures the API answers.
-func CampaignStatsQuery(r *http.Request, companyID string, loc *time.Location) (readmodels.StatsQuery, error) {
+func (s *Server) CampaignStatsQuery(r *http.Request, companyID string, loc *time.Location) (readmodels.StatsQuery, error) {
 	return statsQuery(r, companyID, loc, true)
 }
 
 // CampaignStatsNext is the from parameter of the page after one whose
 // readmodels.StatsPage.Next is next, as the statistics endpoints give it.
-func CampaignStatsNext(next string) string { return encodeCursor(next) }
+func (s *Server) CampaignStatsNext(next string) string { return encodeCursor(next) }

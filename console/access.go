@@ -6,7 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
@@ -135,7 +134,7 @@ func (c *Console) handleCreateToken(g *gin.Context) error {
 	if err == nil {
 		var t access.AccessToken
 		var value string
-		t, value, err = c.app.Commands.CreateAccessToken.Handle(api.CommandContext(g, source), commands.CreateAccessToken{
+		t, value, err = c.app.Commands.CreateAccessToken.Handle(c.srv.CommandContext(g, source), commands.CreateAccessToken{
 			Principal: principalOf(g), Name: form.Name, OwnerID: form.Owner, Scopes: scopes, TransferPrivileges: form.Transfer,
 		})
 		if err == nil {
@@ -192,7 +191,7 @@ func parseScopes(text string) ([]access.Scope, error) {
 // handleRevokeToken revokes a token as DELETE /api/access-tokens/<id>/
 // does (commands.RevokeAccessToken): a user its own, an admin any.
 func (c *Console) handleRevokeToken(g *gin.Context) error {
-	err := c.app.Commands.RevokeAccessToken.Handle(api.CommandContext(g, source), commands.RevokeAccessToken{
+	err := c.app.Commands.RevokeAccessToken.Handle(c.srv.CommandContext(g, source), commands.RevokeAccessToken{
 		Principal: principalOf(g), TokenID: g.Param("token"),
 	})
 	if err != nil {
@@ -209,7 +208,7 @@ func (c *Console) handleCreateIntegration(g *gin.Context) error {
 		return err
 	}
 	f := g.Request.PostForm
-	_, err := c.app.Commands.CreateIntegration.Handle(api.CommandContext(g, source), commands.CreateIntegration{
+	_, err := c.app.Commands.CreateIntegration.Handle(c.srv.CommandContext(g, source), commands.CreateIntegration{
 		Principal: principalOf(g), IntegrationName: f.Get("integration_name"), Name: f.Get("name"), Description: f.Get("description"),
 	})
 	if err != nil {
@@ -226,7 +225,7 @@ func (c *Console) handleAddSFTPKey(g *gin.Context) error {
 		return err
 	}
 	f := g.Request.PostForm
-	_, err := c.app.Commands.AddSFTPKey.Handle(api.CommandContext(g, source), commands.AddSFTPKey{
+	_, err := c.app.Commands.AddSFTPKey.Handle(c.srv.CommandContext(g, source), commands.AddSFTPKey{
 		Principal: principalOf(g), PublicKey: f.Get("public_key"), Name: f.Get("name"),
 	})
 	if err != nil {
@@ -239,7 +238,7 @@ func (c *Console) handleAddSFTPKey(g *gin.Context) error {
 // handleRemoveSFTPKey removes a key as DELETE /api/sftp-keys/<id>/ does
 // (admin role).
 func (c *Console) handleRemoveSFTPKey(g *gin.Context) error {
-	err := c.app.Commands.RemoveSFTPKey.Handle(api.CommandContext(g, source), commands.RemoveSFTPKey{
+	err := c.app.Commands.RemoveSFTPKey.Handle(c.srv.CommandContext(g, source), commands.RemoveSFTPKey{
 		Principal: principalOf(g), KeyID: g.Param("key"),
 	})
 	if err != nil {

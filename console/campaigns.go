@@ -8,14 +8,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/readmodels"
 )
 
 // The campaigns pages read what GET /api/beta/campaigns/ reads, with its
-// parameters read as it reads them (api.CampaignStatsQuery): the figures
+// parameters read as it reads them (the host's CampaignStatsQuery): the figures
 // the campaign_stats projection keeps. A campaign's page charts its
 // funnel, its conversions day by day over the window (from the
 // conversions the projection keeps, readmodels.Campaigns.
@@ -41,7 +40,7 @@ type campaignRow struct {
 
 func (c *Console) handleCampaigns(g *gin.Context) error {
 	co := companyOf(g)
-	q, err := api.CampaignStatsQuery(g.Request, co.ID, co.Location())
+	q, err := c.srv.CampaignStatsQuery(g.Request, co.ID, co.Location())
 	if err != nil {
 		return err
 	}
@@ -63,7 +62,7 @@ func (c *Console) handleCampaigns(g *gin.Context) error {
 		v.Campaigns = append(v.Campaigns, r)
 	}
 	if page.Next != "" {
-		next := url.Values{"from": {api.CampaignStatsNext(page.Next)}}
+		next := url.Values{"from": {c.srv.CampaignStatsNext(page.Next)}}
 		if o := g.Query("order"); o != "" {
 			next.Set("order", o)
 		}
@@ -105,7 +104,7 @@ type campaignView struct {
 // GET /api/beta/campaigns/.
 func (c *Console) handleCampaign(g *gin.Context) error {
 	co := companyOf(g)
-	q, err := api.CampaignStatsQuery(g.Request, co.ID, co.Location())
+	q, err := c.srv.CampaignStatsQuery(g.Request, co.ID, co.Location())
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
@@ -42,7 +41,7 @@ type Config struct {
 
 // Console serves the pages.
 type Console struct {
-	srv   *api.Server
+	srv   Host
 	app   app.Application
 	log   *slog.Logger
 	pages *pages
@@ -53,7 +52,7 @@ type Console struct {
 // Mount serves the console on srv's engine: under Prefix, and "/" sends
 // browsers there. It reads and acts through a, as srv does; the
 // datatargets and campaigns pages are served when a has their queries.
-func Mount(srv *api.Server, cfg Config, a app.Application) (*Console, error) {
+func Mount(srv Host, cfg Config, a app.Application) (*Console, error) {
 	q := a.Queries
 	if srv == nil || q.Access == nil || q.Imports == nil || a.Commands.Sessions == nil || q.Customers == nil ||
 		q.CustomerHistory == nil {
@@ -173,7 +172,7 @@ func (c *Console) company(g *gin.Context) {
 		return
 	}
 	g.Set(keyCompany, co)
-	api.Identify(g, co, nil)
+	c.srv.Identify(g, co, nil)
 	g.Next()
 }
 
@@ -214,7 +213,7 @@ func (c *Console) session(g *gin.Context) {
 		return
 	}
 	p := u.Principal()
-	api.Identify(g, co, &p)
+	c.srv.Identify(g, co, &p)
 	// A user's pages count against the same limit of requests as the
 	// API's calls of any principal.
 	if err := c.srv.AllowRequest(p); err != nil {

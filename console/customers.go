@@ -14,7 +14,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
@@ -428,7 +427,7 @@ func (c *Console) handleDestroy(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	up, err := c.app.Commands.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
+	up, err := c.app.Commands.Uploads.Handle(c.srv.CommandContext(g, source), imports.StageUpload{
 		Principal: p, Entity: importing.Customers, Format: ingest.JSON, Body: bytes.NewReader(body), Source: source,
 	})
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/importing"
@@ -164,7 +163,7 @@ func (c *Console) stage(g *gin.Context, entity importing.Entity, part *multipart
 	if err != nil {
 		return err
 	}
-	up, err := c.app.Commands.Uploads.Handle(api.CommandContext(g, source), imports.StageUpload{
+	up, err := c.app.Commands.Uploads.Handle(c.srv.CommandContext(g, source), imports.StageUpload{
 		Principal: principalOf(g), Entity: entity, Format: format, Charset: charset, Body: part, Source: source,
 	})
 	if err != nil {

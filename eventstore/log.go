@@ -77,3 +77,18 @@ type EventLog interface {
 	// precede the last.
 	ReadAfter(ctx context.Context, q Querier, after Position) ([]RecordedEvent, error)
 }
+
+// LogSource is a Store that reads its own log as an EventLog. The
+// projection runtime, given no log, reads the one its store offers.
+type LogSource interface {
+	// EventLog returns the store's log; nil when it has none.
+	EventLog() EventLog
+}
+
+// LogOf returns the EventLog s offers (LogSource), or nil.
+func LogOf(s Store) EventLog {
+	if ls, ok := s.(LogSource); ok {
+		return ls.EventLog()
+	}
+	return nil
+}

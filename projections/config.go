@@ -25,8 +25,9 @@ type RuntimeConfig struct {
 	Store eventstore.Store
 	// Log is what the runtime and its projectors read of Store's log
 	// besides the port (catch-up, lag, the rebuild's swap, the data
-	// sync), in Pool. Default postgres.EventLog: Store must then be the
-	// PostgreSQL store of Pool's database. A projector that reads the
+	// sync), in Pool. Default the log Store offers (eventstore.LogOf):
+	// the PostgreSQL store's is read in Pool, which must then be the
+	// store's database. A projector that reads the
 	// log itself (Datasync) must read this one (Validate checks).
 	Log eventstore.EventLog
 	// Inline projectors run in the append transaction (see InlineHook):
@@ -75,7 +76,9 @@ type RuntimeConfig struct {
 }
 
 func (c *RuntimeConfig) setDefaults() {
-	c.Log = LogOrPostgres(c.Log)
+	if c.Log == nil {
+		c.Log = eventstore.LogOf(c.Store) // Validate refused a store without one
+	}
 	c.ConsumerSettings.SetDefaults()
 	if c.LagInterval == 0 {
 		c.LagInterval = 5 * time.Second
@@ -104,6 +107,10 @@ func (c RuntimeConfig) Validate() error {
 	if c.StallRetryMax < 0 || c.PruneInterval < 0 {
 		errs = append(errs, errors.New("projections: StallRetryMax or PruneInterval is negative"))
 	}
+	log, err := logOf(c.Store, c.Log)
+	if err != nil && c.Store != nil {
+		errs = append(errs, err)
+	}
 	// Names key checkpoints and consumer groups: they must be unique
 	// across both kinds.
 	seen := map[string]Kind{}
@@ -124,8 +131,10 @@ func (c RuntimeConfig) Validate() error {
 			default:
 				seen[name] = kind
 			}
-			if err := checkLog(p, LogOrPostgres(c.Log)); err != nil {
-				errs = append(errs, err)
+			if log != nil {
+				if err := checkLog(p, log); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}

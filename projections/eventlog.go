@@ -4,16 +4,18 @@ import (
 	"fmt"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/eventstore/postgres"
 )
 
-// LogOrPostgres returns l, the PostgreSQL log (postgres.EventLog) when it
-// is nil.
-func LogOrPostgres(l eventstore.EventLog) eventstore.EventLog {
-	if l == nil {
-		return postgres.EventLog{}
+// logOf returns l, or the log store offers (eventstore.LogOf) when l is
+// nil; an error when there is neither.
+func logOf(store eventstore.Store, l eventstore.EventLog) (eventstore.EventLog, error) {
+	if l == nil && store != nil {
+		l = eventstore.LogOf(store)
 	}
-	return l
+	if l == nil {
+		return nil, fmt.Errorf("projections: no log: the store (%T) offers none, give one", store)
+	}
+	return l, nil
 }
 
 // logReader is a projector that reads the log besides the port itself
@@ -27,7 +29,7 @@ type logReader interface {
 // checkLog reports a projector that reads another log than l.
 func checkLog(p Projector, l eventstore.EventLog) error {
 	if r, ok := p.(logReader); ok && r.EventLog() != l {
-		return fmt.Errorf("projections: projector %q reads another log (%T) than the runtime (%T): give it the same with WithLog", p.Name(), r.EventLog(), l)
+		return fmt.Errorf("projections: projector %q reads another log (%T) than the runtime (%T): give it the same", p.Name(), r.EventLog(), l)
 	}
 	return nil
 }

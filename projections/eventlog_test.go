@@ -388,18 +388,18 @@ func TestDatasyncLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := crypto.KeyStore{Keyring: kr}
-	cfg := projections.RuntimeConfig{Pool: pool, Store: es, Log: esdb.NewLog(es), Async: []projections.Projector{datasync.NewDatasync(keys)}}
+	cfg := projections.RuntimeConfig{Pool: pool, Store: es, Log: esdb.NewLog(es), Async: []projections.Projector{datasync.NewDatasync(keys, postgres.EventLog{})}}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "another log") {
 		t.Errorf("Validate of a data sync on the PostgreSQL log in a runtime on EventStoreDB: %v, want an error", err)
 	}
-	if err := projections.Rebuild(t.Context(), pool, es, esdb.NewLog(es), datasync.NewDatasync(keys), projections.KindAsync, nil); err == nil || !strings.Contains(err.Error(), "another log") {
+	if err := projections.Rebuild(t.Context(), pool, es, esdb.NewLog(es), datasync.NewDatasync(keys, postgres.EventLog{}), projections.KindAsync, nil); err == nil || !strings.Contains(err.Error(), "another log") {
 		t.Errorf("Rebuild of a data sync on the PostgreSQL log with the EventStoreDB log: %v, want an error", err)
 	}
-	cfg.Async = []projections.Projector{datasync.NewDatasync(keys).WithLog(esdb.NewLog(es))}
+	cfg.Async = []projections.Projector{datasync.NewDatasync(keys, esdb.NewLog(es))}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate of a data sync on the runtime's log: %v", err)
 	}
-	cfg = projections.RuntimeConfig{Pool: pool, Store: postgres.New(pool), Async: []projections.Projector{datasync.NewDatasync(keys)}}
+	cfg = projections.RuntimeConfig{Pool: pool, Store: postgres.New(pool), Async: []projections.Projector{datasync.NewDatasync(keys, postgres.EventLog{})}}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate of a data sync and a runtime on the default log: %v", err)
 	}

@@ -32,7 +32,7 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // transaction. progress, if not nil, is called after every page with the
 // events applied so far and the events in the log (which grows while the
 // rebuild runs). store's log is read through the port and log (nil for
-// postgres.EventLog: see RuntimeConfig.Log), which must be the one p reads.
+// the log store offers: see RuntimeConfig.Log), which must be the one p reads.
 //
 // The copies are made with CREATE TABLE ... (LIKE ... INCLUDING ALL) in a
 // scratch schema put first on the search_path while Apply runs, so they
@@ -58,8 +58,11 @@ var ErrRebuildRunning = errors.New("projections: a rebuild of this projection is
 // does not. An inline projector's commit that fails aborts the rebuild:
 // such a commit could never have been appended.
 func Rebuild(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log eventstore.EventLog, p Projector, kind Kind, progress func(done, total int64)) error {
-	log = LogOrPostgres(log)
-	if err := checkLog(p, log); err != nil {
+	log, err := logOf(store, log)
+	if err == nil {
+		err = checkLog(p, log)
+	}
+	if err != nil {
 		return fmt.Errorf("projections: rebuild %s: %w", p.Name(), err)
 	}
 	if kind != KindInline && kind != KindAsync {

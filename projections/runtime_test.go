@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/memory"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg/pgtest"
@@ -275,6 +276,26 @@ func TestRuntimeConfigValidate(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
+	}
+}
+
+// TestRuntimeLogOfStore: a runtime given no log reads the one its store
+// offers, and refuses a store that offers none.
+func TestRuntimeLogOfStore(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	store := postgres.New(pool)
+	if got := eventstore.LogOf(store); got != (postgres.EventLog{}) {
+		t.Errorf("LogOf(postgres store) = %#v, want postgres.EventLog{}", got)
+	}
+	if err := (&projections.RuntimeConfig{Pool: pool, Store: store}).Validate(); err != nil {
+		t.Errorf("Validate of a runtime on the PostgreSQL store with no log: %v", err)
+	}
+	err := (&projections.RuntimeConfig{Pool: pool, Store: memory.New()}).Validate()
+	if err == nil || !strings.Contains(err.Error(), "no log") {
+		t.Errorf("Validate of a runtime on a store that offers no log: %v, want a no log error", err)
+	}
+	if _, err := projections.Status(t.Context(), pool, memory.New(), nil, nil, nil); err == nil || !strings.Contains(err.Error(), "no log") {
+		t.Errorf("Status on a store that offers no log: %v, want a no log error", err)
 	}
 }
 

@@ -66,11 +66,14 @@ func Rate(earlier, later ProjectionStatus) float64 {
 }
 
 // Status returns the status of the inline and async projectors, in that
-// order, their lags counted in log (nil for postgres.EventLog: see
+// order, their lags counted in log (nil for the log store offers: see
 // RuntimeConfig.Log). It only reads: a projector that never ran is at the
 // start of the log.
 func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log eventstore.EventLog, inline, async []Projector) ([]ProjectionStatus, error) {
-	log = LogOrPostgres(log)
+	log, err := logOf(store, log)
+	if err != nil {
+		return nil, fmt.Errorf("projections: status: %w", err)
+	}
 	now := time.Now()
 	head, err := store.Head(ctx)
 	if err != nil {

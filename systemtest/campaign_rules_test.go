@@ -17,6 +17,7 @@ import (
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/domain/sale"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/campaignstats"
 	"github.com/clientele/clientele/projections/datasync"
@@ -390,7 +391,7 @@ func TestCampaignRulesReactionAtTheSaleInstant(t *testing.T) {
 // figure sends nothing.
 func TestCampaignRulesDatasyncOnSales(t *testing.T) {
 	e := newRulesEnv(t)
-	e.runRulesProjections(datasync.NewDatasync(e.keys))
+	e.runRulesProjections(datasync.NewDatasync(e.keys, postgres.EventLog{}))
 	token := e.userToken(e.admin, acmeHost)
 	co := e.acme.ID
 	e.importAll(token, "/api/customers/upload/", `[{"external_id": "A"}, {"external_id": "B"}, {"external_id": "N"}]`)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections/campaignstats"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
@@ -21,7 +22,7 @@ import (
 // statistics nor one of datasync adds or drops a message.
 func TestCampaignDatasync(t *testing.T) {
 	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
-	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), datasync.NewDatasync(e.keys),
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), datasync.NewDatasync(e.keys, postgres.EventLog{}),
 		campaignstats.NewCampaignStats())
 	e.runImports()
 	token := e.userToken(e.admin, acmeHost)
@@ -86,7 +87,7 @@ func TestCampaignDatasync(t *testing.T) {
 
 	// Rebuilds send nothing again and drop nothing; the next change is
 	// one message more.
-	e.rebuildAll(campaignstats.NewCampaignStats(), datasync.NewDatasync(e.keys))
+	e.rebuildAll(campaignstats.NewCampaignStats(), datasync.NewDatasync(e.keys, postgres.EventLog{}))
 	e.waitProjections()
 	if p := e.syncMessages(token, dash); len(p.Messages) != 2 {
 		t.Errorf("after rebuilds: %d messages, want 2", len(p.Messages))

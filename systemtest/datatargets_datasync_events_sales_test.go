@@ -8,6 +8,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
@@ -18,7 +19,7 @@ import (
 // new state), restricted to the chosen fields plus the identifying ones.
 func TestDatasyncEventsAndSales(t *testing.T) {
 	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
-	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys, postgres.EventLog{}))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)
 	events := e.createDatasync(admin, "events", map[string]any{"datatype": "events", "fields": []string{"type", "label"}})

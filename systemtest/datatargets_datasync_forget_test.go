@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
@@ -54,7 +55,7 @@ func TestDatasyncForgetLeavesNoTrace(t *testing.T) {
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("after forgetting, personal data found: %v", found)
 	}
-	e.rebuildAll(retrievalproj.NewCustomers(e.keys), datasync.NewDatasync(e.keys))
+	e.rebuildAll(retrievalproj.NewCustomers(e.keys), datasync.NewDatasync(e.keys, postgres.EventLog{}))
 	if found := e.findValues(personal...); len(found) != 0 {
 		t.Errorf("after the rebuilds, personal data found: %v", found)
 	}

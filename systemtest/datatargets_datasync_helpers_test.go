@@ -15,6 +15,7 @@ import (
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/delivery"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
@@ -24,7 +25,7 @@ import (
 // the tests poll, so the rate limit is off.
 func withDatasync(t *testing.T) *env {
 	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
-	e.runProjections(retrievalproj.NewCustomers(e.keys), datasync.NewDatasync(e.keys))
+	e.runProjections(retrievalproj.NewCustomers(e.keys), datasync.NewDatasync(e.keys, postgres.EventLog{}))
 	return e
 }
 

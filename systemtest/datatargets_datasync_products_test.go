@@ -11,6 +11,7 @@ import (
 
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
@@ -21,7 +22,7 @@ import (
 // to fields plus external_id and is_deleted.
 func TestDatasyncProducts(t *testing.T) {
 	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit = math.Inf(1) })
-	e.runProjections(retrievalproj.NewProducts(), datasync.NewDatasync(e.keys))
+	e.runProjections(retrievalproj.NewProducts(), datasync.NewDatasync(e.keys, postgres.EventLog{}))
 	e.runImports()
 	admin := e.userToken(e.admin, acmeHost)
 

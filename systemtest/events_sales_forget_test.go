@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
@@ -16,7 +17,7 @@ import (
 func TestForgetCoversEventsAndSales(t *testing.T) {
 	e := newEnv(t)
 	async := []projections.Projector{retrievalproj.NewCustomers(e.keys), retrievalproj.NewProducts(), retrievalproj.NewShops(),
-		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys)}
+		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys, postgres.EventLog{})}
 	e.runProjections(async...)
 	e.runImports()
 	token := e.userToken(e.admin, acmeHost)

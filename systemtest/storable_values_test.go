@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/projections/datasync"
 	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
@@ -17,7 +18,7 @@ func storableEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t)
 	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops(), retrievalproj.NewProducts(),
-		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys))
+		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys), datasync.NewDatasync(e.keys, postgres.EventLog{}))
 	e.runImports()
 	return e, e.userToken(e.admin, acmeHost)
 }

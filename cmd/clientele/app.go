@@ -210,7 +210,7 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 // (the runtime's).
 func asyncProjectors(keys crypto.KeyStore, log eventstore.EventLog) []projections.Projector {
 	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewShops(), retrieval.NewProducts(),
-		retrieval.NewEvents(keys), retrieval.NewSales(keys), datasync.NewDatasync(keys).WithLog(log),
+		retrieval.NewEvents(keys), retrieval.NewSales(keys), datasync.NewDatasync(keys, log),
 		campaignstats.NewCampaignStats()}
 }
 

@@ -298,3 +298,6 @@ func decodeSpan(rev uint64, data []byte) (eventstore.CommitSpan, error) {
 	}
 	return rec.span(), nil
 }
+
+// EventLog returns the store's log (NewLog).
+func (s *Store) EventLog() eventstore.EventLog { return NewLog(s) }

@@ -53,3 +53,6 @@ func (EventLog) LockAppends(ctx context.Context, tx eventstore.Querier) error {
 func (EventLog) ReadAfter(ctx context.Context, q eventstore.Querier, after eventstore.Position) ([]eventstore.RecordedEvent, error) {
 	return NewLog(q).ReadAfter(ctx, after)
 }
+
+// EventLog returns the store's log, read in the store's database.
+func (s *Store) EventLog() eventstore.EventLog { return EventLog{} }

@@ -67,3 +67,6 @@ func (m *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 	}
 	return out, err
 }
+
+// EventLog returns the decorated store's log (eventstore.LogOf).
+func (m *Store) EventLog() eventstore.EventLog { return eventstore.LogOf(m.Store) }

@@ -11,7 +11,6 @@ import (
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
-	"github.com/clientele/clientele/projections"
 )
 
 // Datasync writes the queues of datasync datatargets: each change of an
@@ -44,11 +43,13 @@ type Datasync struct {
 }
 
 // NewDatasync returns the projector; keys opens the customers' sealed
-// changes. Adding a datatype: write its datasyncFeed, add it here, and mark
+// changes, and it reads log besides the port: its runtime's
+// (RuntimeConfig.Log, or the log its store offers), and the log given to
+// Rebuild, which both check it. Adding a datatype: write its datasyncFeed, add it here, and mark
 // it available in domain/datatarget (datatypes).
-func NewDatasync(keys crypto.KeyStore) *Datasync {
-	if keys.Keyring == nil {
-		panic("projections: NewDatasync: KeyStore without a keyring")
+func NewDatasync(keys crypto.KeyStore, log eventstore.EventLog) *Datasync {
+	if keys.Keyring == nil || log == nil {
+		panic("projections: NewDatasync: KeyStore without a keyring, or no log")
 	}
 	p := &Datasync{feeds: map[datatarget.Datatype]datasyncFeed{
 		datatarget.Customers: customersFeed{keys: keys},
@@ -56,7 +57,7 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 		datatarget.Events:    eventsFeed{keys: keys},
 		datatarget.Sales:     salesFeed{keys: keys},
 		datatarget.Shops:     shopsFeed(),
-	}, byType: map[string]datatarget.Datatype{}, log: projections.LogOrPostgres(nil)}
+	}, byType: map[string]datatarget.Datatype{}, log: log}
 	for dt, f := range p.feeds {
 		for _, t := range f.eventTypes() {
 			p.byType[t] = dt
@@ -65,15 +66,7 @@ func NewDatasync(keys crypto.KeyStore) *Datasync {
 	return p
 }
 
-// WithLog makes the projector read the log through l (nil for
-// postgres.EventLog, the default) and returns it: the RuntimeConfig.Log
-// of its runtime, and the log given to Rebuild, which both check it.
-func (p *Datasync) WithLog(l eventstore.EventLog) *Datasync {
-	p.log = projections.LogOrPostgres(l)
-	return p
-}
-
-// EventLog returns the log the projector reads (WithLog), which the
+// EventLog returns the log the projector reads, which the
 // runtime and the rebuild check against their own.
 func (p *Datasync) EventLog() eventstore.EventLog { return p.log }
 

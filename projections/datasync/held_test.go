@@ -52,7 +52,7 @@ func TestForgettingIsNeverHeldByDatasync(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	keys := crypto.KeyStore{Keyring: kr}
 	store := postgres.New(pool)
-	p := &breakableSync{Datasync: datasync.NewDatasync(keys)}
+	p := &breakableSync{Datasync: datasync.NewDatasync(keys, postgres.EventLog{})}
 	p.broken.Store(true)
 	e := &datasyncEnv{Customers: &projectiontest.Customers{T: t, Pool: pool, Store: store, Keys: keys}, sync: p.Datasync}
 	e.rt, err = projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, Inline: projectors.Inline(),

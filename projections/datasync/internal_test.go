@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
 )
 
@@ -16,7 +17,7 @@ func TestDatasyncFeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewDatasync(crypto.KeyStore{Keyring: kr})
+	p := NewDatasync(crypto.KeyStore{Keyring: kr}, postgres.EventLog{})
 	for _, dt := range []datatarget.Datatype{datatarget.Customers, datatarget.Products, datatarget.Events, datatarget.Sales, datatarget.Shops} {
 		if _, fed := p.feeds[dt]; fed != dt.Available() {
 			t.Errorf("%s: fed %v, available %v", dt, fed, dt.Available())
