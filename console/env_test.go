@@ -106,7 +106,7 @@ func newEnv(t *testing.T) *env {
 	})
 	acc := readmodels.NewAccess(pool)
 	importRuns := readmodels.NewImports(pool)
-	e.uploads = imports.NewStageUploadHandler(pool, ingest.Limits{})
+	e.uploads = imports.NewStageUploadHandler(pool, e.keys, ingest.Limits{})
 	importers := map[importing.Entity]imports.Importer{
 		importing.Customers: imports.NewCustomerImporter(store, e.keys, time.Now),
 		importing.Events:    imports.NewEventImporter(store, e.keys, time.Now),
@@ -147,7 +147,7 @@ func newEnv(t *testing.T) *env {
 
 	// The import worker and the async projections run as under serve.
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
-		Pool: pool, Importers: importers, Companies: readmodels.NewCompanies(pool, ""),
+		Pool: pool, Keys: e.keys, Importers: importers, Companies: readmodels.NewCompanies(pool, ""),
 		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond, Logger: logger},
 	})
 	if err != nil {

@@ -111,7 +111,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	e.cfg = sftp.Config{
 		HostKey: key, Dir: filepath.Join(dir, "sftp"), MaxFileBytes: 1 << 30,
 		Companies: readmodels.NewCompanies(pool, ""), Tokens: authn.New(pool, readmodels.NewAccess(pool)), Keys: readmodels.NewSFTPKeys(pool),
-		LogIns: apiSrv.LogIns(), Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}), Runs: readmodels.NewImports(pool),
+		LogIns: apiSrv.LogIns(), Uploads: imports.NewStageUploadHandler(pool, e.keys, ingest.Limits{}), Runs: readmodels.NewImports(pool),
 		Logger: logger, PollInterval: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond,
 	}
 	for _, o := range opts {
@@ -200,7 +200,7 @@ func (e *env) runImports() {
 	e.t.Helper()
 	now := time.Now
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
-		Pool: e.pool, Companies: readmodels.NewCompanies(e.pool, ""),
+		Pool: e.pool, Keys: e.keys, Companies: readmodels.NewCompanies(e.pool, ""),
 		Importers: map[importing.Entity]imports.Importer{
 			importing.Customers: imports.NewCustomerImporter(e.store, e.keys, now),
 			importing.Shops:     imports.NewShopImporter(e.store),

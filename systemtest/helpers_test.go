@@ -136,9 +136,9 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 				importing.Events:    imports.NewEventImporter(store, e.keys, func() time.Time { return created }),
 				importing.Sales:     imports.NewSaleImporter(store, e.keys, func() time.Time { return created }),
 			},
-			Uploads: imports.NewStageUploadHandler(pool, ingest.Limits{}),
+			Uploads: imports.NewStageUploadHandler(pool, e.keys, ingest.Limits{}),
 			DataQueries: imports.NewRunDataQueryHandler(readmodels.NewMatcher(pool),
-				imports.NewStageUploadHandler(pool, ingest.Limits{})),
+				imports.NewStageUploadHandler(pool, e.keys, ingest.Limits{})),
 			Authenticator: authn.New(pool, acc),
 		},
 		Queries: app.Queries{

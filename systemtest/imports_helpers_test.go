@@ -44,7 +44,7 @@ func newImportEnv(t *testing.T, configure ...func(*api.Config, *app.Application)
 func (e *env) runImports() {
 	e.t.Helper()
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
-		Pool: e.pool, Importers: e.importers, Companies: readmodels.NewCompanies(e.pool, ""),
+		Pool: e.pool, Keys: e.keys, Importers: e.importers, Companies: readmodels.NewCompanies(e.pool, ""),
 		ConsumerSettings: bus.ConsumerSettings{
 			PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
 			Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),

@@ -33,7 +33,7 @@ func unknownFieldsEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	h := new(imports.StageUploadHandler)
 	e := newEnv(t, func(_ *api.Config, d *app.Application) { d.Commands.Uploads = chunkedUploads{h} })
-	*h = imports.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 3})
+	*h = imports.NewStageUploadHandler(e.pool, e.keys, ingest.Limits{ChunkRecords: 3})
 	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewShops(), retrievalproj.NewProducts(),
 		retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys))
 	e.runImports()

@@ -39,12 +39,12 @@ var importersFor = func(a *app) map[importing.Entity]imports.Importer {
 // some entity has an Importer, the worker that applies them.
 func (a *app) openImports() error {
 	a.importers = importersFor(a)
-	a.stageUpload = imports.NewStageUploadHandler(a.pool, ingest.Limits{})
+	a.stageUpload = imports.NewStageUploadHandler(a.pool, a.keys, ingest.Limits{})
 	if len(a.importers) == 0 {
 		return nil
 	}
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
-		Pool: a.pool, Transactions: a.store, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""),
+		Pool: a.pool, Keys: a.keys, Transactions: a.store, Importers: a.importers, Companies: readmodels.NewCompanies(a.pool, ""),
 		Registerer: a.metrics, Transport: a.transport, ConsumerSettings: bus.ConsumerSettings{Logger: a.log},
 	})
 	a.importWorker = w

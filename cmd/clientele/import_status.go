@@ -21,7 +21,7 @@ const importStallAfter = 30 * time.Second
 // such a company are still answered 200, so nothing else shows them.
 // Nothing is printed when there are none.
 func printImportsStandingStill(ctx context.Context, out io.Writer, a *app) error {
-	still, err := imports.NewStore(a.pool).StoodStill(ctx, importStallAfter)
+	still, err := imports.NewStore(a.pool, a.keys).StoodStill(ctx, importStallAfter)
 	if err != nil || len(still) == 0 {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // preparation that start reports, not on its slot: the preparation may end
 // and drop the slot before the test could look at it.
 func TestParseAheadDropsMissingChunks(t *testing.T) {
-	a := newAhead(NewStore(pgtest.NewPool(t)))
+	a := newAhead(NewStore(pgtest.NewPool(t), testKeys(t)))
 	co := company.Company{ID: "co1"}
 	for i := range 2 * maxAhead {
 		done := a.start(&CustomerImporter{}, fmt.Sprintf("run-%d", i), 1, co)

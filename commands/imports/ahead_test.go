@@ -55,7 +55,7 @@ func TestParseAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	spy := &preparedSpy{importer: imports.NewCustomerImporter(e.store, crypto.KeyStore{Keyring: kr}, time.Now), prepared: map[int]bool{}}
-	h := imports.NewImportChunkHandler(e.pool, map[importing.Entity]imports.Importer{importing.Customers: spy}, readmodels.NewCompanies(e.pool, ""))
+	h := imports.NewImportChunkHandler(e.pool, e.keys, map[importing.Entity]imports.Importer{importing.Customers: spy}, readmodels.NewCompanies(e.pool, ""))
 
 	body := `[{"external_id": "a1"}, {"external_id": "a2"},
 		{"external_id": "b1", "NEWCO__tier": "gold"}, {"external_id": "b2", "NEWCO__tier": "silver"},

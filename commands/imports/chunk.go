@@ -15,6 +15,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg"
 )
 
@@ -59,12 +60,12 @@ type ImportChunkHandler struct {
 }
 
 // NewImportChunkHandler returns a handler that applies chunks with the
-// importers of their entities.
-func NewImportChunkHandler(pool *pgxpool.Pool, importers map[importing.Entity]Importer, companies CompanyFinder) ImportChunkHandler {
+// importers of their entities; keys opens the staged chunks.
+func NewImportChunkHandler(pool *pgxpool.Pool, keys crypto.KeyStore, importers map[importing.Entity]Importer, companies CompanyFinder) ImportChunkHandler {
 	if pool == nil || companies == nil {
 		panic("imports: NewImportChunkHandler: nil dependency")
 	}
-	store := NewStore(pool)
+	store := NewStore(pool, keys)
 	return ImportChunkHandler{pool: pool, tx: poolTransactor{pool}, store: store, importers: importers, companies: companies, ahead: newAhead(store),
 		log: slog.Default(), metrics: newImportMetrics(slices.Sorted(maps.Keys(importers)))}
 }

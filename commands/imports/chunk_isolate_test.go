@@ -72,7 +72,7 @@ func TestImportChunkIsolatesRecordsTheStoreRefuses(t *testing.T) {
 		{"id": "x", "v": "second"},
 		{"id": "r9", "panic": true},
 		{"id": "r10"}]`), 100)
-	h := imports.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+	h := imports.NewImportChunkHandler(e.pool, e.keys, e.importers(), readmodels.NewCompanies(e.pool, ""))
 	for attempt := 1; attempt < 3; attempt++ {
 		err := h.Handle(ctx, imports.ImportChunk{RunID: run, Seq: 0})
 		if err == nil || pg.Transient(err) {
@@ -198,7 +198,7 @@ func TestImportChunkIsolatesManyRecordsInBoundedAttempts(t *testing.T) {
 			slices.Sort(stored)
 		}
 		probes, whole = 0, nil
-		h := imports.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+		h := imports.NewImportChunkHandler(e.pool, e.keys, e.importers(), readmodels.NewCompanies(e.pool, ""))
 		start := time.Now()
 		err := h.Handle(ctx, imports.ImportChunk{RunID: run, Seq: 0})
 		d := time.Since(start)
@@ -265,7 +265,7 @@ func TestImportChunkIsolationChecksWhatWasStored(t *testing.T) {
 		WHERE run_id = $1 AND seq = 0`, run); err != nil {
 		t.Fatal(err)
 	}
-	h := imports.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+	h := imports.NewImportChunkHandler(e.pool, e.keys, e.importers(), readmodels.NewCompanies(e.pool, ""))
 	if err := h.Handle(ctx, imports.ImportChunk{RunID: run, Seq: 0}); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestImportChunkIsolationStopsAtTransientErrors(t *testing.T) {
 		}
 		return nil
 	}
-	h := imports.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+	h := imports.NewImportChunkHandler(e.pool, e.keys, e.importers(), readmodels.NewCompanies(e.pool, ""))
 	for range 2 {
 		if err := h.Handle(ctx, imports.ImportChunk{RunID: run, Seq: 0}); err == nil {
 			t.Fatal("the chunk applied")
@@ -351,7 +351,7 @@ func TestImportChunkFailureNotARecordsIsNotIsolated(t *testing.T) {
 			e := newImportEnv(t, pgtest.NewPool(t))
 			run := e.stage(upload(10, nil), 100)
 			e.imp.Before = func(_ context.Context, c imports.Chunk) error { return tc.before(c) }
-			h := imports.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+			h := imports.NewImportChunkHandler(e.pool, e.keys, e.importers(), readmodels.NewCompanies(e.pool, ""))
 			for range 5 {
 				if err := h.Handle(ctx, imports.ImportChunk{RunID: run, Seq: 0}); err == nil {
 					t.Fatal("the chunk applied")
@@ -360,7 +360,7 @@ func TestImportChunkFailureNotARecordsIsNotIsolated(t *testing.T) {
 			if rs := e.rejections(run); len(rs) != 0 {
 				t.Fatalf("rejected %+v", rs)
 			}
-			still, err := imports.NewStore(e.pool).StoodStill(ctx, 0)
+			still, err := imports.NewStore(e.pool, e.keys).StoodStill(ctx, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,7 +388,7 @@ func TestImportChunkLostRaceIsRetried(t *testing.T) {
 		}
 		return nil
 	}
-	h := imports.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+	h := imports.NewImportChunkHandler(e.pool, e.keys, e.importers(), readmodels.NewCompanies(e.pool, ""))
 	for range 5 {
 		var conflict *eventstore.ConflictError
 		if err := h.Handle(ctx, imports.ImportChunk{RunID: run, Seq: 0}); !errors.As(err, &conflict) {

@@ -69,12 +69,14 @@ func (s *Store) LockChunk(ctx context.Context, tx pgx.Tx, runID string, seq int)
 	var processed *time.Time
 	var state importing.State
 	var isolation *Isolation
+	var key []byte
 	err = tx.QueryRow(ctx, `SELECT c.first_index, c.payload, c.processed_at, c.failures, c.isolation,
-			r.company_id, r.entity, r.state, r.actor, r.source, r.correlation_id, r.may_destroy
+			r.company_id, r.entity, r.state, r.actor, r.source, r.correlation_id, r.may_destroy, k.wrapped
 		FROM import_chunks c JOIN import_runs r ON r.id = c.run_id
+		LEFT JOIN import_run_keys k ON k.run_id = c.run_id
 		WHERE c.run_id = $1 AND c.seq = $2
 		FOR UPDATE OF c`, runID, seq).Scan(&c.FirstIndex, &payload, &processed, &c.Failures, &isolation,
-		&c.CompanyID, &c.Entity, &state, &c.Actor, &c.Source, &c.CorrelationID, &c.MayDestroy)
+		&c.CompanyID, &c.Entity, &state, &c.Actor, &c.Source, &c.CorrelationID, &c.MayDestroy, &key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return stagedChunk{}, false, nil
 	}
@@ -87,6 +89,9 @@ func (s *Store) LockChunk(ctx context.Context, tx pgx.Tx, runID string, seq int)
 	}
 	c.Done = processed != nil || payload == nil || state == importing.Failed
 	if !c.Done {
+		if payload, err = s.openChunk(key, runID, seq, payload); err != nil {
+			return stagedChunk{}, false, err
+		}
 		c.Records = splitRecords(payload)
 	}
 	return c, true, nil
@@ -98,14 +103,18 @@ func (s *Store) LockChunk(ctx context.Context, tx pgx.Tx, runID string, seq int)
 // it is processed (then it is deleted), so what PeekChunk reads is what
 // LockChunk will.
 func (s *Store) PeekChunk(ctx context.Context, runID string, seq int) (records []json.RawMessage, first int, ok bool, err error) {
-	var payload []byte
-	err = s.pool.QueryRow(ctx, `SELECT payload, first_index FROM import_chunks
-		WHERE run_id = $1 AND seq = $2 AND processed_at IS NULL AND payload IS NOT NULL`, runID, seq).Scan(&payload, &first)
+	var payload, key []byte
+	err = s.pool.QueryRow(ctx, `SELECT c.payload, c.first_index, k.wrapped FROM import_chunks c
+		LEFT JOIN import_run_keys k ON k.run_id = c.run_id
+		WHERE c.run_id = $1 AND c.seq = $2 AND c.processed_at IS NULL AND c.payload IS NOT NULL`, runID, seq).Scan(&payload, &first, &key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, false, nil
 	}
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("imports: peek chunk %d of run %s: %w", seq, runID, err)
+	}
+	if payload, err = s.openChunk(key, runID, seq, payload); err != nil {
+		return nil, 0, false, err
 	}
 	return splitRecords(payload), first, true, nil
 }
@@ -196,6 +205,7 @@ func (s *Store) FinishChunk(ctx context.Context, tx pgx.Tx, c stagedChunk, out i
 			state = CASE WHEN chunks_done + 1 >= chunks THEN 'completed' ELSE 'running' END,
 			finished_at = CASE WHEN chunks_done + 1 >= chunks THEN clock_timestamp() END
 		WHERE id = $1`, c.RunID, accepted, rejected)
+	b.Queue(forgetRunKey, c.RunID)
 	// After the run's update, which locks its row till the end of tx.
 	queueWarnings(b, c.RunID, out.Warnings)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {

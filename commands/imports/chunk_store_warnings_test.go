@@ -21,7 +21,7 @@ import (
 func finish(t *testing.T, pool *pgxpool.Pool, run string, seq int, warnings []importing.Warning) {
 	t.Helper()
 	ctx := context.Background()
-	s := imports.NewStore(pool)
+	s := imports.NewStore(pool, imports.TestKeys(t))
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		c, ok, err := s.LockChunk(ctx, tx, run, seq)
 		if err != nil || !ok {

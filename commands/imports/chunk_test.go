@@ -21,7 +21,7 @@ import (
 func TestImportChunkRedelivered(t *testing.T) {
 	e := newImportEnv(t, pgtest.NewPool(t))
 	run := e.stage(upload(5, nil), 10)
-	h := imports.NewImportChunkHandler(e.pool, e.importers(), readmodels.NewCompanies(e.pool, ""))
+	h := imports.NewImportChunkHandler(e.pool, e.keys, e.importers(), readmodels.NewCompanies(e.pool, ""))
 	for range 2 {
 		if err := h.Handle(context.Background(), imports.ImportChunk{RunID: run, Seq: 0}); err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
@@ -30,6 +31,7 @@ type importEnv struct {
 	co    company.Company
 	imp   *testimporter.Importer
 	runs  *readmodels.Imports
+	keys  crypto.KeyStore // seals the staged chunks
 }
 
 func newImportEnv(t *testing.T, pool *pgxpool.Pool) *importEnv {
@@ -41,7 +43,8 @@ func newImportEnv(t *testing.T, pool *pgxpool.Pool) *importEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &importEnv{t: t, pool: pool, store: store, co: co, imp: &testimporter.Importer{Store: store}, runs: readmodels.NewImports(pool)}
+	return &importEnv{t: t, pool: pool, store: store, co: co, imp: &testimporter.Importer{Store: store}, runs: readmodels.NewImports(pool),
+		keys: imports.TestKeys(t)}
 }
 
 func (e *importEnv) importers() map[importing.Entity]imports.Importer {
@@ -51,7 +54,7 @@ func (e *importEnv) importers() map[importing.Entity]imports.Importer {
 // stage stages body in chunks of chunkRecords records.
 func (e *importEnv) stage(body io.Reader, chunkRecords int) string {
 	e.t.Helper()
-	h := imports.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: chunkRecords})
+	h := imports.NewStageUploadHandler(e.pool, e.keys, ingest.Limits{ChunkRecords: chunkRecords})
 	ctx := commands.WithRequest(context.Background(), "api", "corr-1")
 	up, err := h.Handle(ctx, imports.StageUpload{
 		Principal: access.Principal{CompanyID: e.co.ID, TokenID: "tok1"}, Entity: importing.Customers, Format: ingest.JSON, Body: body,
@@ -66,7 +69,7 @@ func (e *importEnv) stage(body io.Reader, chunkRecords int) string {
 func (e *importEnv) startWorker(configure ...func(*imports.ImportWorkerConfig)) *imports.ImportWorker {
 	e.t.Helper()
 	cfg := imports.ImportWorkerConfig{
-		Pool: e.pool, Importers: e.importers(), Companies: readmodels.NewCompanies(e.pool, ""),
+		Pool: e.pool, Keys: e.keys, Importers: e.importers(), Companies: readmodels.NewCompanies(e.pool, ""),
 		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond},
 	}
 	for _, f := range configure {

@@ -79,7 +79,7 @@ func TestHelperStagingProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := imports.NewStageUploadHandler(pool, ingest.Limits{ChunkRecords: 100})
+	h := imports.NewStageUploadHandler(pool, imports.TestKeys(t), ingest.Limits{ChunkRecords: 100})
 	body := &killingReader{r: ingesttest.Upload(100_000, 100), at: at}
 	_, err = h.Handle(ctx, imports.StageUpload{
 		Principal: access.System(os.Getenv(killCompany)), Entity: importing.Customers, Format: ingest.JSON, Body: body,

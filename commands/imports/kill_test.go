@@ -115,7 +115,7 @@ func TestHelperImportWorker(t *testing.T) {
 	}
 	imp := &testimporter.Importer{Store: postgres.New(pool)}
 	cfg := imports.ImportWorkerConfig{
-		Pool: pool, Importers: map[importing.Entity]imports.Importer{importing.Customers: imp},
+		Pool: pool, Keys: imports.TestKeys(t), Importers: map[importing.Entity]imports.Importer{importing.Customers: imp},
 		Companies: readmodels.NewCompanies(pool, ""), ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
 	}
 	switch os.Getenv(killMode) {

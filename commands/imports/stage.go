@@ -52,7 +52,11 @@ func (s *Store) Stage(ctx context.Context, run Run, records ingest.Records, limi
 		}
 	}()
 
-	w := s.newChunkWriter(ctx, run.ID)
+	key, err := s.newRunKey(ctx, run.ID)
+	if err != nil {
+		return 0, err
+	}
+	w := s.newChunkWriter(ctx, run.ID, key)
 	buf, seq, inChunk := w.buffer(), 0, 0
 	group := groupKeys[run.Entity]
 	var lastKey string
@@ -139,7 +143,11 @@ var errAbandoned = domain.Errorf(domain.Invalid, "the upload stalled for too lon
 
 // addChunk writes one chunk in its own short transaction and marks the run
 // as alive, so that the clean-up of abandoned uploads leaves it alone.
-func (s *Store) addChunk(ctx context.Context, runID string, seq, first, n int, payload []byte) error {
+func (s *Store) addChunk(ctx context.Context, runID string, key []byte, seq, first, n int, payload []byte) error {
+	payload, err := sealChunk(key, runID, seq, payload)
+	if err != nil {
+		return fmt.Errorf("imports: stage chunk %d of run %s: %w", seq, runID, err)
+	}
 	tag, err := s.pool.Exec(ctx, `WITH run AS (
 			UPDATE import_runs SET received = received + $4, updated_at = now()
 			WHERE id = $1 AND state = 'receiving' RETURNING id)
@@ -172,6 +180,9 @@ func (s *Store) schedule(ctx context.Context, run Run, chunks, received int) err
 		}
 		if tag.RowsAffected() == 0 {
 			return errAbandoned
+		}
+		if _, err := tx.Exec(ctx, forgetRunKey, run.ID); err != nil { // a run of no records is done
+			return fmt.Errorf("imports: schedule run %s: %w", run.ID, err)
 		}
 		pub, err := bus.OutboxPublisher(tx, watermill.NopLogger{})
 		if err != nil {

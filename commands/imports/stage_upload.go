@@ -11,6 +11,7 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/ingest"
 	"github.com/clientele/clientele/storeerr"
 )
@@ -54,14 +55,15 @@ type StageUploadHandler struct {
 	limits ingest.Limits
 }
 
-// NewStageUploadHandler returns a handler that stages uploads in pool.
+// NewStageUploadHandler returns a handler that stages uploads in pool,
+// sealed with keys (chunk_seal.go).
 // It stages any importable entity: the callers offer only those that
 // have an Importer (the API registers no upload route for the others).
-func NewStageUploadHandler(pool *pgxpool.Pool, limits ingest.Limits) StageUploadHandler {
+func NewStageUploadHandler(pool *pgxpool.Pool, keys crypto.KeyStore, limits ingest.Limits) StageUploadHandler {
 	if pool == nil {
 		panic("imports: NewStageUploadHandler: nil pool")
 	}
-	return StageUploadHandler{store: NewStore(pool), limits: limits}
+	return StageUploadHandler{store: NewStore(pool, keys), limits: limits}
 }
 
 // importable lists the entities that can be uploaded at all.

@@ -14,6 +14,7 @@ type chunkWriter struct {
 	s      *Store
 	ctx    context.Context
 	runID  string
+	key    []byte // the run's, sealing its chunks
 	jobs   chan chunkJob
 	free   chan *bytes.Buffer
 	done   chan error
@@ -25,8 +26,8 @@ type chunkJob struct {
 	buf           *bytes.Buffer
 }
 
-func (s *Store) newChunkWriter(ctx context.Context, runID string) *chunkWriter {
-	w := &chunkWriter{s: s, ctx: ctx, runID: runID,
+func (s *Store) newChunkWriter(ctx context.Context, runID string, key []byte) *chunkWriter {
+	w := &chunkWriter{s: s, ctx: ctx, runID: runID, key: key,
 		jobs: make(chan chunkJob), free: make(chan *bytes.Buffer, 2), done: make(chan error, 1)}
 	w.free <- new(bytes.Buffer)
 	w.free <- new(bytes.Buffer)
@@ -38,7 +39,7 @@ func (w *chunkWriter) run() {
 	var err error
 	for j := range w.jobs {
 		if err == nil {
-			if err = w.s.addChunk(w.ctx, w.runID, j.seq, j.first, j.n, j.buf.Bytes()); err != nil {
+			if err = w.s.addChunk(w.ctx, w.runID, w.key, j.seq, j.first, j.n, j.buf.Bytes()); err != nil {
 				w.failed.Store(true)
 			}
 		}

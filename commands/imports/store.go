@@ -7,20 +7,24 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/clientele/clientele/internal/crypto"
 )
 
 // Store keeps import runs, their staged chunks and their rejections in
 // PostgreSQL (tables import_runs, import_chunks, import_rejections).
 type Store struct {
 	pool *pgxpool.Pool
+	keys *crypto.Keyring // seals staged chunks (chunk_seal.go)
 }
 
-// NewStore returns the store on pool.
-func NewStore(pool *pgxpool.Pool) *Store {
-	if pool == nil {
-		panic("imports: NewStore: nil pool")
+// NewStore returns the store on pool; keys seals and opens the staged
+// chunks.
+func NewStore(pool *pgxpool.Pool, keys crypto.KeyStore) *Store {
+	if pool == nil || keys.Keyring == nil {
+		panic("imports: NewStore: nil pool or keyring")
 	}
-	return &Store{pool: pool}
+	return &Store{pool: pool, keys: keys.Keyring}
 }
 
 // FailRun marks the run failed with reason, a message for the client, and
@@ -36,6 +40,9 @@ func (s *Store) FailRun(ctx context.Context, runID, reason string) error {
 		}
 		if _, err := tx.Exec(ctx, `UPDATE import_chunks SET payload = NULL, processed_at = clock_timestamp()
 			WHERE run_id = $1 AND processed_at IS NULL`, runID); err != nil {
+			return fmt.Errorf("imports: fail run %s: %w", runID, err)
+		}
+		if _, err := tx.Exec(ctx, forgetRunKey, runID); err != nil {
 			return fmt.Errorf("imports: fail run %s: %w", runID, err)
 		}
 		return nil

@@ -50,8 +50,8 @@ func NewImportWorker(cfg ImportWorkerConfig) (*ImportWorker, error) {
 	}
 	w := &ImportWorker{
 		cfg:    cfg,
-		chunks: NewImportChunkHandler(cfg.Pool, cfg.Importers, cfg.Companies),
-		store:  NewStore(cfg.Pool),
+		chunks: NewImportChunkHandler(cfg.Pool, cfg.Keys, cfg.Importers, cfg.Companies),
+		store:  NewStore(cfg.Pool, cfg.Keys),
 		wlog:   bus.Logger(cfg.Logger),
 	}
 	if cfg.Transactions != nil {

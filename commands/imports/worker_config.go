@@ -10,6 +10,7 @@ import (
 
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/crypto"
 )
 
 // ImportWorkerConfig configures an ImportWorker. Zero optional fields take
@@ -18,6 +19,9 @@ type ImportWorkerConfig struct {
 	// Pool is the database of the staged chunks and of the Importers'
 	// transactions. Required.
 	Pool *pgxpool.Pool
+	// Keys opens the staged chunks, sealed by the staging (chunk_seal.go).
+	// Required.
+	Keys crypto.KeyStore
 	// Importers apply the chunks of each entity. Required, not empty.
 	Importers map[importing.Entity]Importer
 	// Companies loads the company of each chunk. Required.
@@ -75,6 +79,9 @@ func (c ImportWorkerConfig) Validate() error {
 	var errs []error
 	if c.Pool == nil {
 		errs = append(errs, errors.New("imports: ImportWorkerConfig.Pool is required"))
+	}
+	if c.Keys.Keyring == nil {
+		errs = append(errs, errors.New("imports: ImportWorkerConfig.Keys is required"))
 	}
 	if len(c.Importers) == 0 {
 		errs = append(errs, errors.New("imports: ImportWorkerConfig.Importers is empty"))

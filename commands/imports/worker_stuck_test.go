@@ -47,7 +47,7 @@ func TestImportWorkerStuckChunk(t *testing.T) {
 	}
 	a := e.stage(upload(30, nil), 10)
 	stageFor := func(co company.Company, n int) string {
-		h := imports.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 10})
+		h := imports.NewStageUploadHandler(e.pool, e.keys, ingest.Limits{ChunkRecords: 10})
 		up, err := h.Handle(ctx, imports.StageUpload{
 			Principal: access.Principal{CompanyID: co.ID, TokenID: "tok1"}, Entity: importing.Customers, Format: ingest.JSON, Body: upload(n, nil),
 		})
@@ -119,7 +119,7 @@ func TestImportWorkerLongUploadDoesNotStarveOthers(t *testing.T) {
 		return nil
 	}
 	stageFor := func(co company.Company, n int) string {
-		h := imports.NewStageUploadHandler(e.pool, ingest.Limits{ChunkRecords: 10})
+		h := imports.NewStageUploadHandler(e.pool, e.keys, ingest.Limits{ChunkRecords: 10})
 		up, err := h.Handle(ctx, imports.StageUpload{
 			Principal: access.Principal{CompanyID: co.ID, TokenID: "tok1"}, Entity: importing.Customers, Format: ingest.JSON, Body: upload(n, nil),
 		})
