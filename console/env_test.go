@@ -124,7 +124,7 @@ func newEnv(t *testing.T) *env {
 		Queries: app.Queries{
 			Companies:        readmodels.NewCompanies(pool, "localhost"),
 			Access:           acc,
-			Datatargets:      readmodels.NewDatatargets(pool),
+			Datatargets:      readmodels.NewDatatargets(pool, e.keys),
 			Customers:        customers,
 			CustomerHistory:  readmodels.NewCustomerHistory(store, pool, e.keys),
 			Events:           events,

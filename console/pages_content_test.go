@@ -335,7 +335,7 @@ func (e *env) twin(adjust func(*app.Application)) *env {
 		},
 		Queries: app.Queries{
 			Companies: readmodels.NewCompanies(e.pool, "localhost"), Access: acc,
-			Datatargets: readmodels.NewDatatargets(e.pool), Customers: readmodels.NewCustomers(e.pool),
+			Datatargets: readmodels.NewDatatargets(e.pool, e.keys), Customers: readmodels.NewCustomers(e.pool),
 			CustomerHistory: readmodels.NewCustomerHistory(e.store, e.pool, e.keys), Imports: readmodels.NewImports(e.pool),
 		},
 	}
@@ -637,7 +637,7 @@ func (e *env) webhookOutlet(name string, n, status int) (datatargetID, outletID 
 func (e *env) deliver() {
 	e.t.Helper()
 	dl, err := delivery.New(delivery.Config{
-		Pool: e.pool, Disable: e.cmds.DisableOutlet.BySystem, PollInterval: 20 * time.Millisecond,
+		Pool: e.pool, Keys: e.keys, Disable: e.cmds.DisableOutlet.BySystem, PollInterval: 20 * time.Millisecond,
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, MinBackoff: time.Hour, MaxBackoff: time.Hour,
 		Logger: slog.New(slog.DiscardHandler),
 	})

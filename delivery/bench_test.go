@@ -62,7 +62,7 @@ func BenchmarkDatatargets(b *testing.B) {
 	srv, err := api.NewServer(api.Config{BaseDomain: "localhost", RateLimit: math.Inf(1), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, app.Application{
 		Commands: app.Commands{Commands: cmds, Authenticator: authn.New(pool, readmodels.NewAccess(pool))},
 		Queries: app.Queries{Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool),
-			Datatargets: readmodels.NewDatatargets(pool), Customers: readmodels.NewCustomers(pool),
+			Datatargets: readmodels.NewDatatargets(pool, testKeys(b)), Customers: readmodels.NewCustomers(pool),
 			CustomerHistory: readmodels.NewCustomerHistory(store, pool, crypto.KeyStore{Keyring: keyring})},
 	})
 	if err != nil {
@@ -131,7 +131,7 @@ func BenchmarkDatatargets(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d, err := delivery.New(delivery.Config{Pool: pool, Disable: cmds.DisableOutlet.BySystem,
+		d, err := delivery.New(delivery.Config{Pool: pool, Keys: testKeys(b), Disable: cmds.DisableOutlet.BySystem,
 			AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, PollInterval: 50 * time.Millisecond})
 		if err != nil {
 			b.Fatal(err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clientele/clientele/internal/crypto"
 )
 
 // DisableFunc disables an outlet whose receiver answered 410 Gone.
@@ -23,6 +25,9 @@ type DisableFunc func(ctx context.Context, companyID, datatargetID, outletID, re
 type Config struct {
 	// Pool is the database of the datatargets. Required.
 	Pool *pgxpool.Pool
+	// Keys seals the raw texts of each attempt the outlet log keeps, with
+	// a key of the attempt. Required.
+	Keys crypto.KeyStore
 	// Disable disables an outlet (commands.DisableOutlet as the system).
 	// Required.
 	Disable DisableFunc
@@ -127,6 +132,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Pool == nil {
 		errs = append(errs, errors.New("delivery: Pool is nil"))
+	}
+	if c.Keys.Keyring == nil {
+		errs = append(errs, errors.New("delivery: Keys has no keyring"))
 	}
 	if c.Disable == nil {
 		errs = append(errs, errors.New("delivery: Disable is nil"))

@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/readmodels"
@@ -35,6 +37,20 @@ type harness struct {
 	p    access.Principal
 	dt   datatarget.Datatarget
 	next int // number of the next message posted
+}
+
+// testMasterKey is the master key of the package's tests: one fixed key,
+// so that what a helper process logs opens in its parent.
+var testMasterKey = bytes.Repeat([]byte{0x3d}, crypto.KeySize)
+
+// testKeys returns the keys of the package's tests.
+func testKeys(tb testing.TB) crypto.KeyStore {
+	tb.Helper()
+	kr, err := crypto.NewKeyring(testMasterKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return crypto.KeyStore{Keyring: kr}
 }
 
 func newHarness(t *testing.T) *harness {
@@ -99,7 +115,7 @@ func (h *harness) post(n int) {
 // polls, leases, timeouts and backoffs.
 func (h *harness) config(configure ...func(*delivery.Config)) delivery.Config {
 	cfg := delivery.Config{
-		Pool: h.pool, Disable: h.cmds.DisableOutlet.BySystem,
+		Pool: h.pool, Keys: testKeys(h.t), Disable: h.cmds.DisableOutlet.BySystem,
 		AllowCIDRs:   []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		PollInterval: 10 * time.Millisecond, LeaseTTL: time.Second, RequestTimeout: 2 * time.Second,
 		MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond,
@@ -135,7 +151,7 @@ func (h *harness) run(cfg delivery.Config) (stop func()) {
 // outletState reads the outlet as the API shows it.
 func (h *harness) outletState(id string) datatarget.Outlet {
 	h.t.Helper()
-	o, err := readmodels.NewDatatargets(h.pool).Outlet(context.Background(), h.p.CompanyID, h.dt.ID, id)
+	o, err := readmodels.NewDatatargets(h.pool, testKeys(h.t)).Outlet(context.Background(), h.p.CompanyID, h.dt.ID, id)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -146,7 +162,7 @@ func (h *harness) outletState(id string) datatarget.Outlet {
 // request and reply.
 func (h *harness) entries(id string) []datatarget.LogEntry {
 	h.t.Helper()
-	q := readmodels.NewDatatargets(h.pool)
+	q := readmodels.NewDatatargets(h.pool, testKeys(h.t))
 	page, err := q.Log(context.Background(), readmodels.LogQuery{CompanyID: h.p.CompanyID, DatatargetID: h.dt.ID, OutletID: id, Limit: readmodels.MaxLogLimit})
 	if err != nil {
 		h.t.Fatal(err)

@@ -94,7 +94,7 @@ func TestHelperDeliverer(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := delivery.New(delivery.Config{
-		Pool: pool, Disable: func(context.Context, string, string, string, string) error { return nil },
+		Pool: pool, Keys: testKeys(t), Disable: func(context.Context, string, string, string, string) error { return nil },
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Holder: "doomed",
 		PollInterval: 10 * time.Millisecond, LeaseTTL: 2 * time.Second,
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/internal/crypto"
 )
 
 // outletRef names an outlet.
@@ -112,8 +113,12 @@ type querier interface {
 // statement (see record).
 func (d *Deliverer) insertEntry(ctx context.Context, q querier, o outletRef, e datatarget.LogEntry, retryIn time.Duration) error {
 	ok := e.Status == datatarget.StatusOK
+	raw, err := d.sealRawTexts(o.outletID, e)
+	if err != nil {
+		return err
+	}
 	var n int64
-	err := q.QueryRow(ctx, `WITH s AS (
+	err = q.QueryRow(ctx, `WITH s AS (
 			UPDATE outlet_deliveries SET
 				entry_count = entry_count + 1,
 				last_delivered_message_number = CASE WHEN $3 THEN $4 + $5 - 1 ELSE last_delivered_message_number END,
@@ -126,15 +131,44 @@ func (d *Deliverer) insertEntry(ctx context.Context, q querier, o outletRef, e d
 			WHERE outlet_id = $1 AND lease_holder = $2 AND last_delivered_message_number = $4 - 1
 			RETURNING entry_count, company_id)
 		INSERT INTO outlet_log (outlet_id, entry_number, company_id, date, batch_number, batch_size, first_message_number,
-			after_update, status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply)
+			after_update, status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply,
+			raw_key, sealed_request, sealed_reply)
 		SELECT $1, s.entry_count, s.company_id, $7, $9, $5, $4,
-			CASE WHEN $17 THEN $18::text END, $10, $11, $12, $13, $14, $15, $16 FROM s
+			CASE WHEN $15 THEN $16::text END, $10, $11, $12, $13, $14, '', '', $17, $18, $19 FROM s
 		RETURNING entry_number`,
 		o.outletID, d.cfg.Holder, ok, e.FirstMessageNumber, e.BatchSize, retryIn, e.Date, d.cfg.LeaseTTL,
 		e.BatchNumber, e.Status, e.HTTPStatus, e.RequestTimeMS, e.FailReason, e.HTTPRequestAvailable,
-		e.HTTPRequest, e.HTTPReply, o.datasync, e.AfterUpdate).Scan(&n)
+		o.datasync, e.AfterUpdate, raw.key, raw.request, raw.reply).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return errLeaseLost
 	}
 	return err
+}
+
+// sealedTexts are an attempt's raw texts as stored: sealed with a key of
+// the attempt, wrapped by the master key; all nil when there are none.
+type sealedTexts struct {
+	key, request, reply []byte
+}
+
+// sealRawTexts seals the attempt's raw request and reply, so that the
+// outlet log's files (and the WAL) never hold a person's data in clear:
+// a forgetting erases the key with the texts (datasync's
+// anonymiseStored), and what a dead row version keeps opens no more.
+func (d *Deliverer) sealRawTexts(outletID string, e datatarget.LogEntry) (sealedTexts, error) {
+	if e.HTTPRequest == "" && e.HTTPReply == "" {
+		return sealedTexts{}, nil
+	}
+	plain, wrapped, err := d.cfg.Keys.Keyring.NewDataKey()
+	if err != nil {
+		return sealedTexts{}, fmt.Errorf("delivery: seal the attempt's texts: %w", err)
+	}
+	out := sealedTexts{key: wrapped}
+	if out.request, err = crypto.SealCompressed(plain, []byte(e.HTTPRequest), datatarget.RawTextAAD(outletID, "request")); err == nil {
+		out.reply, err = crypto.SealCompressed(plain, []byte(e.HTTPReply), datatarget.RawTextAAD(outletID, "reply"))
+	}
+	if err != nil {
+		return sealedTexts{}, fmt.Errorf("delivery: seal the attempt's texts: %w", err)
+	}
+	return out, nil
 }

@@ -12,20 +12,23 @@ import (
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/internal/crypto"
 )
 
 // Datatargets reads datatargets, their outlets (with their delivery
 // progress), their message queues and the outlets' attempt logs.
 type Datatargets struct {
-	db database
+	db   database
+	keys crypto.KeyStore // opens the outlet log's sealed raw texts
 }
 
-// NewDatatargets returns the queries on pool.
-func NewDatatargets(pool *pgxpool.Pool) *Datatargets {
-	if pool == nil {
-		panic("readmodels: NewDatatargets: nil pool")
+// NewDatatargets returns the queries on pool; keys opens the raw texts
+// of the outlets' attempts.
+func NewDatatargets(pool *pgxpool.Pool, keys crypto.KeyStore) *Datatargets {
+	if pool == nil || keys.Keyring == nil {
+		panic("readmodels: NewDatatargets: nil pool or keyring")
 	}
-	return &Datatargets{db: database{pool}}
+	return &Datatargets{db: database{pool}, keys: keys}
 }
 
 func errNoDatatarget() error { return domain.Errorf(domain.NotFound, "no such datatarget") }

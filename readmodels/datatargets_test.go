@@ -13,6 +13,7 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -38,7 +39,7 @@ func TestDatatargetsQueries(t *testing.T) {
 	if _, err := cmds.PostDatatargetMessages.Handle(ctx, commands.PostDatatargetMessages{Principal: p, DatatargetID: d.ID, Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
-	q := readmodels.NewDatatargets(pool)
+	q := readmodels.NewDatatargets(pool, newKeys(t))
 
 	got, err := q.Datatarget(ctx, acme.ID, d.ID)
 	if err != nil {
@@ -137,4 +138,14 @@ func TestDatatargetsQueries(t *testing.T) {
 	if _, err := q.LogEntry(ctx, acme.ID, d.ID, o.ID, 6); domain.ErrorCode(err) != domain.NotFound {
 		t.Errorf("entry 6: %v", err)
 	}
+}
+
+// newKeys returns keys under a fresh master key.
+func newKeys(t *testing.T) crypto.KeyStore {
+	t.Helper()
+	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crypto.KeyStore{Keyring: kr}
 }

@@ -39,7 +39,7 @@ func TestDatabaseErrorsAreTyped(t *testing.T) {
 			return err
 		}},
 		{"datatarget", func(pool *pgxpool.Pool, id string) error {
-			_, err := readmodels.NewDatatargets(pool).Datatarget(ctx, "co1", id)
+			_, err := readmodels.NewDatatargets(pool, keys).Datatarget(ctx, "co1", id)
 			return err
 		}},
 		{"import run (QueryRow)", func(pool *pgxpool.Pool, id string) error {

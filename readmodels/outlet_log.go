@@ -9,6 +9,7 @@ import (
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/internal/crypto"
 )
 
 // Outlet log page sizes.
@@ -90,16 +91,41 @@ func (q *Datatargets) Log(ctx context.Context, lq LogQuery) (LogPage, error) {
 // reply.
 func (q *Datatargets) LogEntry(ctx context.Context, companyID, datatargetID, outletID string, number int64) (datatarget.LogEntry, error) {
 	var e datatarget.LogEntry
-	err := q.db.QueryRow(ctx, selectEntry+`, l.http_request, l.http_reply FROM outlet_log l
+	var key, request, reply []byte
+	err := q.db.QueryRow(ctx, selectEntry+`, l.http_request, l.http_reply, l.raw_key, l.sealed_request, l.sealed_reply
+		FROM outlet_log l
 		JOIN datatarget_outlets o ON o.id = l.outlet_id AND o.company_id = $1 AND o.datatarget_id = $2
 		WHERE l.outlet_id = $3 AND l.entry_number = $4`, companyID, datatargetID, outletID, number).Scan(
 		&e.EntryNumber, &e.Date, &e.BatchNumber, &e.BatchSize, &e.FirstMessageNumber, &e.AfterUpdate,
-		&e.Status, &e.HTTPStatus, &e.RequestTimeMS, &e.FailReason, &e.HTTPRequestAvailable, &e.HTTPRequest, &e.HTTPReply)
+		&e.Status, &e.HTTPStatus, &e.RequestTimeMS, &e.FailReason, &e.HTTPRequestAvailable, &e.HTTPRequest, &e.HTTPReply,
+		&key, &request, &reply)
 	if err != nil {
 		return e, notFoundOr(err, domain.Errorf(domain.NotFound, "no such log entry"), "outlet log entry")
 	}
+	if key != nil {
+		// Sealed (migration 00032; delivery.sealRawTexts); attempts
+		// logged before keep their texts in clear.
+		if e.HTTPRequest, e.HTTPReply, err = q.openRawTexts(outletID, key, request, reply); err != nil {
+			return e, err
+		}
+	}
 	e.Date = e.Date.UTC()
 	return e, nil
+}
+
+// openRawTexts opens an attempt's sealed raw request and reply.
+func (q *Datatargets) openRawTexts(outletID string, wrapped, request, reply []byte) (string, string, error) {
+	key, err := q.keys.Keyring.Unwrap(wrapped)
+	if err == nil {
+		request, err = crypto.OpenCompressed(key, request, datatarget.RawTextAAD(outletID, "request"))
+	}
+	if err == nil {
+		reply, err = crypto.OpenCompressed(key, reply, datatarget.RawTextAAD(outletID, "reply"))
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("readmodels: outlet log entry of %s: open its texts: %w", outletID, err)
+	}
+	return string(request), string(reply), nil
 }
 
 // notFoundOr turns pgx.ErrNoRows into notFound and wraps any other error.

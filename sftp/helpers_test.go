@@ -97,7 +97,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 		Commands: app.Commands{Commands: e.cmds, Authenticator: authn.New(pool, readmodels.NewAccess(pool))},
 		Queries: app.Queries{Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool),
 			Customers: readmodels.NewCustomers(pool), CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
-			Datatargets: readmodels.NewDatatargets(pool)},
+			Datatargets: readmodels.NewDatatargets(pool, e.keys)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -155,7 +155,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 			Customers:       readmodels.NewCustomers(pool),
 			CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
 
-			Datatargets: readmodels.NewDatatargets(pool),
+			Datatargets: readmodels.NewDatatargets(pool, e.keys),
 			Campaigns:   readmodels.NewCampaigns(pool),
 			Shops:       readmodels.NewShops(pool),
 			Products:    readmodels.NewProducts(pool),

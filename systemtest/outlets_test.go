@@ -98,7 +98,7 @@ func TestOutlets(t *testing.T) {
 
 	// Deliver.
 	dl, err := delivery.New(delivery.Config{
-		Pool: e.pool, Disable: e.cmds.DisableOutlet.BySystem, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Pool: e.pool, Keys: e.keys, Disable: e.cmds.DisableOutlet.BySystem, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		PollInterval: 10 * time.Millisecond, LeaseTTL: time.Second, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
 	})
 	if err != nil {

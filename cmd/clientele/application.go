@@ -37,7 +37,7 @@ func (a *app) application(baseDomain string) clientele.Application {
 			Products:         readmodels.NewProducts(a.pool),
 			Events:           readmodels.NewEvents(a.pool),
 			Sales:            readmodels.NewSales(a.pool),
-			Datatargets:      readmodels.NewDatatargets(a.pool),
+			Datatargets:      readmodels.NewDatatargets(a.pool, a.keys),
 			Campaigns:        readmodels.NewCampaigns(a.pool),
 			Imports:          readmodels.NewImports(a.pool),
 			SFTPKeys:         readmodels.NewSFTPKeys(a.pool),

@@ -117,7 +117,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		return fmt.Errorf("--webhook-allow-cidrs: %w", err)
 	}
 	deliverer, err := delivery.New(delivery.Config{
-		Pool: a.pool, Disable: a.commands.DisableOutlet.BySystem, AllowCIDRs: allow, Logger: a.log, Registerer: a.metrics,
+		Pool: a.pool, Keys: a.keys, Disable: a.commands.DisableOutlet.BySystem, AllowCIDRs: allow, Logger: a.log, Registerer: a.metrics,
 	})
 	if err != nil {
 		return err

@@ -8,8 +8,8 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 )
 
-// A staged chunk's payload is sealed with a key of its run (migration
-// 00032): the raw records of an upload hold personal data, and a payload
+// A staged chunk's payload is compressed and sealed with a key of its run
+// (crypto.SealCompressed; migration 00032): the raw records of an upload hold personal data, and a payload
 // deleted when its chunk is applied still stands in the table's files
 // (a dead row version) and the WAL until PostgreSQL reuses the space.
 // The run's key, wrapped by the master key, is a row of import_run_keys
@@ -38,7 +38,7 @@ func chunkAAD(runID string, seq int) []byte {
 
 // sealChunk seals a chunk's payload with its run's key.
 func sealChunk(key []byte, runID string, seq int, payload []byte) ([]byte, error) {
-	return crypto.Seal(key, payload, chunkAAD(runID, seq))
+	return crypto.SealCompressed(key, payload, chunkAAD(runID, seq))
 }
 
 // openChunk returns a stored payload in clear: opened with the run's
@@ -50,7 +50,7 @@ func (s *Store) openChunk(wrapped []byte, runID string, seq int, stored []byte) 
 	}
 	key, err := s.keys.Unwrap(wrapped)
 	if err == nil {
-		stored, err = crypto.Open(key, stored, chunkAAD(runID, seq))
+		stored, err = crypto.OpenCompressed(key, stored, chunkAAD(runID, seq))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("imports: open chunk %d of run %s: %w", seq, runID, err)

@@ -34,3 +34,10 @@ type LogEntry struct {
 	HTTPRequest          string
 	HTTPReply            string
 }
+
+// RawTextAAD binds a sealed raw text of an outlet's attempt (part
+// "request" or "reply") to its outlet: stored, the texts are sealed with
+// a key of their attempt (migration 00032), which a forgetting erases.
+func RawTextAAD(outletID, part string) []byte {
+	return []byte("outlet_log/" + outletID + "/" + part)
+}

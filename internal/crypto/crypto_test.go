@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -128,5 +129,30 @@ func BenchmarkIdentifierHash(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		kr.IdentifierHash("01a1fe58cd417ab3b20a1a9547bcdc28", "email", "ann.anderson@example.com")
+	}
+}
+
+func TestSealCompressed(t *testing.T) {
+	key := crypto.NewMasterKey()
+	plain := []byte(strings.Repeat(`{"email": "someone@example.org", "tags": ["a", "b"]}`+"\n", 1000))
+	sealed, err := crypto.SealCompressed(key, plain, []byte("aad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sealed) > len(plain)/10 {
+		t.Errorf("sealed %d bytes of %d: not compressed", len(sealed), len(plain))
+	}
+	if bytes.Contains(sealed, []byte("someone@example.org")) {
+		t.Error("the sealed bytes hold the plaintext")
+	}
+	got, err := crypto.OpenCompressed(key, sealed, []byte("aad"))
+	if err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("opened %d bytes, %v; want the %d bytes sealed", len(got), err, len(plain))
+	}
+	if _, err := crypto.OpenCompressed(key, sealed, []byte("other")); !errors.Is(err, crypto.ErrDecrypt) {
+		t.Errorf("opened under another aad: %v, want ErrDecrypt", err)
+	}
+	if _, err := crypto.OpenCompressed(crypto.NewMasterKey(), sealed, []byte("aad")); !errors.Is(err, crypto.ErrDecrypt) {
+		t.Errorf("opened with another key: %v, want ErrDecrypt", err)
 	}
 }

@@ -68,7 +68,7 @@ func TestDatasyncMessages(t *testing.T) {
 	}
 
 	// The datatarget shows its count and settings.
-	d, err := readmodels.NewDatatargets(e.Pool).Datatarget(context.Background(), e.co.ID, some)
+	d, err := readmodels.NewDatatargets(e.Pool, e.Keys).Datatarget(context.Background(), e.co.ID, some)
 	if err != nil || d.LastMessageNumber != 6 || !cmp.Equal(d.Settings.Fields, []string{"email", "tags", "nope"}) {
 		t.Errorf("datatarget %+v: %v", d, err)
 	}

@@ -75,10 +75,11 @@ func rewriteStored(ctx context.Context, tx pgx.Tx, forgets []forgetting,
 			FROM unnest($1::text[], $2::bigint[], $3::json[]) AS u(datatarget_id, number, body)
 			WHERE m.datatarget_id = u.datatarget_id AND m.number = u.number AND m.body::text <> u.body::text
 			RETURNING m.datatarget_id, m.number)
-		UPDATE outlet_log l SET http_request = '', http_reply = '', http_request_available = false
+		UPDATE outlet_log l SET http_request = '', http_reply = '', http_request_available = false,
+			raw_key = NULL, sealed_request = NULL, sealed_reply = NULL
 		FROM changed c JOIN datatarget_outlets o ON o.datatarget_id = c.datatarget_id
 		WHERE l.outlet_id = o.id AND l.first_message_number <= c.number AND l.first_message_number > c.number - $4
-			AND c.number < l.first_message_number + l.batch_size AND (l.http_request <> '' OR l.http_reply <> '')`,
+			AND c.number < l.first_message_number + l.batch_size AND (l.http_request <> '' OR l.http_reply <> '' OR l.raw_key IS NOT NULL)`,
 		ids, numbers, bodies, datatarget.BatchedMaxBatchSize)
 	if err != nil {
 		return fmt.Errorf("projections: datasync: anonymise: %w", err)

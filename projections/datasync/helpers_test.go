@@ -90,7 +90,7 @@ type syncMessage struct {
 func (e *datasyncEnv) messages(id string) []syncMessage {
 	e.T.Helper()
 	projectiontest.WaitCaughtUp(e.T, e.Pool, e.sync)
-	page, err := readmodels.NewDatatargets(e.Pool).Messages(context.Background(), e.co.ID, id, 0, datatarget.MaxRetrieveLimit)
+	page, err := readmodels.NewDatatargets(e.Pool, e.Keys).Messages(context.Background(), e.co.ID, id, 0, datatarget.MaxRetrieveLimit)
 	if err != nil {
 		e.T.Fatal(err)
 	}
