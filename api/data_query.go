@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"io"
 	"net/http"
 
@@ -21,8 +22,12 @@ const maxQueryBody = 1 << 20
 // it).
 func (s *Server) handleDataQuery(c *gin.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request.Body, maxQueryBody+1))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return err // errorResponse says the limit
+	}
 	if err != nil {
-		return domain.Errorf(domain.Invalid, "could not read the body: %v", err)
+		return domain.Errorf(domain.Invalid, "the request body could not be read to its end")
 	}
 	if len(body) > maxQueryBody {
 		return domain.Errorf(domain.TooLarge, "a data query body is at most %d bytes", maxQueryBody)

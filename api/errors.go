@@ -76,14 +76,9 @@ func errorResponse(err error) (int, errorBody) {
 		e = errorJSON{Code: de.Code, Message: de.Message, Details: de.Details}
 	case errors.As(err, &tooLarge):
 		e = errorJSON{Code: domain.TooLarge, Message: fmt.Sprintf("the request body is over the limit of %d bytes", tooLarge.Limit)}
-	case errors.As(err, &syntax):
-		e = errorJSON{Code: domain.Invalid, Message: fmt.Sprintf("the request body is not valid JSON: %v (at byte %d)", syntax, syntax.Offset)}
-	case errors.As(err, &typ):
-		e = errorJSON{Code: domain.Invalid, Message: fmt.Sprintf("the request body has a %s where a %s is expected", typ.Value, typ.Type)}
-		if typ.Field != "" {
-			e.Message = fmt.Sprintf("field %q must be a %s, not a %s", typ.Field, typ.Type, typ.Value)
-			e.Details = []domain.FieldError{{Field: typ.Field, Reason: "must be a " + typ.Type.String()}}
-		}
+	case errors.As(err, &syntax), errors.As(err, &typ):
+		// In JSON's terms, never Go's.
+		return errorResponse(domain.JSONDecodeError(err))
 	case errors.As(err, &limited):
 		e = errorJSON{Code: domain.RateLimited, Message: limited.Error()}
 	case errors.As(err, &notReady):

@@ -1,11 +1,16 @@
 package api
 
 import (
+	"encoding/json"
+	"errors"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 )
 
@@ -61,9 +66,13 @@ func newIntegrationJSON(i access.Integration) integrationJSON {
 // handleCreateIntegration serves POST /api/integrations/: it creates an
 // integration (admin role), to which tokens can then be given.
 func (s *Server) handleCreateIntegration(c *gin.Context) error {
-	var req createIntegrationRequest
-	if err := decodeJSON(c.Request, &req, false); err != nil {
+	var raw json.RawMessage
+	if err := decodeJSON(c.Request, &raw, false); err != nil {
 		return err
+	}
+	var req createIntegrationRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return domain.JSONDecodeError(err)
 	}
 	name, description := req.Parameters.Name, req.Parameters.Description
 	if name == "" && description == "" {
@@ -77,10 +86,32 @@ func (s *Server) handleCreateIntegration(c *gin.Context) error {
 		Description:     description,
 	})
 	if err != nil {
-		return err
+		return withUnknownIntegrationFields(err, raw)
 	}
 	c.JSON(http.StatusOK, gin.H{"integration": newIntegrationJSON(in)})
 	return nil
+}
+
+// withUnknownIntegrationFields adds to a refusal the body's fields that
+// are no field of an integration, which were ignored: {"nme": "shop"} is
+// refused for its missing name, and the answer says that nme was no name.
+func withUnknownIntegrationFields(err error, raw json.RawMessage) error {
+	var de *domain.Error
+	var fields map[string]json.RawMessage
+	if !errors.As(err, &de) || de.Code != domain.Validation || json.Unmarshal(raw, &fields) != nil {
+		return err
+	}
+	out := *de
+	out.Details = slices.Clone(de.Details)
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		switch k {
+		case "integration_name", "parameters", "name", "description":
+			continue
+		}
+		out.Details = append(out.Details, domain.FieldError{Field: k,
+			Reason: "is not a field of an integration, and was ignored (its fields: integration_name, parameters.name, parameters.description)"})
+	}
+	return &out
 }
 
 // handleListIntegrations serves GET /api/integrations/ (our addition):

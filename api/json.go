@@ -11,8 +11,9 @@ import (
 )
 
 // decodeJSON decodes the one JSON value of r's body into v. An empty body
-// leaves v as it is when optional, and is a 400 otherwise. Syntax, type
-// and size errors are returned as they are; errorResponse maps them.
+// leaves v as it is when optional, and is a 400 otherwise. Syntax and type
+// errors are said in JSON's terms (domain.JSONDecodeError), never Go's;
+// size errors are returned as they are, and errorResponse maps them.
 func decodeJSON(r *http.Request, v any, optional bool) error {
 	if r.Body == nil {
 		r.Body = http.NoBody
@@ -25,11 +26,11 @@ func decodeJSON(r *http.Request, v any, optional bool) error {
 			}
 			return domain.Errorf(domain.Invalid, "the request body is empty; send a JSON object")
 		}
-		return truncated(err)
+		return domain.JSONDecodeError(truncated(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return truncated(err)
+			return domain.JSONDecodeError(truncated(err))
 		}
 		return domain.Errorf(domain.Invalid, "the request body has more after its JSON value")
 	}

@@ -92,7 +92,9 @@ func ParseSFTPKey(line string) (ssh.PublicKey, string, error) {
 	}
 	pub, comment, options, rest, err := ssh.ParseAuthorizedKey([]byte(line))
 	if err != nil {
-		return nil, "", domain.Errorf(domain.Validation, "public_key is not an OpenSSH public key line: %v", err)
+		// The SSH library's reason ("ssh: no key found; last parsing
+		// error ...") is in its terms, not the client's.
+		return nil, "", domain.Errorf(domain.Validation, "public_key is not an OpenSSH public key line (a key type such as ssh-ed25519, the key in base64, an optional comment: one line of an authorized_keys file, e.g. the contents of ~/.ssh/id_ed25519.pub)")
 	}
 	switch {
 	case len(options) > 0:

@@ -70,7 +70,18 @@ func gzipError(err error) error {
 	if errors.Is(err, errFile) {
 		return err
 	}
-	return domain.Errorf(domain.Invalid, "the file is not valid gzip: %v", err)
+	// The library's words ("gzip: invalid header", "flate: corrupt
+	// input") are not the client's.
+	reason := "it is corrupt"
+	switch {
+	case errors.Is(err, gzip.ErrHeader):
+		reason = "it does not start with a gzip header"
+	case errors.Is(err, gzip.ErrChecksum):
+		reason = "its checksum does not match its contents"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		reason = "it ends before its compressed data does"
+	}
+	return domain.Errorf(domain.Invalid, "the file is not valid gzip: %s", reason)
 }
 
 // limitReader fails once more than limit bytes were read.

@@ -198,7 +198,7 @@ func TestSFTPResultAndErrorFiles(t *testing.T) {
 		{"orders.csv", "a,b\n1,2\n", []string{"start with what it holds"}},
 		{"customers.xml", "<x/>", []string{"end in .csv or .json"}},
 		{"customers-broken.json", `[{"customer_id": "C1"`, []string{"customers-broken.json was not imported", "JSON"}},
-		{"customers-broken.csv.gz", "not gzip at all", []string{"not valid gzip"}},
+		{"customers-broken.csv.gz", "not gzip at all", []string{"not valid gzip: it does not start with a gzip header"}},
 	} {
 		put(t, c, "toclientele/"+tt.name, []byte(tt.data))
 		text := waitFailed(t, c, tt.name)

@@ -147,6 +147,9 @@ func (e *env) replay(t *testing.T, name, dir string, headers map[string]string, 
 	for k, v := range headers {
 		opts = append(opts, withHeader(k, fill(v, vars)))
 	}
+	if r.Status == http.StatusNotFound {
+		opts = append(opts, outsideContract("a real client's call of a path the service does not have"))
+	}
 	res := e.do(r.Method, r.Path, opts...)
 	if r.Status != 0 {
 		e.checkCall(t, name, r, res, vars)

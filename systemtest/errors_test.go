@@ -15,20 +15,22 @@ func TestRoutingErrors(t *testing.T) {
 	e := newEnv(t)
 	token := e.userToken(e.admin, acmeHost)
 
-	e.do(http.MethodGet, "/api/nothing-here/", bearer(token)).wantError(t, http.StatusNotFound, "not_found")
-	e.do(http.MethodGet, "/", bearer(token)).wantError(t, http.StatusNotFound, "not_found")
+	unrouted := outsideContract("a path the service does not have")
+	e.do(http.MethodGet, "/api/nothing-here/", bearer(token), unrouted).wantError(t, http.StatusNotFound, "not_found")
+	e.do(http.MethodGet, "/", bearer(token), unrouted).wantError(t, http.StatusNotFound, "not_found")
 	// An upload of an entity that cannot be imported is a bad request, not
 	// a missing page (decisions: unknown entity is a whole-request 400).
 	for _, path := range []string{"/api/gadgets/upload/", "/gadgets/upload", "/api/gadgets/upload"} {
-		e.do(http.MethodPost, path, bearer(token)).wantError(t, http.StatusBadRequest, "invalid_request")
+		e.do(http.MethodPost, path, bearer(token), outsideContract("an upload of an entity that does not exist")).wantError(t, http.StatusBadRequest, "invalid_request")
 	}
 
-	res := e.do(http.MethodDelete, "/api/integrations/", bearer(token))
+	unserved := outsideContract("a method the path does not have")
+	res := e.do(http.MethodDelete, "/api/integrations/", bearer(token), unserved)
 	res.wantError(t, http.StatusMethodNotAllowed, "method_not_allowed")
 	if allow := res.header.Get("Allow"); !strings.Contains(allow, "GET") || !strings.Contains(allow, "POST") {
 		t.Errorf("Allow %q, want GET and POST", allow)
 	}
-	e.do(http.MethodPut, "/api/access-tokens/", bearer(token)).wantError(t, http.StatusMethodNotAllowed, "method_not_allowed")
+	e.do(http.MethodPut, "/api/access-tokens/", bearer(token), unserved).wantError(t, http.StatusMethodNotAllowed, "method_not_allowed")
 }
 
 func TestBodyLimit(t *testing.T) {
@@ -72,7 +74,7 @@ func TestPanicIsInternalError(t *testing.T) {
 func TestOnlyInternalErrorsAreLoggedAsErrors(t *testing.T) {
 	e := newEnv(t)
 	e.do(http.MethodGet, "/api/integrations/").wantStatus(t, http.StatusUnauthorized)
-	e.do(http.MethodGet, "/api/nothing/").wantStatus(t, http.StatusNotFound)
+	e.do(http.MethodGet, "/api/nothing/", outsideContract("a path the service does not have")).wantStatus(t, http.StatusNotFound)
 	if logs := e.logs.String(); strings.Contains(logs, `"level":"ERROR"`) {
 		t.Errorf("client errors logged as errors:\n%s", logs)
 	}

@@ -175,6 +175,7 @@ func TestExchangeRatesRefused(t *testing.T) {
 			}
 		})
 	}
-	e.do(http.MethodPatch, "/api/exchange-rates/", bearer(admin), jsonBody(map[string]any{"exchange_rates": map[string]any{}})).
+	e.do(http.MethodPatch, "/api/exchange-rates/", bearer(admin), jsonBody(map[string]any{"exchange_rates": map[string]any{}}),
+		outsideContract("a method the path does not have")).
 		wantError(t, http.StatusMethodNotAllowed, "method_not_allowed")
 }

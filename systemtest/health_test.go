@@ -35,7 +35,7 @@ func TestMetrics(t *testing.T) {
 	e := newEnv(t)
 	token := e.userToken(e.admin, acmeHost)
 	e.do(http.MethodGet, "/integrations", bearer(token)).wantStatus(t, http.StatusOK)
-	e.do(http.MethodGet, "/no/such/path/12345").wantStatus(t, http.StatusNotFound)
+	e.do(http.MethodGet, "/no/such/path/12345", outsideContract("a path the service does not have")).wantStatus(t, http.StatusNotFound)
 
 	res := e.do(http.MethodGet, "/metrics")
 	res.wantStatus(t, http.StatusOK)

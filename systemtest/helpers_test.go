@@ -47,7 +47,11 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 func TestMain(m *testing.M) {
 	// Cheap password hashes: the tests check the flow, not the hashing.
 	secret.PasswordParams = &argon2id.Params{Memory: 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
-	os.Exit(pgtest.Main(m))
+	code := pgtest.Main(m)
+	if n := contractStats.validated.Load(); n > 0 {
+		fmt.Printf("docs/openapi.yaml: %d answers validated, %d opted out\n", n, contractStats.optedOut.Load())
+	}
+	os.Exit(code)
 }
 
 // created is the fixed time of the commands' clock, so answers have
@@ -221,6 +225,9 @@ type request struct {
 	header             http.Header
 	query              url.Values
 	contentLength      int64 // -1: unknown (chunked)
+	// outsideContract, when set, is why the answer is not checked
+	// against docs/openapi.yaml (see outsideContract).
+	outsideContract string
 }
 
 type option func(*request)
@@ -305,7 +312,32 @@ func (e *env) do(method, path string, opts ...option) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return response{status: res.StatusCode, header: res.Header, body: b}
+	answer := response{status: res.StatusCode, header: res.Header, body: b}
+	e.checkContract(req, r.outsideContract, answer)
+	return answer
+}
+
+// checkContract fails the test unless the exchange is as docs/openapi.yaml
+// says (see contractChecker.check), or the test opted out.
+func (e *env) checkContract(sentReq *http.Request, outside string, answer response) {
+	e.t.Helper()
+	if outside != "" {
+		contractStats.optedOut.Add(1)
+		return
+	}
+	c, err := contract()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req, err := http.NewRequest(sentReq.Method, sentReq.URL.String(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Host, req.Header = sentReq.Host, sentReq.Header
+	if err := c.check(req, answer); err != nil {
+		e.t.Error(err)
+	}
+	contractStats.validated.Add(1)
 }
 
 // decode decodes the body into v, failing the test if it is not JSON.

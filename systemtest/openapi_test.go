@@ -1,6 +1,8 @@
 package systemtest_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"sort"
@@ -105,5 +107,68 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 	if _, ok := doc["paths"].(map[string]any)["/api/access-tokens/"]; !ok {
 		t.Error("/api/openapi.json lacks /api/access-tokens/")
+	}
+}
+
+// TestContractCheckRefusesDrift: the check of e.do refuses an answer the
+// document does not describe (an undocumented status, a value outside an
+// enum, a missing required field), a served request whose parameters the
+// document refuses, and a path the document does not have.
+func TestContractCheckRefusesDrift(t *testing.T) {
+	c, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonHeader := http.Header{"Content-Type": []string{"application/json"}}
+	run := `{"import": {"run_id": "r", "entity": "customers", "state": "completed", "source": "%s", "received": 1, "accepted": 1, "rejected": 0,
+		"created_at": "2025-01-02T03:04:05Z", "started_at": null, "finished_at": null, "warnings": [], "rejections": []}}`
+	for _, tc := range []struct {
+		name, method, target string
+		res                  response
+		want                 string // in the error; "" for none
+	}{
+		{"a documented answer", http.MethodGet, "/imports/r",
+			response{status: 200, header: jsonHeader, body: []byte(fmt.Sprintf(run, "query"))}, ""},
+		{"a source outside the enum", http.MethodGet, "/api/imports/r/",
+			response{status: 200, header: jsonHeader, body: []byte(fmt.Sprintf(run, "ftp"))}, "ftp"},
+		{"an undocumented status", http.MethodGet, "/api/imports/r/",
+			response{status: http.StatusTeapot, header: jsonHeader, body: []byte(`{}`)}, "status is not supported"},
+		{"a required field missing", http.MethodGet, "/api/datatargets/d/retrieve/",
+			response{status: 200, header: jsonHeader, body: []byte(`{"last_message_number": 1}`)}, "messages"},
+		{"a served request the document refuses", http.MethodGet, "/api/datatargets/d/retrieve/?limit=0",
+			response{status: 200, header: jsonHeader, body: []byte(`{"messages": []}`)}, "limit"},
+		{"a path the document does not have", http.MethodGet, "/api/gadgets/",
+			response{status: 404, header: jsonHeader, body: []byte(`{"error": {"code": "not_found", "message": "x"}}`)}, "not in docs/openapi.yaml"},
+	} {
+		req, err := http.NewRequest(tc.method, "http://acme.localhost"+tc.target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.check(req, tc.res)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestRetrieveLimitAboveTenThousandIsServed: a retrieve limit above
+// 10,000 is served as 10,000, as the document says; e.do checks the
+// request against it.
+func TestRetrieveLimitAboveTenThousandIsServed(t *testing.T) {
+	e := newEnv(t)
+	admin := e.userToken(e.admin, acmeHost)
+	id := e.createDatatarget(admin, "orders")
+	e.do(http.MethodPost, "/api/datatargets/"+id+"/post/", bearer(admin), rawBody(`{"messages": [{"n": 1}, {"n": 2}]}`)).wantStatus(t, http.StatusOK)
+	res := e.do(http.MethodGet, "/api/datatargets/"+id+"/retrieve/", bearer(admin), withQuery("limit", "20000"))
+	res.wantStatus(t, http.StatusOK)
+	var a struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	res.decode(t, &a)
+	if len(a.Messages) != 2 {
+		t.Errorf("%d messages, want 2: %s", len(a.Messages), res.body)
 	}
 }

@@ -12,6 +12,7 @@ package dataquery
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"regexp"
 	"slices"
@@ -73,7 +74,12 @@ func Parse(body []byte) (Query, error) {
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&req); err != nil {
-		return Query{}, domain.Errorf(domain.Invalid, "the body must be a JSON object {datatype, match, update}: %v", err)
+		e := domain.JSONDecodeError(err)
+		var de *domain.Error
+		if errors.As(e, &de) {
+			return Query{}, &domain.Error{Code: domain.Invalid, Message: "a data query is a JSON object {datatype, match, update}: " + de.Message, Details: de.Details}
+		}
+		return Query{}, domain.Errorf(domain.Invalid, "a data query is a JSON object {datatype, match, update}")
 	}
 	if err := storable(body, req.Match, req.Update); err != nil {
 		return Query{}, err
