@@ -13,8 +13,9 @@ PKGS      := ./...
 build:
 	$(GO) build -o $(BIN) ./cmd/clientele
 
+# ARGS are passed on to serve: make run ARGS='--webhook-allow-cidrs 127.0.0.0/8'
 run: build
-	./$(BIN) serve --demo --log-format text --sftp-addr 127.0.0.1:2222
+	./$(BIN) serve --demo --log-format text --sftp-addr 127.0.0.1:2222 $(ARGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
