@@ -1,0 +1,63 @@
+package delivery_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clientele/clientele/delivery"
+)
+
+// lockedBuffer is a log destination written by several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestFailReasonMasksTheURL: an attempt that gets no reply from a URL
+// with credentials in its query and user information is logged with a
+// reason that names the URL masked (Go's error text would print it as
+// requested), while the raw request keeps what was sent; the worker's
+// log lines show no credential either.
+func TestFailReasonMasksTheURL(t *testing.T) {
+	h := newHarness(t)
+	o := h.outlet("http://hook:p4ss@"+reservedAddr(t)+"/hook?api_key=s3cr3t&region=eu-w3st", true)
+	h.post(1)
+	var logs lockedBuffer
+	h.run(h.config(func(c *delivery.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}))
+	waitFor(t, 10*time.Second, "two refused attempts", func() bool { return h.countFails(o.ID, "connection refused") >= 2 })
+	for _, e := range h.entries(o.ID) {
+		if !strings.HasPrefix(e.FailReason, `no reply: Post "http://hook:xxxxx@127.0.0.1:`) ||
+			!strings.Contains(e.FailReason, `/hook?api_key=****&region=****": dial tcp 127.0.0.1:`) {
+			t.Errorf("entry %d: fail reason %q", e.EntryNumber, e.FailReason)
+		}
+		for _, secret := range []string{"s3cr3t", "eu-w3st", "p4ss"} {
+			if strings.Contains(e.FailReason, secret) {
+				t.Errorf("entry %d: fail reason %q shows %q", e.EntryNumber, e.FailReason, secret)
+			}
+		}
+		if !strings.HasPrefix(e.HTTPRequest, "POST /hook?api_key=s3cr3t&region=eu-w3st HTTP/1.1\r\n") {
+			t.Errorf("entry %d: raw request %q", e.EntryNumber, e.HTTPRequest)
+		}
+	}
+	if got := logs.String(); strings.Contains(got, "s3cr3t") || strings.Contains(got, "p4ss") {
+		t.Errorf("the log shows a credential:\n%s", got)
+	}
+}
