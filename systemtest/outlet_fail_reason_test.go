@@ -13,8 +13,8 @@ import (
 	"github.com/clientele/clientele/delivery"
 )
 
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
+// closedLoopbackAddr is a loopback address nothing listens on.
+func closedLoopbackAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -25,10 +25,10 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-// deliver runs a deliverer as serve does (loopback allowed, as
+// deliverOneAttemptEach runs a deliverer as serve does (loopback allowed, as
 // --webhook-allow-cidrs 127.0.0.0/8 would) until the test ends, logging
 // into the service's log. A failed batch waits an hour: one attempt each.
-func (e *env) deliver() {
+func (e *env) deliverOneAttemptEach() {
 	e.t.Helper()
 	dl, err := delivery.New(delivery.Config{
 		Pool: e.pool, Disable: e.cmds.DisableOutlet.BySystem, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
@@ -44,21 +44,21 @@ func (e *env) deliver() {
 	e.t.Cleanup(func() { cancel(); <-done })
 }
 
-// logEntry is an attempt as GET .../log/<n>/ answers it.
-type logEntry struct {
+// attemptAnswer is an attempt as GET .../log/<n>/ answers it.
+type attemptAnswer struct {
 	Status      string `json:"status"`
 	FailReason  string `json:"fail_reason"`
 	HTTPRequest string `json:"http_request"`
 }
 
-// waitLogEntry reads the outlet's first attempt, once it is logged.
-func (e *env) waitLogEntry(token, outletPath string) (logEntry, response) {
+// waitFirstAttempt reads the outlet's first attempt, once it is logged.
+func (e *env) waitFirstAttempt(token, outletPath string) (attemptAnswer, response) {
 	e.t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		res := e.do(http.MethodGet, outletPath+"log/1/", bearer(token))
 		if res.status == http.StatusOK {
 			var a struct {
-				Entry logEntry `json:"entry"`
+				Entry attemptAnswer `json:"entry"`
 			}
 			res.decode(e.t, &a)
 			return a.Entry, res
@@ -85,7 +85,7 @@ func TestFailReasonCredentialsMasked(t *testing.T) {
 	bare := e.createToken(admin, map[string]any{"owner_id": "integrations/" + e.createIntegration(admin, "shop")}).AccessToken.Token
 	id := e.createDatatarget(admin, "orders")
 	path := "/api/datatargets/" + id + "/outlets/"
-	addr := closedAddr(t)
+	addr := closedLoopbackAddr(t)
 	hookURL := "http://" + addr + "/hook?api_key=secret&region=eu-w3st"
 
 	res := e.do(http.MethodPost, path, bearer(admin), jsonBody(map[string]any{
@@ -103,11 +103,11 @@ func TestFailReasonCredentialsMasked(t *testing.T) {
 	var o outletAnswer
 	res.decode(t, &o)
 	outletPath := path + o.Outlet.ID + "/"
-	e.deliver()
+	e.deliverOneAttemptEach()
 	e.do(http.MethodPost, "/api/datatargets/"+id+"/post/", bearer(admin), jsonBody(map[string]any{"messages": []any{map[string]int{"n": 1}}})).
 		wantStatus(t, http.StatusOK)
 
-	entry, _ := e.waitLogEntry(admin, outletPath)
+	entry, _ := e.waitFirstAttempt(admin, outletPath)
 	if entry.Status != "FAIL" || !strings.Contains(entry.FailReason, "connection refused") ||
 		!strings.Contains(entry.FailReason, `"http://`+addr+`/hook?api_key=****&region=****"`) {
 		t.Errorf("the admin's fail_reason %q", entry.FailReason)
@@ -144,7 +144,7 @@ func TestFailReasonCredentialsMasked(t *testing.T) {
 	if _, err := e.pool.Exec(context.Background(), `UPDATE outlet_log SET fail_reason = $1 WHERE outlet_id = $2`, clear, o.Outlet.ID); err != nil {
 		t.Fatal(err)
 	}
-	if entry, _ := e.waitLogEntry(admin, outletPath); entry.FailReason != clear {
+	if entry, _ := e.waitFirstAttempt(admin, outletPath); entry.FailReason != clear {
 		t.Errorf("the admin reads the stored reason as %q", entry.FailReason)
 	}
 	shown("staff (a reason stored in clear)", staff)
@@ -163,8 +163,8 @@ func TestFailReasonCredentialsMasked(t *testing.T) {
 func TestGuardRefusesEmbeddedIPv4(t *testing.T) {
 	e := newEnv(t)
 	admin := e.userToken(e.admin, acmeHost)
-	port := closedAddr(t)[len("127.0.0.1:"):]
-	e.deliver()
+	port := closedLoopbackAddr(t)[len("127.0.0.1:"):]
+	e.deliverOneAttemptEach()
 	for host, why := range map[string]string{
 		"[::127.0.0.1]":       "refused to connect to ::7f00:1 (IPv4-compatible address)",
 		"[::ffff:0:7f00:1]":   "refused to connect to ::ffff:0:7f00:1 (IPv4-translated address)",
@@ -187,7 +187,7 @@ func TestGuardRefusesEmbeddedIPv4(t *testing.T) {
 			res.decode(t, &o)
 			e.do(http.MethodPost, "/api/datatargets/"+id+"/post/", bearer(admin), jsonBody(map[string]any{"messages": []any{map[string]int{"n": 1}}})).
 				wantStatus(t, http.StatusOK)
-			entry, _ := e.waitLogEntry(admin, path+o.Outlet.ID+"/")
+			entry, _ := e.waitFirstAttempt(admin, path+o.Outlet.ID+"/")
 			if entry.Status != "FAIL" || !strings.Contains(entry.FailReason, why) {
 				t.Errorf("fail_reason %q, want %q", entry.FailReason, why)
 			}
