@@ -2,9 +2,12 @@ package delivery_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,5 +62,28 @@ func TestFailReasonMasksTheURL(t *testing.T) {
 	}
 	if got := logs.String(); strings.Contains(got, "s3cr3t") || strings.Contains(got, "p4ss") {
 		t.Errorf("the log shows a credential:\n%s", got)
+	}
+}
+
+// TestInvalidStoredURLNotSent: an outlet whose URL holds a space (stored
+// before such URLs were refused at creation) is not sent as it is, which
+// would reach the receiver as a broken request line: each attempt is a
+// failure saying why, and the receiver gets nothing.
+func TestInvalidStoredURLNotSent(t *testing.T) {
+	h := newHarness(t)
+	rcv := newReceiver(t)
+	var calls atomic.Int32
+	rcv.setBehaviour(func(_ http.ResponseWriter, _ *http.Request, _ []byte) bool { calls.Add(1); return false })
+	o := h.outlet(rcv.url()+"?api_key=secret", true)
+	if _, err := h.pool.Exec(context.Background(), `UPDATE datatarget_outlets SET request = json_build_object('url', $1::text,
+		'method', 'POST', 'headers', '{}'::json, 'format', 'json', 'content', '"{(data)}"'::json) WHERE id = $2`,
+		rcv.url()+"?api_key=a b", o.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.post(1)
+	h.run(h.config())
+	waitFor(t, 10*time.Second, "two attempts not sent", func() bool { return h.countFails(o.ID, "not sent: the outlet's URL must be a valid URL") >= 2 })
+	if calls.Load() != 0 {
+		t.Errorf("the receiver got %d requests", calls.Load())
 	}
 }

@@ -62,6 +62,12 @@ func (s *sender) send(ctx context.Context, batch []message, date time.Time, batc
 		Status: datatarget.StatusFail,
 	}}
 
+	if reason := datatarget.URLProblem(s.outlet.Request.URL); reason != "" {
+		// An outlet created before its URL was refused (a space in it):
+		// sent as it is, it would reach the receiver as a broken request.
+		res.entry.FailReason = "not sent: the outlet's URL " + reason
+		return res
+	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	req, err := s.request(rctx, body, fmt.Sprintf("msg_%s_%d_%d", s.outlet.ID, first, len(batch)), date)

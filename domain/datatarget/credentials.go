@@ -111,13 +111,18 @@ func maskQuery(raw string) string {
 
 // maskRequestLine masks the query values of a raw request line
 // (METHOD target HTTP/1.1), which may be cut short; a status line is
-// returned as it is.
+// returned as it is. The target runs to the last " HTTP/", not to the
+// first space: a URL stored before spaces were refused (URLProblem) was
+// sent with its spaces, and the query after one is masked too.
 func maskRequestLine(line string) string {
 	method, rest, ok := strings.Cut(line, " ")
 	if !ok || strings.HasPrefix(method, "HTTP/") {
 		return line
 	}
-	target, version, hasVersion := strings.Cut(rest, " ")
+	target, version, hasVersion := rest, "", false
+	if i := strings.LastIndex(rest, " HTTP/"); i >= 0 {
+		target, version, hasVersion = rest[:i], rest[i+1:], true
+	}
 	path, query, hasQuery := strings.Cut(target, "?")
 	if !hasQuery {
 		return line

@@ -79,3 +79,21 @@ func TestOutletURLValidity(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskRawHTTPRequestLine: the query of a raw request line is masked
+// to its version, a space in it included (a URL stored before spaces
+// were refused was sent with them), and so is a line cut short.
+func TestMaskRawHTTPRequestLine(t *testing.T) {
+	tests := map[string]string{
+		"POST /hook?api_key=a b&c=d HTTP/1.1\r\nHost: h\r\n\r\n{}": "POST /hook?api_key=****&c=**** HTTP/1.1\r\nHost: h\r\n\r\n{}",
+		"POST /hook?api_key=secret HTTP/1.1\r\n":                   "POST /hook?api_key=**** HTTP/1.1\r\n",
+		"POST /hook?api_key=sec":                                   "POST /hook?api_key=****",
+		"POST /hook HTTP/1.1\r\n":                                  "POST /hook HTTP/1.1\r\n",
+		"HTTP/1.1 500 Internal Server Error\r\n":                   "HTTP/1.1 500 Internal Server Error\r\n",
+	}
+	for raw, want := range tests {
+		if got := datatarget.MaskRawHTTP(raw); got != want {
+			t.Errorf("MaskRawHTTP(%q)\n = %q\nwant %q", raw, got, want)
+		}
+	}
+}

@@ -9,10 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// checkURL returns why raw is not a usable receiver URL, or "". Where it
-// points is checked when it is dialled (delivery), since a name
-// may resolve elsewhere by then.
-func checkURL(raw string) string {
+// URLProblem returns why raw is not a usable receiver URL, or "": the
+// rule of a new outlet's URL, which the delivery also asks of outlets
+// created before it refused what it refuses now. Where the URL points is
+// checked when it is dialled (delivery), since a name may resolve
+// elsewhere by then.
+func URLProblem(raw string) string {
 	if raw == "" {
 		return "required"
 	}
