@@ -18,7 +18,7 @@ import (
 // The datatargets pages read what GET /api/datatargets/..., .../retrieve/
 // and the outlet log endpoints read, through the same read model
 // (api.Datatargets), and show outlet credentials masked to whoever the
-// API masks them for (datatarget.Outlet.RequestFor, datatarget.LogEntry.RawFor).
+// API masks them for (datatarget.Outlet.RequestFor, datatarget.LogEntry.For).
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
@@ -288,7 +288,7 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	}
 	v.Total = page.TotalCount
 	for _, e := range page.Entries {
-		v.Log = append(v.Log, newLogRow(d.ID, o.ID, e))
+		v.Log = append(v.Log, newLogRow(d.ID, o.ID, e.For(p)))
 	}
 	if page.Next > 0 {
 		v.Next = outletPath(d.ID, o.ID) + "?from=" + formatInt(page.Next) + "#log"
@@ -298,9 +298,9 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 		if err != nil {
 			return v, err
 		}
-		request, reply := e.RawFor(p)
+		e = e.For(p)
 		v.Attempt = &attemptView{logRow: newLogRow(d.ID, o.ID, e), Available: e.HTTPRequestAvailable,
-			Request: request, Reply: reply, Masked: !access.MayReadCredentials(p)}
+			Request: e.HTTPRequest, Reply: e.HTTPReply, Masked: !access.MayReadCredentials(p)}
 	}
 	return v, nil
 }

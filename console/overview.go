@@ -144,7 +144,7 @@ func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID 
 			return nil, 0, err
 		}
 		if len(page.Entries) == 1 {
-			e := page.Entries[0]
+			e := page.Entries[0].For(p)
 			if e.Status != datatarget.StatusOK && r.Reason == "" {
 				r.Reason = e.FailReason
 			}

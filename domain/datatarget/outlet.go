@@ -98,7 +98,7 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	if spec.Type != OutletWebhook {
 		add("outlet_type", `must be "webhook"`)
 	}
-	if reason := checkURL(r.URL); reason != "" {
+	if reason := URLProblem(r.URL); reason != "" {
 		add("request.url", reason)
 	}
 	switch r.Method {
