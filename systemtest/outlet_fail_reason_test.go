@@ -31,7 +31,7 @@ func closedLoopbackAddr(t *testing.T) string {
 func (e *env) deliverOneAttemptEach() {
 	e.t.Helper()
 	dl, err := delivery.New(delivery.Config{
-		Pool: e.pool, Disable: e.cmds.DisableOutlet.BySystem, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Pool: e.pool, Keys: e.keys, Disable: e.cmds.DisableOutlet.BySystem, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		PollInterval: 10 * time.Millisecond, LeaseTTL: time.Second, MinBackoff: time.Hour, MaxBackoff: time.Hour,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
