@@ -139,11 +139,13 @@ func (a *Authenticator) useTOTPStep(ctx context.Context, u access.User, step int
 // files, a streamed answer): authority is checked at the moment of each
 // effect, not only when the credential was shown. A revoked token, or
 // one of an integration since disabled, is access.InvalidToken; a user
-// no longer there is access.InvalidLogIn; a user's roles are read as
-// they are now. A token's roles and scopes are fixed at its creation, so
-// its principal is the one AuthenticateToken gave. p.System passes
-// unchecked. A principal of an SFTP key is no token's or user's and is
-// checked by the SFTP server against its keys; here it is refused.
+// no longer there is access.InvalidLogIn; a user who no longer has a
+// role that p had is a domain.Unauthorized error too (what was opened
+// with more authority ends; a new log-in has what the user has now). A
+// token's roles and scopes are fixed at its creation, so its principal
+// is the one AuthenticateToken gave. p.System passes unchecked. A
+// principal of an SFTP key is no token's or user's and is checked by the
+// SFTP server against its keys; here it is refused.
 func (a *Authenticator) Recheck(ctx context.Context, p access.Principal) (access.Principal, error) {
 	switch {
 	case p.System:
@@ -181,6 +183,11 @@ func (a *Authenticator) Recheck(ctx context.Context, p access.Principal) (access
 		}
 		out := u.Principal()
 		out.Password = p.Password
+		for _, r := range p.Roles {
+			if !out.HasRole(r) {
+				return access.Principal{}, domain.Errorf(domain.Unauthorized, "this user's roles changed; log in again")
+			}
+		}
 		return out, nil
 	}
 	return access.Principal{}, access.InvalidToken()
