@@ -29,6 +29,11 @@ type credential struct {
 	fingerprint string
 }
 
+// refusalGrace is how long a connection whose credential is gone stays
+// open after a request was refused for it: time for the refusal to reach
+// the client.
+const refusalGrace = 200 * time.Millisecond
+
 // defaultRecheckInterval is how often an open connection's credential is
 // checked between its effects (Config.RecheckInterval).
 const defaultRecheckInterval = 2 * time.Second
@@ -90,7 +95,9 @@ func (t *tree) check() error {
 	case err == nil:
 		return nil
 	case revoked(err):
-		t.end(err)
+		// Closed a moment later, so that the client is told why its
+		// request failed first; any request meanwhile is refused too.
+		time.AfterFunc(refusalGrace, func() { t.end(err) })
 		return fmt.Errorf("%s; log in again with a valid one: %w", domain.ErrorMessage(err), pkgsftp.ErrSSHFxPermissionDenied)
 	}
 	t.log.Warn("sftp: credential not checked; request refused", "err", err)

@@ -46,6 +46,9 @@ func TestSFTPRevokedTokenEndsSession(t *testing.T) {
 	e.apiDelete(t, "/api/access-tokens/"+tok.ID+"/")
 	s.put("customers-forget.csv", "customer_id,is_forgotten\nC1,true\n")
 	s.waitClosed()
+	if out := s.output(); !strings.Contains(out, "Permission denied") {
+		t.Errorf("the put after the revocation was not refused before the session closed:\n%s", out)
+	}
 
 	e.nothingImportedOf(c, "customers-forget.csv", 1)
 }
@@ -98,6 +101,9 @@ func TestSFTPRemovedKeyEndsSession(t *testing.T) {
 	e.apiDelete(t, "/api/sftp-keys/"+k.ID+"/")
 	s.put("customers-after.csv", "customer_id,email\nC2,c2@x.test\n")
 	s.waitClosed()
+	if out := s.output(); !strings.Contains(out, "Permission denied") {
+		t.Errorf("the put after the removal was not refused before the session closed:\n%s", out)
+	}
 
 	e.nothingImportedOf(c, "customers-after.csv", 1)
 	// The key logs in no more.
