@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
+	"github.com/clientele/clientele/commands/imports"
 )
 
 // revocableToken creates a token of acme's admin and returns its id and
@@ -96,7 +100,10 @@ func TestRevokedTokenEndsStreamedPage(t *testing.T) {
 // body streams is refused (401) when its body ends, and nothing of it is
 // staged or imported.
 func TestRevokedTokenEndsUpload(t *testing.T) {
-	e := newEnv(t)
+	staging := make(chan struct{}, 1)
+	e := newEnv(t, func(_ *api.Config, a *app.Application) {
+		a.Commands.Uploads = signalingUploads{Uploads: a.Commands.Uploads, staging: staging}
+	})
 	id, token := e.revocableToken()
 	conn := dial(t, e.listen())
 	br := bufio.NewReader(conn)
@@ -107,6 +114,13 @@ func TestRevokedTokenEndsUpload(t *testing.T) {
 	half := len(body) / 2
 	if _, err := io.WriteString(conn, head+body[:half]); err != nil {
 		t.Fatal(err)
+	}
+	// The request is in (authenticated, its staging begun) before its
+	// token is revoked.
+	select {
+	case <-staging:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upload's staging did not begin")
 	}
 	e.revoke(id)
 	if _, err := io.WriteString(conn, body[half:]); err != nil {
@@ -132,4 +146,18 @@ func TestRevokedTokenEndsUpload(t *testing.T) {
 	if runs != 0 {
 		t.Errorf("%d import runs; want none", runs)
 	}
+}
+
+// signalingUploads tells staging when a staging begins.
+type signalingUploads struct {
+	app.Uploads
+	staging chan<- struct{}
+}
+
+func (u signalingUploads) Handle(ctx context.Context, cmd imports.StageUpload) (imports.StagedUpload, error) {
+	select {
+	case u.staging <- struct{}{}:
+	default:
+	}
+	return u.Uploads.Handle(ctx, cmd)
 }
