@@ -222,6 +222,11 @@ func (s *Server) deadlines(c *gin.Context) {
 		_ = rc.SetReadDeadline(next())
 		c.Request.Body = &deadlineBody{ReadCloser: c.Request.Body, rc: rc, next: next, timeout: s.cfg.ReadTimeout}
 	}
+	if s.uploadRoutes[c.FullPath()] {
+		// An upload streams for as long as it needs: its credential is
+		// checked again while it does (authority.go).
+		s.withAuthority(c)
+	}
 	c.Next()
 }
 
