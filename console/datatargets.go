@@ -256,18 +256,18 @@ func queryInt(g *gin.Context, name string, def int64) (int64, error) {
 // outletView is an outlet's page: its request, state and attempt log,
 // and one attempt's raw request and reply when one is chosen.
 type outletView struct {
-	D        datatarget.Datatarget
-	O        outletRow
-	Secret   bool
-	Headers  []fieldRow
-	Content  shownText
+	D       datatarget.Datatarget
+	O       outletRow
+	Secret  bool
+	Headers []fieldRow
+	Content shownText
 	// ContentDownload is the address of the whole content template.
 	ContentDownload string
-	Batched  bool
-	MaxBatch int
-	Interval string
-	Log      []logRow
-	Total    int64
+	Batched         bool
+	MaxBatch        int
+	Interval        string
+	Log             []logRow
+	Total           int64
 	// Next is the address of the next (older) page of the log.
 	Next string
 	// Attempt is the attempt chosen, nil when none.
@@ -278,11 +278,11 @@ type logRow struct {
 	Number                int64
 	Date, Status, Address string
 	Reason                shownText
-	HTTPStatus                    int
-	Batch                         int64
-	Size                          int
-	TimeMS                        int64
-	OK                            bool
+	HTTPStatus            int
+	Batch                 int64
+	Size                  int
+	TimeMS                int64
+	OK                    bool
 }
 
 type attemptView struct {
