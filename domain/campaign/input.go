@@ -91,8 +91,8 @@ func ParseInput(raw []byte, loc *time.Location) (Input, error) {
 	}
 	var r reader
 	in := r.input(m, loc)
-	if len(r.shape) > 0 {
-		return Input{}, &domain.Error{Code: domain.Invalid, Message: "the campaign has unknown fields or values of the wrong type", Details: r.shape}
+	if err := r.shape.Err(domain.Invalid, "the campaign has unknown fields or values of the wrong type"); err != nil {
+		return Input{}, err
 	}
 	in.problems = r.rules
 	return in, nil
@@ -105,14 +105,15 @@ func isObject(raw []byte) bool {
 }
 
 // reader collects the problems of a body as it reads it: shape (the
-// wrong JSON type, an unknown field: 400) and rules (422).
+// wrong JSON type, an unknown field: 400; as many as the body holds,
+// of which the first domain.MaxDetails are kept) and rules (422; at most
+// one a field).
 type reader struct {
-	shape, rules []domain.FieldError
+	shape domain.Problems
+	rules []domain.FieldError
 }
 
-func (r *reader) bad(field, reason string) {
-	r.shape = append(r.shape, domain.FieldError{Field: field, Reason: reason})
-}
+func (r *reader) bad(field, reason string) { r.shape.Add(field, reason) }
 
 func (r *reader) rule(field, reason string) {
 	r.rules = append(r.rules, domain.FieldError{Field: field, Reason: reason})
@@ -249,7 +250,7 @@ func (r *reader) tags(v any) *[]Tag {
 		r.bad(fieldTags, "must be a list of {id, label} objects")
 		return nil
 	}
-	before := len(r.shape)
+	before := r.shape.Len()
 	for i, e := range list {
 		at := fmt.Sprintf("%s[%d]", fieldTags, i)
 		obj, ok := e.(map[string]any)
@@ -275,7 +276,7 @@ func (r *reader) tags(v any) *[]Tag {
 		}
 		out = append(out, t)
 	}
-	if len(r.shape) > before {
+	if r.shape.Len() > before {
 		return nil
 	}
 	return &out
@@ -289,7 +290,7 @@ func (r *reader) folder(v any) *Folder {
 		return nil
 	}
 	var f Folder
-	before, hasID := len(r.shape), false
+	before, hasID := r.shape.Len(), false
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		switch v := obj[k]; {
 		case v == nil:
@@ -308,7 +309,7 @@ func (r *reader) folder(v any) *Folder {
 			r.unknown(fieldFolder, k)
 		}
 	}
-	if len(r.shape) > before {
+	if r.shape.Len() > before {
 		return nil
 	}
 	if !hasID {
