@@ -76,6 +76,9 @@ const (
 // the right type that break a rule are the decision's 422 (New, Change),
 // reported together with its own problems.
 func ParseInput(raw []byte, loc *time.Location) (Input, error) {
+	if err := unknownFlood(raw); err != nil {
+		return Input{}, err
+	}
 	m, field, reason := values.DecodeRecord(raw)
 	switch {
 	case reason == "":
@@ -96,6 +99,100 @@ func ParseInput(raw []byte, loc *time.Location) (Input, error) {
 	}
 	in.problems = r.rules
 	return in, nil
+}
+
+// unknownFlood refuses a body of more unknown fields at its top level
+// than an answer lists (domain.MaxDetails) from a walk of its keys,
+// before it is decoded: the answer is then decided (400, the first
+// unknown fields and how many more), and decoding a million keys into a
+// map would cost a hundred times the body's size in memory for nothing.
+// The walk reads each byte once and keeps nothing but the problems it
+// lists. Any other body is nil: ParseInput reads it whole.
+func unknownFlood(raw []byte) error {
+	if !isObject(raw) {
+		return nil
+	}
+	var r reader
+	i := bytes.IndexByte(raw, '{') + 1
+	for {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			break // "}": the end of an object, whose keys are walked
+		}
+		end := stringEnd(raw, i)
+		key := string(raw[i+1 : end-1])
+		if bytes.IndexByte(raw[i:end], '\\') >= 0 {
+			_ = json.Unmarshal(raw[i:end], &key)
+		}
+		if !knownFields[key] {
+			r.unknown("", key)
+		}
+		i = skipSpace(raw, end) + 1 // the colon
+		i = valueEnd(raw, skipSpace(raw, i))
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != ',' {
+			break
+		}
+		i++
+	}
+	if r.shape.Len() <= domain.MaxDetails {
+		return nil
+	}
+	return r.shape.Err(domain.Invalid, "the campaign has unknown fields or values of the wrong type")
+}
+
+// knownFields are the fields of a body (ParseInput), read-only ones
+// included.
+var knownFields = map[string]bool{
+	fieldKey: true, fieldKind: true, fieldName: true, fieldState: true, fieldUTMCampaign: true, fieldTags: true,
+	fieldFolder: true, fieldPermissions: true, fieldProductIDs: true, fieldActivatedAt: true, fieldAutomated: true,
+	fieldCreatedAt: true, fieldUpdatedAt: true, fieldStats: true,
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index after the JSON string that starts at raw[i].
+func stringEnd(raw []byte, i int) int {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(raw)
+}
+
+// valueEnd is the index after the JSON value that starts at raw[i].
+func valueEnd(raw []byte, i int) int {
+	depth := 0
+	for j := i; j < len(raw); j++ {
+		switch raw[j] {
+		case '"':
+			j = stringEnd(raw, j) - 1
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth <= 0 {
+				return j + 1
+			}
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(raw)
 }
 
 // isObject reports whether raw is JSON text of an object (of any content).
