@@ -52,6 +52,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Details []FieldError
+	// More counts the problems found beyond Details (Problems keeps the
+	// first MaxDetails); the answer says how many (CapDetails).
+	More int
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
@@ -90,10 +93,11 @@ func ErrorMessage(err error) string {
 // a few kilobytes, not a million details.
 const MaxDetails = 100
 
-// CapDetails is details as an answer lists them: all of them when there
-// are at most MaxDetails, else the first MaxDetails and a last detail,
-// of no field, saying how many more there are. more counts problems
-// that were found but not kept (Problems).
+// CapDetails is details as an answer lists them (api/errors.go, the one
+// place): all of them when there are at most MaxDetails and no more,
+// else the first MaxDetails and a last detail, of no field, saying how
+// many more there are. more counts problems that were found but not
+// kept (Error.More).
 func CapDetails(details []FieldError, more int) []FieldError {
 	if len(details) > MaxDetails {
 		more += len(details) - MaxDetails
@@ -132,10 +136,10 @@ func (p *Problems) Len() int { return len(p.kept) + p.more }
 func (p *Problems) Full() bool { return len(p.kept) >= MaxDetails }
 
 // Err is nil without problems, else an *Error of code and message whose
-// Details are the problems, capped (CapDetails).
+// Details are the problems kept and More the count of the others.
 func (p *Problems) Err(code Code, message string) error {
 	if p.Len() == 0 {
 		return nil
 	}
-	return &Error{Code: code, Message: message, Details: CapDetails(p.kept, p.more)}
+	return &Error{Code: code, Message: message, Details: p.kept, More: p.more}
 }

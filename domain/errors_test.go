@@ -23,10 +23,14 @@ func TestProblemsAreCapped(t *testing.T) {
 	if !errors.As(p.Err(domain.Invalid, "bad"), &de) {
 		t.Fatal("not a domain error")
 	}
-	if len(de.Details) != domain.MaxDetails+1 || de.Details[0].Field != "f0" || de.Details[99].Field != "f99" {
-		t.Fatalf("%d details, first %v", len(de.Details), de.Details[0])
+	if len(de.Details) != domain.MaxDetails || de.More != 999_900 || de.Details[0].Field != "f0" || de.Details[99].Field != "f99" {
+		t.Fatalf("%d details and %d more, first %v", len(de.Details), de.More, de.Details[0])
 	}
-	last := de.Details[domain.MaxDetails]
+	answered := domain.CapDetails(de.Details, de.More)
+	if len(answered) != domain.MaxDetails+1 {
+		t.Fatalf("%d details answered", len(answered))
+	}
+	last := answered[domain.MaxDetails]
 	if want := "and 999900 more problems like these: only the first 100 are listed"; last.Field != "" || last.Reason != want {
 		t.Errorf("last detail %+v, want %q", last, want)
 	}
