@@ -69,6 +69,7 @@ type Server struct {
 	logins     *limiter // failed log-ins per company and email
 	loginAddrs *limiter // failed log-ins per client address
 	passwords  *gate    // password checks at once
+	large      *largeBodies
 	docsJSON   []byte
 
 	companies app.Companies
@@ -130,6 +131,7 @@ func NewServer(cfg Config, a app.Application) (*Server, error) {
 		logins:     newLoginLimiter(loginBurst, loginEvery, cfg.Now),
 		loginAddrs: newLoginLimiter(addrBurst, addrEvery, cfg.Now),
 		passwords:  newGate(cfg.PasswordChecks, cfg.PasswordCheckWait),
+		large:      newLargeBodies(),
 		docsJSON:   docsJSON,
 		companies:  a.Queries.Companies,
 		access:     a.Queries.Access,
@@ -428,7 +430,7 @@ func (s *Server) tenant(method, path string, h handlerFunc, opts ...routeOption)
 		}
 	}
 	chain = append(chain, s.authenticate(password), s.rateLimit, s.authorize)
-	chain = append(append(chain, roles...), s.adapt(h))
+	chain = append(append(chain, roles...), s.oneLargeBody, s.adapt(h))
 	for _, p := range spellings(path) {
 		s.engine.Handle(method, p, chain...)
 	}

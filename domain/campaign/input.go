@@ -109,33 +109,41 @@ func ParseInput(raw []byte, loc *time.Location) (Input, error) {
 // The walk reads each byte once and keeps nothing but the problems it
 // lists. Any other body is nil: ParseInput reads it whole.
 func unknownFlood(raw []byte) error {
-	if !isObject(raw) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
 	var r reader
-	i := bytes.IndexByte(raw, '{') + 1
-	for {
+	for i++; ; i++ {
 		i = skipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
-			break // "}": the end of an object, whose keys are walked
+			break // "}": the end of the object, whose keys are walked
 		}
 		end := stringEnd(raw, i)
-		key := string(raw[i+1 : end-1])
-		if bytes.IndexByte(raw[i:end], '\\') >= 0 {
-			_ = json.Unmarshal(raw[i:end], &key)
-		}
-		if !knownFields[key] {
-			r.unknown("", key)
+		key := raw[i+1 : max(i+1, end-1)]
+		switch {
+		case knownFields[string(key)]:
+		case r.shape.Full():
+			r.shape.Add("", "") // only counted
+		case bytes.IndexByte(key, '\\') >= 0:
+			var k string
+			_ = json.Unmarshal(raw[i:end], &k)
+			if !knownFields[k] {
+				r.unknown("", k)
+			}
+		default:
+			r.unknown("", string(key))
 		}
 		i = skipSpace(raw, end) + 1 // the colon
-		i = valueEnd(raw, skipSpace(raw, i))
-		i = skipSpace(raw, i)
+		i = skipSpace(raw, valueEnd(raw, skipSpace(raw, i)))
 		if i >= len(raw) || raw[i] != ',' {
 			break
 		}
-		i++
 	}
-	if r.shape.Len() <= domain.MaxDetails {
+	// The walk trusts the syntax: the body is refused for its fields only
+	// when it is JSON (decodeJSON has checked it; here it costs a second
+	// reading of a body already refused).
+	if r.shape.Len() <= domain.MaxDetails || !json.Valid(raw) {
 		return nil
 	}
 	return r.shape.Err(domain.Invalid, "the campaign has unknown fields or values of the wrong type")
