@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -9,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain/datatarget"
+	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/internal/ingest"
 )
 
 // pageBound is the most a console page may weigh, whatever was stored.
@@ -91,4 +95,53 @@ func jsonEqual(t *testing.T, a, b string) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// TestCustomerValuesShowBounded: a customer imported with a 600 KB name
+// and 20,000 tags (a record is at most 1 MiB) is shown on its page and
+// in the list within 256 KB, each value cut short; the page links the
+// customer's whole document, which holds them whole.
+func TestCustomerValuesShowBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	name := strings.Repeat("n", 600_000)
+	tags := make([]string, 20_000)
+	for i := range tags {
+		tags[i] = "tag" + itoa(i)
+	}
+	record, _ := json.Marshal([]map[string]any{{"external_id": "long", "first_name": name, "tags": tags}})
+	admin := e.adminPrincipal()
+	up, err := e.uploads.Handle(context.Background(), imports.StageUpload{Principal: admin, Entity: importing.Customers, Format: ingest.JSON, Body: bytes.NewReader(record)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state := e.waitRun(up.RunID); state != "completed" {
+		t.Fatalf("run: %s", state)
+	}
+	id := e.waitCustomer(e.acme, "external_id", "long")
+
+	c := e.client(acmeHost)
+	c.logIn(e.staff.Email, "")
+	for _, path := range []string{"/console/customers/" + id, "/console/customers"} {
+		res, page := c.do(http.MethodGet, path, nil, nil)
+		if res.StatusCode != http.StatusOK || len(page) > pageBound {
+			t.Errorf("%s: %d, %d bytes (at most %d)", path, res.StatusCode, len(page), pageBound)
+		}
+		if !strings.Contains(page, "nnnn…") || !strings.Contains(page, "tag0, tag1") {
+			t.Errorf("%s does not show the values' beginnings", path)
+		}
+	}
+	_, page := c.do(http.MethodGet, "/console/customers/"+id, nil, nil)
+	download := `<a class="download" href="/console/customers/` + id + `/document"`
+	if !strings.Contains(page, download) {
+		t.Fatalf("the customer's page does not link its document:\n%.2000s", page)
+	}
+	res, doc := c.do(http.MethodGet, "/console/customers/"+id+"/document", nil, nil)
+	var got struct {
+		FirstName string   `json:"first_name"`
+		Tags      []string `json:"tags"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal([]byte(doc), &got) != nil || got.FirstName != name || len(got.Tags) != len(tags) {
+		t.Errorf("document: %d, %d bytes", res.StatusCode, len(doc))
+	}
 }
