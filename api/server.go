@@ -4,7 +4,8 @@
 // {"error": {"code", "message", "details"}}. It translates HTTP into the
 // application's commands and queries (app.Application) and decides
 // nothing itself: role checks and validation live in the commands and
-// the domain, read rules in domain/access.
+// the domain, read rules in domain/access (a route that needs a role
+// asks the domain's rule before it reads the body: requires).
 //
 // Every API path is served under four spellings: with and without the /api
 // prefix and with and without the trailing slash (docs/openapi.yaml lists
