@@ -25,6 +25,8 @@ const pageBound = 256 << 10
 // cut short with a link that downloads it whole, byte for byte as the
 // API stored it; the API's own retrieval answers them within a few bytes
 // of what was posted. A small message is shown whole, without the link.
+// An outlet's content template 5,000 levels deep is bounded the same way
+// on the outlet's page, which links it whole.
 func TestStoredValuesShowBounded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -79,6 +81,31 @@ func TestStoredValuesShowBounded(t *testing.T) {
 	}
 	if res, _ := c.do(http.MethodGet, "/console/datatargets/"+d.ID+"/messages/5", nil, nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("download of a message that is not: %d", res.StatusCode)
+	}
+
+	// An outlet whose content template is 5,000 levels deep: its page
+	// is bounded too, and links the whole template.
+	content := strings.Repeat("[", 5000) + `"{{message}}"` + strings.Repeat("]", 5000)
+	status, body = e.apiCall(token, http.MethodPost, "/api/datatargets/"+d.ID+"/outlets/",
+		`{"outlet_type": "webhook", "request": {"url": "https://example.com/", "method": "POST", "format": "json", "content": `+content+`}}`)
+	if status != http.StatusOK {
+		t.Fatalf("outlet: %d %.300s", status, body)
+	}
+	var o struct {
+		Outlet struct {
+			ID string `json:"id"`
+		} `json:"outlet"`
+	}
+	if err := json.Unmarshal([]byte(body), &o); err != nil {
+		t.Fatal(err)
+	}
+	outletPath := "/console/datatargets/" + d.ID + "/outlets/" + o.Outlet.ID
+	res, page = c.do(http.MethodGet, outletPath, nil, nil)
+	if res.StatusCode != http.StatusOK || len(page) > pageBound || !strings.Contains(page, `href="`+outletPath+`/content"`) {
+		t.Errorf("outlet page: %d, %d bytes, linking its content: %v", res.StatusCode, len(page), strings.Contains(page, outletPath+"/content"))
+	}
+	if res, got := c.do(http.MethodGet, outletPath+"/content", nil, nil); res.StatusCode != http.StatusOK || !jsonEqual(t, got, content) {
+		t.Errorf("content download: %d, %.100s", res.StatusCode, got)
 	}
 }
 
