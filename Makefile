@@ -59,7 +59,8 @@ FUZZ_TARGETS := \
 	./domain/activity:FuzzParse ./domain/sale:FuzzParse ./domain/sale:FuzzAmounts \
 	./domain/dataquery:FuzzParse ./domain/access:FuzzScopes ./domain/datatarget:FuzzTemplate \
 	./domain/datatarget:FuzzOutlet ./internal/ingest:FuzzJSONRecords ./internal/ingest:FuzzCSVRecords \
-	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON ./api:FuzzAppendDoc
+	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON ./api:FuzzAppendDoc \
+	./console:FuzzIndentBounded
 
 fuzz:
 	@failed=; for t in $(FUZZ_TARGETS); do \

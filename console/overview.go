@@ -146,7 +146,7 @@ func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID 
 		if len(page.Entries) == 1 {
 			e := page.Entries[0].For(p)
 			if e.Status != datatarget.StatusOK && r.Reason == "" {
-				r.Reason = e.FailReason
+				r.Reason, _ = cutText(e.FailReason, shownCellBytes)
 			}
 			r.Attempt = attemptPath(s.DatatargetID, s.OutletID, e.EntryNumber)
 		}

@@ -62,3 +62,12 @@ func VisibleAccessTokens(p Principal, tokens []AccessToken) []AccessToken {
 // SeesEveryAccessToken reports whether VisibleAccessTokens keeps every
 // token of p's company: an admin's view.
 func SeesEveryAccessToken(p Principal) bool { return IsAdmin(p) }
+
+// MayChangeCompanySettings decides who changes the company's settings
+// (its exchange rates among them): admins.
+func MayChangeCompanySettings(p Principal) error {
+	if p.HasRole(RoleAdmin) {
+		return nil
+	}
+	return domain.Errorf(domain.Forbidden, "changing company settings requires the admin role")
+}
