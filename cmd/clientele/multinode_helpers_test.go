@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/natstest"
@@ -47,7 +48,7 @@ func asyncProjectorNames(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}, nil) {
+	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}, postgres.EventLog{}) {
 		names = append(names, p.Name())
 	}
 	return names
