@@ -183,4 +183,3 @@ func waitFor(t *testing.T, timeout time.Duration, what string, got func() string
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
