@@ -47,6 +47,9 @@ type demoDataLoad struct {
 // what it made by then (a campaign by its key, the rest by name).
 func loadDemoData(ctx context.Context, a *app, companyID string, now time.Time) (*demoDataLoad, error) {
 	if has, err := demoHasData(ctx, a, companyID); err != nil || has {
+		if has {
+			a.log.Info("demo data not loaded: the demo company has data")
+		}
 		return nil, err
 	}
 	load := &demoDataLoad{companyID: companyID, set: newDemoSet(now), began: time.Now()}

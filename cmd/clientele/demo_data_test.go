@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -182,4 +186,51 @@ func waitFor(t *testing.T, timeout time.Duration, what string, got func() string
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestServeDemoDataLeavesACompanyWithData starts serve with --demo-data on
+// a demo company that has a customer already: nothing is loaded. Without
+// --demo, --demo-data is refused.
+func TestServeDemoDataLeavesACompanyWithData(t *testing.T) {
+	getenv := env(map[string]string{"DATABASE_URL": pgtest.URL(t), "CLIENTELE_LOG_LEVEL": "warn"})
+	dataDir := t.TempDir()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--demo-data"}, &out, &errOut, getenv)
+	if err == nil || !strings.Contains(err.Error(), "--demo") {
+		t.Fatalf("--demo-data without --demo: %v", err)
+	}
+
+	mustRun(t, getenv, "company", "create", demoSlug, "--data-dir", dataDir)
+	file := filepath.Join(dataDir, "customers.json")
+	if err := os.WriteFile(file, []byte(`[{"external_id": "own-1", "first_name": "Oma"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, getenv, "import", "--company", demoSlug, "--entity", "customers", "--data-dir", dataDir, file)
+
+	base, printed, stop := startServe(t, getenv, "--data-dir", dataDir, "--demo", "--demo-data")
+	defer stop()
+	login := regexp.MustCompile(`Log in as (\S+) with password (\S+)`).FindStringSubmatch(printed.String())
+	if login == nil {
+		t.Fatalf("no login printed:\n%s", printed.String())
+	}
+	auth := func(r *http.Request) { r.SetBasicAuth(login[1], login[2]) }
+	code, body := request(t, "POST", base+"/api/access-tokens/", "demo.localhost", nil, auth)
+	if code != 200 {
+		t.Fatalf("token: %d %v", code, body)
+	}
+	bearer := func(r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+body["access_token"].(map[string]any)["token"].(string))
+	}
+	for path, key := range map[string]string{"/api/imports/": "imports", "/api/campaigns/": "campaigns", "/api/datatargets/": "datatargets"} {
+		code, got := request(t, "GET", base+path, "demo.localhost", nil, bearer)
+		list, _ := got[key].([]any)
+		want := 0
+		if key == "imports" {
+			want = 1
+		}
+		if code != 200 || len(list) != want {
+			t.Errorf("GET %s: %d, %d %s, want %d", path, code, len(list), key, want)
+		}
+	}
+	stop()
 }
