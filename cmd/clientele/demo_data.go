@@ -306,7 +306,7 @@ func newDemoSet(now time.Time) demoSet {
 			f.SpamReports++
 			continue
 		}
-		if r.IntN(20) >= 9 {
+		if r.IntN(10) >= 3 { // three in ten open it
 			continue
 		}
 		opened := delivered.Add(time.Duration(300+r.IntN(48*3600)) * time.Second)
