@@ -262,7 +262,7 @@ func newDemoSet(now time.Time) demoSet {
 	// weeks ago, featuring the coffee.
 	set.Campaign = demoCampaign{
 		Key: "KEVAT-KAHVI", Name: "Kevään kahvikampanja", UTMCampaign: "kevat-kahvi",
-		ActivatedAt: now.Add(-21 * 24 * time.Hour).Truncate(time.Minute),
+		ActivatedAt: now.Add(-21 * 24 * time.Hour),
 		ProductIDs:  productIDs[:10],
 	}
 	act := set.Campaign.ActivatedAt
