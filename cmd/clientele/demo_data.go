@@ -47,7 +47,7 @@ const (
 	demoSeed = 20260601
 )
 
-// window is how long a campaign's sales count after its activation
+// demoWindow is how long a campaign's sales count after its activation
 // (docs/campaigns.md: 720 hours, both ends included).
 const demoWindow = 30 * 24 * time.Hour
 
