@@ -21,6 +21,8 @@ import (
 // creates on first start.
 type demoLogin struct {
 	slug, email, password string
+	// companyID is the demo company's id.
+	companyID string
 }
 
 const demoSlug = "demo"
@@ -43,6 +45,7 @@ func ensureDemo(ctx context.Context, g *globals, a *app) (*demoLogin, error) {
 	case err != nil:
 		return nil, err
 	}
+	login.companyID = c.ID
 	if b, err := os.ReadFile(pwFile); err == nil {
 		login.password = strings.TrimSpace(string(b))
 		return login, nil

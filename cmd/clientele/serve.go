@@ -28,6 +28,8 @@ type serveFlags struct {
 	rateBurst    int
 	maxBodyBytes int64
 	demo         bool
+	// demoData loads the demo data set into the demo company (demo_data.go).
+	demoData bool
 	// maxUploadBytes replaces maxBodyBytes for uploads.
 	maxUploadBytes int64
 	// webhookAllowCIDRs lists networks webhook outlets may reach although
@@ -72,6 +74,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.sftp.hostKey, "sftp-host-key", g.getenv("CLIENTELE_SFTP_HOST_KEY"), "SFTP host key file (OpenSSH format); default <data-dir>/sftp_host_ed25519_key, created on first start (env CLIENTELE_SFTP_HOST_KEY)")
 	fl.StringVar(&f.sftp.dir, "sftp-dir", g.getenv("CLIENTELE_SFTP_DIR"), "directory of the SFTP drop directory's files and import queue; default <data-dir>/sftp (env CLIENTELE_SFTP_DIR)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
+	fl.BoolVar(&f.demoData, "demo-data", false, "with --demo, load a month of a small shop's customers, products, events, sales, a campaign and datatargets into the demo company while it has no customers")
 	return cmd
 }
 
@@ -88,6 +91,16 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		var err error
 		if demo, err = ensureDemo(ctx, g, a); err != nil {
 			return fmt.Errorf("demo set-up: %w", err)
+		}
+	}
+	var demoData *demoDataLoad
+	if f.demoData {
+		if demo == nil {
+			return errors.New("--demo-data loads the demo company: give --demo too")
+		}
+		var err error
+		if demoData, err = loadDemoData(ctx, a, demo.companyID, time.Now()); err != nil {
+			return fmt.Errorf("demo data: %w", err)
 		}
 	}
 
@@ -158,6 +171,13 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			if err := a.importWorker.Run(runCtx); err != nil {
 				errs <- fmt.Errorf("import worker: %w", err)
 			}
+		}()
+	}
+	if demoData != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			demoData.await(runCtx, a)
 		}()
 	}
 	// Every customer has a tracking token: those from before tokens get
