@@ -87,6 +87,7 @@ type Server struct {
 
 	customers       app.Customers
 	customerHistory app.CustomerHistory
+	customerAsOf    app.CustomerAsOf
 	shops           app.Retriever
 	products        app.Retriever
 	events          app.Retriever
@@ -147,6 +148,7 @@ func NewServer(cfg Config, a app.Application) (*Server, error) {
 
 		customers:       a.Queries.Customers,
 		customerHistory: a.Queries.CustomerHistory,
+		customerAsOf:    a.Queries.CustomerAsOf,
 		shops:           a.Queries.Shops,
 		products:        a.Queries.Products,
 	}
@@ -300,6 +302,9 @@ func (s *Server) routes() {
 
 	s.tenant(http.MethodGet, "/api/data/customers/", s.handleRetrieveCustomers)
 	s.tenant(http.MethodGet, "/api/customers/:id/history/", s.handleCustomerHistory)
+	if s.customerAsOf != nil {
+		s.tenant(http.MethodGet, "/api/data/customers/:id/", s.handleGetCustomer)
+	}
 
 	s.uploadRoutesOf(importing.Shops, "/api/shops/upload/")
 	if s.shops != nil {

@@ -52,6 +52,9 @@ type Queries struct {
 	// Customers and CustomerHistory read customers.
 	Customers       Customers
 	CustomerHistory CustomerHistory
+	// CustomerAsOf reads one customer now or as of a past instant
+	// (optional).
+	CustomerAsOf CustomerAsOf
 	// Shops and Products read shops and products (optional).
 	Shops, Products Retriever
 	// Events and Sales read events and sales (optional).

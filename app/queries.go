@@ -68,6 +68,18 @@ type CustomerHistory interface {
 	Customer(ctx context.Context, companyID, customerID string) (readmodels.History, error)
 }
 
+// CustomerAsOf reads one customer as retrieval shows it, now or as of a
+// past instant; readmodels.CustomerAsOf implements it.
+type CustomerAsOf interface {
+	// Now returns a customer of the company as retrieval shows it now,
+	// a deleted one as deleted, or a domain.NotFound error.
+	Now(ctx context.Context, companyID, customerID string) (json.RawMessage, error)
+	// AsOf returns a customer of the company as retrieval would have
+	// shown it at an instant, or a domain.NotFound error when it did not
+	// exist then.
+	AsOf(ctx context.Context, companyID, customerID string, at time.Time) (json.RawMessage, error)
+}
+
 // Activity reads events or sales; readmodels.Events and readmodels.Sales
 // implement it.
 type Activity interface {
