@@ -160,6 +160,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 			Customers:       readmodels.NewCustomers(pool),
 			CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
 			CustomerAsOf:    readmodels.NewCustomerAsOf(store, pool, retrievalproj.NewCustomers(e.keys)),
+			Changes:         readmodels.NewChanges(store, pool, e.keys),
 
 			Datatargets: readmodels.NewDatatargets(pool, e.keys),
 			Campaigns:   readmodels.NewCampaigns(pool),

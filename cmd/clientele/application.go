@@ -35,6 +35,7 @@ func (a *app) application(baseDomain string) clientele.Application {
 			Customers:        readmodels.NewCustomers(a.pool),
 			CustomerHistory:  readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
 			CustomerAsOf:     readmodels.NewCustomerAsOf(a.store, a.pool, retrieval.NewCustomers(a.keys)),
+			Changes:          readmodels.NewChanges(a.store, a.pool, a.keys),
 			Shops:            readmodels.NewShops(a.pool),
 			Products:         readmodels.NewProducts(a.pool),
 			Events:           readmodels.NewEvents(a.pool),
