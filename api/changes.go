@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/domain/access"
-	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -42,7 +40,7 @@ func (s *Server) handleChanges(c *gin.Context) error {
 	}
 	q := readmodels.ChangesQuery{CompanyID: p.CompanyID, Types: params["type"], Stream: params.Get("stream")}
 	if v, ok := params["from"]; ok {
-		if q.After, ok = parsePosition(v[0]); !ok {
+		if q.After, ok = readmodels.ParsePosition(v[0]); !ok {
 			return invalidParam("from", "must be a position of a change (tx:global, as the changes give it)")
 		}
 	}
@@ -185,18 +183,4 @@ func appendChange(b []byte, ch readmodels.Change) []byte {
 		b = appendDoc(b, ch.Data)
 	}
 	return append(b, '}')
-}
-
-// parsePosition reads a position as Position.String writes it.
-func parsePosition(s string) (eventstore.Position, bool) {
-	tx, global, ok := strings.Cut(strings.TrimSpace(s), ":")
-	if !ok {
-		return eventstore.Position{}, false
-	}
-	t, err1 := strconv.ParseUint(tx, 10, 64)
-	g, err2 := strconv.ParseInt(global, 10, 64)
-	if err1 != nil || err2 != nil || g < 0 {
-		return eventstore.Position{}, false
-	}
-	return eventstore.Position{TxID: t, Global: g}, true
 }

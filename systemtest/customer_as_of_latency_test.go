@@ -9,6 +9,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 )
 
 var measureAsOf = flag.Bool("measure-as-of", false,
@@ -22,7 +26,9 @@ func TestCustomerAsOfLatency(t *testing.T) {
 	if !*measureAsOf {
 		t.Skip("a measurement: run with -measure-as-of")
 	}
-	e := withCustomers(t)
+	// No rate limit: the measurement asks as fast as it is answered.
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.RateLimit, c.RateBurst = 1e6, 1e6 })
+	e.runProjections(retrievalproj.NewCustomers(e.keys))
 	admin := e.userToken(e.admin, acmeHost)
 	const id, events, rounds = "0190000000007000800000000000a50f", 1000, 500
 	for i := range events {
