@@ -13,8 +13,9 @@ PKGS      := ./...
 build:
 	$(GO) build -o $(BIN) ./cmd/clientele
 
+# ARGS are passed on to serve: make run ARGS='--webhook-allow-cidrs 127.0.0.0/8'
 run: build
-	./$(BIN) serve --demo --log-format text --sftp-addr 127.0.0.1:2222
+	./$(BIN) serve --demo --log-format text --sftp-addr 127.0.0.1:2222 $(ARGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -58,7 +59,8 @@ FUZZ_TARGETS := \
 	./domain/activity:FuzzParse ./domain/sale:FuzzParse ./domain/sale:FuzzAmounts \
 	./domain/dataquery:FuzzParse ./domain/access:FuzzScopes ./domain/datatarget:FuzzTemplate \
 	./domain/datatarget:FuzzOutlet ./internal/ingest:FuzzJSONRecords ./internal/ingest:FuzzCSVRecords \
-	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON ./api:FuzzAppendDoc
+	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON ./api:FuzzAppendDoc \
+	./console:FuzzIndentBounded
 
 fuzz:
 	@failed=; for t in $(FUZZ_TARGETS); do \

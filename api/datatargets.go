@@ -64,13 +64,14 @@ func (s *Server) handleGetDatatarget(c *gin.Context) error {
 }
 
 // handleUpdateDatatarget serves PATCH /api/datatargets/<id>/: name and
-// description (staff role); absent or null keys stay as they are.
+// description (staff role); absent or null keys stay as they are, any
+// other key is a 400 (decodePatch).
 func (s *Server) handleUpdateDatatarget(c *gin.Context) error {
 	var req struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
 	}
-	if err := decodeJSON(c.Request, &req, false); err != nil {
+	if err := decodePatch(c.Request, &req); err != nil {
 		return err
 	}
 	p, _ := principalOf(c)

@@ -73,7 +73,7 @@ func errorResponse(err error) (int, errorBody) {
 	var e errorJSON
 	switch {
 	case errors.As(err, &de):
-		e = errorJSON{Code: de.Code, Message: de.Message, Details: de.Details}
+		e = errorJSON{Code: de.Code, Message: de.Message, Details: domain.CapDetails(de.Details, de.More)}
 	case errors.As(err, &tooLarge):
 		e = errorJSON{Code: domain.TooLarge, Message: fmt.Sprintf("the request body is over the limit of %d bytes", tooLarge.Limit)}
 	case errors.As(err, &syntax), errors.As(err, &typ):

@@ -60,23 +60,22 @@ func (s *Server) handlePutExchangeRates(c *gin.Context) error {
 	}
 	p, _ := principalOf(c)
 	co, _ := companyOf(c)
-	var problems []domain.FieldError
+	var problems domain.Problems
 	if req.Currency != nil && !strings.EqualFold(strings.TrimSpace(*req.Currency), co.Currency) {
-		problems = append(problems, domain.FieldError{Field: "currency",
-			Reason: "is not the company's default currency " + co.Currency + ", to which every rate converts; change that in the company settings"})
+		problems.Add("currency", "is not the company's default currency "+co.Currency+", to which every rate converts; change that in the company settings")
 	}
 	change := make(map[string]*string, len(req.ExchangeRates))
 	for _, code := range slices.Sorted(maps.Keys(req.ExchangeRates)) {
 		rate, ok := rateOf(req.ExchangeRates[code])
 		if !ok {
-			problems = append(problems, domain.FieldError{Field: "exchange_rates." + strings.ToUpper(strings.TrimSpace(code)),
-				Reason: "must be a decimal number such as 1.08 or \"1.08\", or null to remove the rate"})
+			problems.Add("exchange_rates."+strings.ToUpper(strings.TrimSpace(code)),
+				"must be a decimal number such as 1.08 or \"1.08\", or null to remove the rate")
 			continue
 		}
 		change[code] = rate
 	}
-	if len(problems) > 0 {
-		return &domain.Error{Code: domain.Validation, Message: "invalid exchange rates", Details: problems}
+	if err := problems.Err(domain.Validation, "invalid exchange rates"); err != nil {
+		return err
 	}
 	updated, err := s.commands.UpdateCompanySettings.Handle(commandContext(c), commands.UpdateCompanySettings{
 		Principal: p, CompanyID: co.ID, Change: company.SettingsChange{ExchangeRates: change},

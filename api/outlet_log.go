@@ -67,7 +67,7 @@ func (s *Server) handleOutletLog(c *gin.Context) error {
 	}
 	entries := make([]logEntryJSON, 0, len(page.Entries))
 	for _, e := range page.Entries {
-		j := newLogEntryJSON(e)
+		j := newLogEntryJSON(e.For(p))
 		j.EntryKey = strconv.FormatInt(e.EntryNumber, 10)
 		entries = append(entries, j)
 	}
@@ -85,8 +85,8 @@ func (s *Server) handleOutletLog(c *gin.Context) error {
 
 // handleOutletLogEntry serves
 // GET /api/datatargets/<id>/outlets/<outlet_id>/log/<entry_number>/. The
-// raw request and reply show credential headers to admins only
-// (datatarget.LogEntry.RawFor).
+// raw request and reply, and the failure reason, show credentials to
+// admins only (datatarget.LogEntry.For).
 func (s *Server) handleOutletLogEntry(c *gin.Context) error {
 	n, err := strconv.ParseInt(c.Param("entry"), 10, 64)
 	if err != nil || n < 1 {
@@ -97,11 +97,11 @@ func (s *Server) handleOutletLogEntry(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	e = e.For(p)
 	j := newLogEntryJSON(e)
-	request, reply := e.RawFor(p)
-	j.HTTPRequest = &request
-	if reply != "" {
-		j.HTTPReply = &reply
+	j.HTTPRequest = &e.HTTPRequest
+	if e.HTTPReply != "" {
+		j.HTTPReply = &e.HTTPReply
 	}
 	c.JSON(http.StatusOK, gin.H{"entry": j})
 	return nil

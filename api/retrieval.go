@@ -158,6 +158,9 @@ func (s *Server) writeRetrieval(c *gin.Context, key string, stream pageStream) e
 	// check.
 	var w *bufio.Writer
 	var sendErr error
+	// A page is written as the client reads it, which may take minutes:
+	// its credential is checked again while it is (authority.go).
+	auth := s.authorityOf(c)
 	start := func() {
 		c.Header("Content-Type", "application/json; charset=utf-8")
 		c.Status(http.StatusOK)
@@ -167,6 +170,9 @@ func (s *Server) writeRetrieval(c *gin.Context, key string, stream pageStream) e
 		_, _ = w.Write(append(b, ':', '['))
 	}
 	next, err := stream(func(doc []byte) error {
+		if err := auth.due(); err != nil {
+			return err
+		}
 		if w == nil {
 			start()
 		} else {

@@ -4,7 +4,8 @@
 // {"error": {"code", "message", "details"}}. It translates HTTP into the
 // application's commands and queries (app.Application) and decides
 // nothing itself: role checks and validation live in the commands and
-// the domain, read rules in domain/access.
+// the domain, read rules in domain/access (a route that needs a role
+// asks the domain's rule before it reads the body: requires).
 //
 // Every API path is served under four spellings: with and without the /api
 // prefix and with and without the trailing slash (docs/openapi.yaml lists
@@ -28,6 +29,9 @@ import (
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
+	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/campaign"
+	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
 )
 
@@ -66,6 +70,7 @@ type Server struct {
 	logins     *limiter // failed log-ins per company and email
 	loginAddrs *limiter // failed log-ins per client address
 	passwords  *gate    // password checks at once
+	large      *largeBodies
 	docsJSON   []byte
 
 	companies app.Companies
@@ -129,6 +134,7 @@ func NewServer(cfg Config, a app.Application) (*Server, error) {
 		logins:     newLoginLimiter(loginBurst, loginEvery, cfg.Now),
 		loginAddrs: newLoginLimiter(addrBurst, addrEvery, cfg.Now),
 		passwords:  newGate(cfg.PasswordChecks, cfg.PasswordCheckWait),
+		large:      newLargeBodies(),
 		docsJSON:   docsJSON,
 		companies:  a.Queries.Companies,
 		access:     a.Queries.Access,
@@ -226,6 +232,11 @@ func (s *Server) deadlines(c *gin.Context) {
 		_ = rc.SetReadDeadline(next())
 		c.Request.Body = &deadlineBody{ReadCloser: c.Request.Body, rc: rc, next: next, timeout: s.cfg.ReadTimeout}
 	}
+	if s.uploadRoutes[c.FullPath()] {
+		// An upload streams for as long as it needs: its credential is
+		// checked again while it does (authority.go).
+		s.withAuthority(c)
+	}
 	c.Next()
 }
 
@@ -286,15 +297,15 @@ func (s *Server) routes() {
 	s.tenant(http.MethodPost, "/api/access-tokens/", s.handleCreateAccessToken, allowPassword)
 	s.tenant(http.MethodDelete, "/api/access-tokens/:id/", s.handleRevokeAccessToken)
 	s.tenant(http.MethodGet, "/api/integrations/", s.handleListIntegrations)
-	s.tenant(http.MethodPost, "/api/integrations/", s.handleCreateIntegration)
+	s.tenant(http.MethodPost, "/api/integrations/", s.handleCreateIntegration, requires(access.MayCreateIntegration))
 	s.tenant(http.MethodGet, "/api/integrations/:id/", s.handleGetIntegration)
 	if s.sftpKeys != nil {
 		s.tenant(http.MethodGet, "/api/sftp-keys/", s.handleListSFTPKeys)
-		s.tenant(http.MethodPost, "/api/sftp-keys/", s.handleAddSFTPKey)
+		s.tenant(http.MethodPost, "/api/sftp-keys/", s.handleAddSFTPKey, requires(access.MayManageSFTPKeys))
 		s.tenant(http.MethodDelete, "/api/sftp-keys/:id/", s.handleRemoveSFTPKey)
 	}
 	s.tenant(http.MethodGet, "/api/exchange-rates/", s.handleGetExchangeRates)
-	s.tenant(http.MethodPut, "/api/exchange-rates/", s.handlePutExchangeRates)
+	s.tenant(http.MethodPut, "/api/exchange-rates/", s.handlePutExchangeRates, requires(access.MayChangeCompanySettings))
 
 	s.uploadRoutesOf(importing.Customers, "/api/customers/upload/", "/api/customer/upload/")
 	if s.imports != nil {
@@ -332,21 +343,21 @@ func (s *Server) routes() {
 	}
 
 	s.tenant(http.MethodGet, "/api/datatargets/", s.handleListDatatargets)
-	s.tenant(http.MethodPost, "/api/datatargets/", s.handleCreateDatatarget)
+	s.tenant(http.MethodPost, "/api/datatargets/", s.handleCreateDatatarget, requires(datatarget.MayManage))
 	s.tenant(http.MethodGet, "/api/datatargets/:id/", s.handleGetDatatarget)
-	s.tenant(http.MethodPatch, "/api/datatargets/:id/", s.handleUpdateDatatarget)
+	s.tenant(http.MethodPatch, "/api/datatargets/:id/", s.handleUpdateDatatarget, requires(datatarget.MayManage))
 	s.tenant(http.MethodPost, "/api/datatargets/:id/post/", s.handlePostMessages)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/retrieve/", s.handleRetrieve)
-	s.tenant(http.MethodPost, "/api/datatargets/:id/outlets/", s.handleCreateOutlet)
+	s.tenant(http.MethodPost, "/api/datatargets/:id/outlets/", s.handleCreateOutlet, requires(datatarget.MayManage))
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/", s.handleGetOutlet)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/", s.handleOutletLog)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/:entry/", s.handleOutletLogEntry)
 
 	if s.campaigns != nil {
 		s.tenant(http.MethodGet, "/api/campaigns/", s.handleListCampaigns)
-		s.tenant(http.MethodPost, "/api/campaigns/", s.handleCreateCampaign)
+		s.tenant(http.MethodPost, "/api/campaigns/", s.handleCreateCampaign, requires(campaign.MayManage))
 		s.tenant(http.MethodGet, "/api/campaigns/:key/", s.handleGetCampaign)
-		s.tenant(http.MethodPatch, "/api/campaigns/:key/", s.handlePatchCampaign)
+		s.tenant(http.MethodPatch, "/api/campaigns/:key/", s.handlePatchCampaign, requires(campaign.MayManage))
 		s.tenant(http.MethodGet, "/api/campaign/actions/", s.handleCampaignStats)
 		s.tenant(http.MethodGet, "/api/beta/campaigns/", s.handleBetaCampaignStats)
 	}
@@ -405,23 +416,49 @@ func (s *Server) plain(method, path string, h handlerFunc) {
 	s.engine.Handle(method, path, routeName(path), s.adapt(h))
 }
 
-// routeOption changes how a tenant route authenticates.
-type routeOption int
+// routeOption changes how a tenant route authenticates, or what it
+// requires of the caller before it reads the body.
+type routeOption struct {
+	password bool
+	role     func(access.Principal) error
+}
 
 // allowPassword accepts a user's email and password (HTTP basic) besides
 // access tokens.
-const allowPassword routeOption = 1
+var allowPassword = routeOption{password: true}
+
+// requires checks the caller's role with the domain's rule (the command
+// checks it again) before the handler reads a byte of the body: a caller
+// without the role is 403 at the cost of a look-up, never a 400 that
+// cost a parse of whatever it sent.
+func requires(rule func(access.Principal) error) routeOption { return routeOption{role: rule} }
 
 // tenant registers an API path under all its spellings, behind tenancy,
 // authentication, rate limiting and scope checks.
 func (s *Server) tenant(method, path string, h handlerFunc, opts ...routeOption) {
 	password := false
+	chain := []gin.HandlerFunc{routeName(path), s.checkInput, s.resolveCompany}
+	var roles []gin.HandlerFunc
 	for _, o := range opts {
-		password = password || o == allowPassword
+		password = password || o.password
+		if o.role != nil {
+			roles = append(roles, s.requireRole(o.role))
+		}
 	}
-	chain := []gin.HandlerFunc{routeName(path), s.checkInput, s.resolveCompany, s.authenticate(password), s.rateLimit, s.authorize, s.adapt(h)}
+	chain = append(chain, s.authenticate(password), s.rateLimit, s.authorize)
+	chain = append(append(chain, roles...), s.oneLargeBody, s.adapt(h))
 	for _, p := range spellings(path) {
 		s.engine.Handle(method, p, chain...)
+	}
+}
+
+// requireRole answers 403 unless the caller meets rule.
+func (s *Server) requireRole(rule func(access.Principal) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, _ := principalOf(c)
+		if err := rule(p); err != nil {
+			s.writeError(c, err)
+		}
 	}
 }
 

@@ -29,6 +29,11 @@ type Authenticator interface {
 	// (Principal.Password set), checking the TOTP code when the user has
 	// two-factor authentication, or a domain.Unauthorized error.
 	AuthenticatePassword(ctx context.Context, companyID, email, password, totpCode string) (access.Principal, error)
+	// Recheck returns the principal that a principal's credential (its
+	// token, or its user) gives now, or a domain.Unauthorized error once
+	// the token is revoked or the user removed: the edges check it again
+	// at each effect of a long session.
+	Recheck(ctx context.Context, p access.Principal) (access.Principal, error)
 }
 
 // Sessions are the console's log-ins; authn.ConsoleSessions implements

@@ -37,6 +37,15 @@ type Credentials interface {
 	// UserByEmail returns the user of the company with email, with its
 	// credentials' hashes, or a domain.NotFound error.
 	UserByEmail(ctx context.Context, companyID, email string) (access.User, error)
+	// AccessToken returns a token of the company by its id, or a
+	// domain.NotFound error once it is revoked (Recheck).
+	AccessToken(ctx context.Context, companyID, id string) (access.AccessToken, error)
+	// Integration returns an integration of the company, or a
+	// domain.NotFound error (Recheck).
+	Integration(ctx context.Context, companyID, id string) (access.Integration, error)
+	// User returns a user of the company, or a domain.NotFound error once
+	// it is removed (Recheck).
+	User(ctx context.Context, companyID, id string) (access.User, error)
 }
 
 // Authenticator authenticates access tokens and users' passwords.
@@ -123,4 +132,63 @@ func (a *Authenticator) useTOTPStep(ctx context.Context, u access.User, step int
 		return false, fmt.Errorf("authn: use TOTP step: %w", storeerr.Translate(err))
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// Recheck returns the principal that p's credential gives now, for the
+// edges that act long after a log-in (an SFTP connection, its queued
+// files, a streamed answer): authority is checked at the moment of each
+// effect, not only when the credential was shown. A revoked token, or
+// one of an integration since disabled, is access.InvalidToken; a user
+// no longer there is access.InvalidLogIn; a user who no longer has a
+// role that p had is a domain.Unauthorized error too (what was opened
+// with more authority ends; a new log-in has what the user has now). A
+// token's roles and scopes are fixed at its creation, so its principal
+// is the one AuthenticateToken gave. p.System passes unchecked. A
+// principal of an SFTP key is no token's or user's and is checked by the
+// SFTP server against its keys; here it is refused.
+func (a *Authenticator) Recheck(ctx context.Context, p access.Principal) (access.Principal, error) {
+	switch {
+	case p.System:
+		return p, nil
+	case p.TokenID != "":
+		t, err := a.creds.AccessToken(ctx, p.CompanyID, p.TokenID)
+		if domain.ErrorCode(err) == domain.NotFound {
+			return access.Principal{}, access.InvalidToken()
+		}
+		if err != nil {
+			return access.Principal{}, fmt.Errorf("authn: recheck token: %w", err)
+		}
+		// As AccessTokenByHash: a token of a disabled integration no
+		// longer authenticates.
+		if o, err := access.ParseOwnerID(t.OwnerID); err == nil && o.Kind == access.OwnerIntegration {
+			in, err := a.creds.Integration(ctx, p.CompanyID, o.ID)
+			if domain.ErrorCode(err) == domain.NotFound {
+				return access.Principal{}, access.InvalidToken()
+			}
+			if err != nil {
+				return access.Principal{}, fmt.Errorf("authn: recheck token: %w", err)
+			}
+			if !in.Enabled {
+				return access.Principal{}, access.InvalidToken()
+			}
+		}
+		return t.Principal(), nil
+	case p.UserID != "" && p.SFTPKeyID == "":
+		u, err := a.creds.User(ctx, p.CompanyID, p.UserID)
+		if domain.ErrorCode(err) == domain.NotFound {
+			return access.Principal{}, access.InvalidLogIn()
+		}
+		if err != nil {
+			return access.Principal{}, fmt.Errorf("authn: recheck user: %w", err)
+		}
+		out := u.Principal()
+		out.Password = p.Password
+		for _, r := range p.Roles {
+			if !out.HasRole(r) {
+				return access.Principal{}, domain.Errorf(domain.Unauthorized, "this user's roles changed; log in again")
+			}
+		}
+		return out, nil
+	}
+	return access.Principal{}, access.InvalidToken()
 }

@@ -43,8 +43,8 @@ func (h UpdateCompanySettingsHandler) Handle(ctx context.Context, cmd UpdateComp
 	if !p.System && p.CompanyID != cmd.CompanyID {
 		return company.Company{}, domain.Errorf(domain.NotFound, "no such company")
 	}
-	if !p.HasRole(access.RoleAdmin) {
-		return company.Company{}, domain.Errorf(domain.Forbidden, "changing company settings requires the admin role")
+	if err := access.MayChangeCompanySettings(p); err != nil {
+		return company.Company{}, err
 	}
 	for attempt := 1; ; attempt++ {
 		c, err := h.try(ctx, cmd)

@@ -98,6 +98,7 @@ func (c *Console) routes() {
 	in(http.MethodGet, "/", false, c.handleHome)
 	in(http.MethodGet, "/customers", false, c.handleCustomers)
 	in(http.MethodGet, "/customers/:id", false, c.handleCustomer)
+	in(http.MethodGet, "/customers/:id/document", false, c.handleCustomerDocument)
 	in(http.MethodGet, "/customers/:id/:action", false, c.handleConfirmDestroy)
 	in(http.MethodPost, "/customers/:id/:action", false, c.handleDestroy)
 	in(http.MethodGet, "/imports", false, c.handleImports)
@@ -111,6 +112,9 @@ func (c *Console) routes() {
 		in(http.MethodGet, "/datatargets/:id", false, c.handleDatatarget)
 		in(http.MethodGet, "/datatargets/:id/outlets/:outlet", false, c.handleOutlet)
 		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/log/:entry", false, c.handleAttempt)
+		in(http.MethodGet, "/datatargets/:id/messages/:number", false, c.handleMessage)
+		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/content", false, c.handleOutletContent)
+		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/log/:entry/:part", false, c.handleAttemptRaw)
 	}
 	if c.app.Queries.Campaigns != nil {
 		in(http.MethodGet, "/campaigns", false, c.handleCampaigns)

@@ -96,6 +96,7 @@ func (c *Console) handleCustomers(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	shown := newBudget()
 	for _, raw := range page.Docs {
 		doc, err := decodeDoc(raw)
 		if err != nil {
@@ -103,7 +104,7 @@ func (c *Console) handleCustomers(g *gin.Context) error {
 		}
 		row := customerRow{ID: fmt.Sprint(doc["id"])}
 		for _, col := range listColumns {
-			row.Values = append(row.Values, shown(doc[col]))
+			row.Values = append(row.Values, shown.cell(doc[col]).Text)
 		}
 		v.Customers = append(v.Customers, row)
 	}
@@ -141,31 +142,17 @@ func decodeDoc(raw json.RawMessage) (map[string]any, error) {
 	return doc, nil
 }
 
-// shown is a field's value as a cell shows it.
-func shown(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case []any:
-		parts := make([]string, len(v))
-		for i, e := range v {
-			parts[i] = shown(e)
-		}
-		return strings.Join(parts, ", ")
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // customerView is a customer's page.
 type customerView struct {
 	ID                 string
 	Forgotten, Deleted bool
 	// Fields are the customer as retrieval shows it, by name; nil when
 	// the read model does not show it (deleted, or not yet projected).
-	Fields   []fieldRow
+	Fields []valueRow
+	// Cut is true when a value of the page is not shown whole: Download
+	// is the address of the customer as retrieval answers it.
+	Cut      bool
+	Download string
 	Timeline []timelineRow
 	Events   []map[string]string
 	Sales    []map[string]string
@@ -177,13 +164,19 @@ type customerView struct {
 
 type fieldRow struct{ Name, Value string }
 
+// valueRow is a stored value by name, as the page shows it.
+type valueRow struct {
+	Name  string
+	Value shownText
+}
+
 // timelineRow is one event of the customer's history.
 type timelineRow struct {
 	Version              int64
 	At                   string
 	Type                 string
 	RunID, Actor, Source string
-	Changes              []fieldRow
+	Changes              []valueRow
 	Fields               []string
 	Redacted             bool
 	CorrelationID        string
@@ -201,7 +194,7 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 		return err
 	}
 	v := customerView{ID: id, Forgotten: h.Forgotten, Deleted: h.Deleted,
-		CanDestroy: imports.MayDestroy(principalOf(g))}
+		CanDestroy: imports.MayDestroy(principalOf(g)), Download: Prefix + "/customers/" + url.PathEscape(id) + "/document"}
 	if runID := g.Query("run"); runID != "" {
 		if v.Run, err = c.runOf(ctx, co.ID, runID, 10); err != nil {
 			return err
@@ -211,6 +204,7 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 		c.render(g, http.StatusOK, "customer", "Forgotten customer", "customers", v)
 		return nil
 	}
+	shown := newBudget()
 	raw, err := c.app.Queries.Customers.Doc(ctx, co.ID, id)
 	if err != nil && domain.ErrorCode(err) != domain.NotFound {
 		return err
@@ -226,49 +220,66 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 		}
 		sort.Strings(names)
 		for _, k := range names {
-			v.Fields = append(v.Fields, fieldRow{Name: k, Value: shown(doc[k])})
+			v.Fields = append(v.Fields, valueRow{Name: k, Value: shown.cell(doc[k])})
 		}
 	}
 	for _, e := range h.Events {
 		v.Timeline = append(v.Timeline, timelineRow{
 			Version: e.Version, At: e.RecordedAt.Format("2006-01-02 15:04:05.000 UTC"), Type: e.Type,
 			RunID: e.Metadata.RunID, Actor: e.Metadata.Actor, Source: e.Metadata.Source,
-			CorrelationID: e.Metadata.CorrelationID, Changes: changeRows(e.Changes), Fields: e.Fields, Redacted: e.Redacted,
+			CorrelationID: e.Metadata.CorrelationID, Changes: changeRows(e.Changes, shown), Fields: e.Fields, Redacted: e.Redacted,
 		})
 	}
-	if v.Events, err = activityOf(ctx, c.app.Queries.Events, co.ID, id, []string{"id", "type", "date", "product_id", "path"}); err != nil {
+	if v.Events, err = activityOf(ctx, c.app.Queries.Events, co.ID, id, []string{"id", "type", "date", "product_id", "path"}, shown); err != nil {
 		return err
 	}
-	if v.Sales, err = activityOf(ctx, c.app.Queries.Sales, co.ID, id, []string{"sale_external_id", "sale_date", "sale_state", "sale_total"}); err != nil {
+	if v.Sales, err = activityOf(ctx, c.app.Queries.Sales, co.ID, id, []string{"sale_external_id", "sale_date", "sale_state", "sale_total"}, shown); err != nil {
 		return err
 	}
+	v.Cut = shown.cut
 	c.render(g, http.StatusOK, "customer", "Customer", "customers", v)
 	return nil
 }
 
+// handleCustomerDocument answers the customer as retrieval answers it,
+// for download: the customer's page shows each value within bounds
+// (shownText) and links here when one is cut.
+func (c *Console) handleCustomerDocument(g *gin.Context) error {
+	raw, err := c.app.Queries.Customers.Doc(g.Request.Context(), companyOf(g).ID, g.Param("id"))
+	if err != nil {
+		return err
+	}
+	download(g, "customer.json", "application/json", raw)
+	return nil
+}
+
 // changeRows lists what an event changed, field by field.
-func changeRows(ch *customer.Changes) []fieldRow {
+func changeRows(ch *customer.Changes, shown *budget) []valueRow {
 	if ch == nil {
 		return nil
 	}
-	var out []fieldRow
+	var out []valueRow
 	names := make([]string, 0, len(ch.Set))
 	for k := range ch.Set {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		out = append(out, fieldRow{Name: k, Value: "= " + shown(normalise(ch.Set[k]))})
+		v := shown.cell(normalise(ch.Set[k]))
+		v.Text = "= " + v.Text
+		out = append(out, valueRow{Name: k, Value: v})
 	}
 	for _, k := range ch.Unset {
-		out = append(out, fieldRow{Name: k, Value: "removed"})
+		out = append(out, valueRow{Name: k, Value: shownText{Text: "removed"}})
 	}
 	for _, m := range []struct {
 		op  string
 		set map[string][]string
 	}{{"added", ch.Add}, {"taken out", ch.Remove}} {
 		for _, k := range sortedKeys(m.set) {
-			out = append(out, fieldRow{Name: k, Value: m.op + ": " + strings.Join(m.set[k], ", ")})
+			v := shown.cell(m.set[k])
+			v.Text = m.op + ": " + v.Text
+			out = append(out, valueRow{Name: k, Value: v})
 		}
 	}
 	return out
@@ -320,7 +331,7 @@ func identityOf(h readmodels.History) map[string]string {
 
 // activityOf reads the customer's newest events or sales, at most
 // pageSize, as rows of columns.
-func activityOf(ctx context.Context, r app.Activity, companyID, customerID string, columns []string) ([]map[string]string, error) {
+func activityOf(ctx context.Context, r app.Activity, companyID, customerID string, columns []string, shown *budget) ([]map[string]string, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -336,7 +347,7 @@ func activityOf(ctx context.Context, r app.Activity, companyID, customerID strin
 		}
 		row := map[string]string{}
 		for _, col := range columns {
-			row[col] = shown(doc[col])
+			row[col] = shown.cell(doc[col]).Text
 		}
 		out = append(out, row)
 	}

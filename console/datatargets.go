@@ -1,8 +1,6 @@
 package console
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"sort"
 	"strconv"
@@ -18,7 +16,7 @@ import (
 // The datatargets pages read what GET /api/datatargets/..., .../retrieve/
 // and the outlet log endpoints read, through the same read model
 // (api.Datatargets), and show outlet credentials masked to whoever the
-// API masks them for (datatarget.Outlet.RequestFor, datatarget.LogEntry.RawFor).
+// API masks them for (datatarget.Outlet.RequestFor, datatarget.LogEntry.For).
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
@@ -83,7 +81,9 @@ type outletRow struct {
 
 type messageRow struct {
 	Number int64
-	Body   string
+	Body   shownText
+	// Download is the address of the whole message.
+	Download string
 }
 
 // handleDatatarget shows a datatarget: its outlets with their state and
@@ -115,10 +115,12 @@ func (c *Console) handleDatatarget(g *gin.Context) error {
 		}
 		v.Fields += f
 	}
+	shown := newBudget()
 	for i, m := range page.Messages {
 		// Messages are numbered consecutively: the page's last is
 		// LastMessageNumber.
-		v.Messages = append(v.Messages, messageRow{Number: page.LastMessageNumber - int64(len(page.Messages)-1-i), Body: indentJSON(m)})
+		n := page.LastMessageNumber - int64(len(page.Messages)-1-i)
+		v.Messages = append(v.Messages, messageRow{Number: n, Body: shown.json(m, shownValueBytes), Download: messagePath(d.ID, n)})
 	}
 	if len(page.Messages) == pageSize && page.LastMessageNumber < d.LastMessageNumber {
 		v.Next = datatargetPath(d.ID) + "?after=" + formatInt(page.LastMessageNumber) + "#messages"
@@ -164,14 +166,77 @@ func outletState(o datatarget.Outlet, s readmodels.OutletState) (label, class st
 	}
 }
 
-// indentJSON writes a message indented for reading; a body that is no
-// JSON (none is) is shown as it is.
-func indentJSON(b []byte) string {
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return string(b)
+// handleMessage answers one message of a datatarget as it is stored, for
+// download: the page shows a message within bounds (shownText) and links
+// here for the whole of one too large to show.
+func (c *Console) handleMessage(g *gin.Context) error {
+	n, err := strconv.ParseInt(g.Param("number"), 10, 64)
+	if err != nil || n < 1 {
+		return domain.Errorf(domain.NotFound, "no such message")
 	}
-	return out.String()
+	co := companyOf(g)
+	page, err := c.app.Queries.Datatargets.Messages(g.Request.Context(), co.ID, g.Param("id"), n-1, 1)
+	if err != nil {
+		return err
+	}
+	if len(page.Messages) != 1 || page.LastMessageNumber != n {
+		return domain.Errorf(domain.NotFound, "no such message")
+	}
+	download(g, "message-"+formatInt(n)+".json", "application/json", page.Messages[0])
+	return nil
+}
+
+// handleOutletContent answers an outlet's content template as it is
+// stored, for download.
+func (c *Console) handleOutletContent(g *gin.Context) error {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	if err != nil {
+		return err
+	}
+	o, err := c.app.Queries.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
+	if err != nil {
+		return err
+	}
+	download(g, "outlet-"+o.ID+"-content.json", "application/json", o.Request.Content)
+	return nil
+}
+
+// handleAttemptRaw answers an attempt's raw request or reply
+// (part "request" or "reply") as the log keeps it, masked as the page
+// masks it, for download.
+func (c *Console) handleAttemptRaw(g *gin.Context) error {
+	n, err := strconv.ParseInt(g.Param("entry"), 10, 64)
+	part := g.Param("part")
+	if err != nil || n < 1 || (part != "request" && part != "reply") {
+		return domain.Errorf(domain.NotFound, "no such log entry")
+	}
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	if err != nil {
+		return err
+	}
+	o, err := c.app.Queries.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
+	if err != nil {
+		return err
+	}
+	e, err := c.app.Queries.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, n)
+	if err != nil {
+		return err
+	}
+	e = e.For(principalOf(g))
+	text := e.HTTPRequest
+	if part == "reply" {
+		text = e.HTTPReply
+	}
+	download(g, "attempt-"+formatInt(n)+"-"+part+".txt", "text/plain; charset=utf-8", []byte(text))
+	return nil
+}
+
+func messagePath(datatargetID string, n int64) string {
+	return datatargetPath(datatargetID) + "/messages/" + formatInt(n)
 }
 
 // queryInt reads a whole number of at least 0 from the query, def when
@@ -191,16 +256,18 @@ func queryInt(g *gin.Context, name string, def int64) (int64, error) {
 // outletView is an outlet's page: its request, state and attempt log,
 // and one attempt's raw request and reply when one is chosen.
 type outletView struct {
-	D        datatarget.Datatarget
-	O        outletRow
-	Secret   bool
-	Headers  []fieldRow
-	Content  string
-	Batched  bool
-	MaxBatch int
-	Interval string
-	Log      []logRow
-	Total    int64
+	D       datatarget.Datatarget
+	O       outletRow
+	Secret  bool
+	Headers []fieldRow
+	Content shownText
+	// ContentDownload is the address of the whole content template.
+	ContentDownload string
+	Batched         bool
+	MaxBatch        int
+	Interval        string
+	Log             []logRow
+	Total           int64
 	// Next is the address of the next (older) page of the log.
 	Next string
 	// Attempt is the attempt chosen, nil when none.
@@ -208,20 +275,24 @@ type outletView struct {
 }
 
 type logRow struct {
-	Number                        int64
-	Date, Status, Reason, Address string
-	HTTPStatus                    int
-	Batch                         int64
-	Size                          int
-	TimeMS                        int64
-	OK                            bool
+	Number                int64
+	Date, Status, Address string
+	Reason                shownText
+	HTTPStatus            int
+	Batch                 int64
+	Size                  int
+	TimeMS                int64
+	OK                    bool
 }
 
 type attemptView struct {
 	logRow
 	Available      bool
-	Request, Reply string
-	Masked         bool
+	Request, Reply shownText
+	// RequestDownload and ReplyDownload are the addresses of the whole
+	// request and reply.
+	RequestDownload, ReplyDownload string
+	Masked                         bool
 }
 
 // logPageSize is the length of a page of the attempt log.
@@ -272,10 +343,12 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	}
 	rows := outletRows(p, []datatarget.Outlet{o}, states)
 	headers := o.RequestFor(p).Headers
+	shown := newBudget()
 	v := outletView{D: d, O: rows[0], Secret: o.Secret != "", Batched: o.IsBatched, MaxBatch: o.MaxBatchSize,
-		Interval: o.MinRequestInterval.String(), Content: indentJSON(o.Request.Content)}
+		Interval: o.MinRequestInterval.String(), Content: shown.json(o.Request.Content, shownValueBytes),
+		ContentDownload: outletPath(d.ID, o.ID) + "/content"}
 	for _, k := range sortedHeaderNames(headers) {
-		v.Headers = append(v.Headers, fieldRow{Name: k, Value: headers[k]})
+		v.Headers = append(v.Headers, fieldRow{Name: k, Value: shown.text(headers[k], shownCellBytes).Text})
 	}
 	from, err := queryInt(g, "from", 0)
 	if err != nil {
@@ -288,7 +361,7 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	}
 	v.Total = page.TotalCount
 	for _, e := range page.Entries {
-		v.Log = append(v.Log, newLogRow(d.ID, o.ID, e))
+		v.Log = append(v.Log, newLogRow(d.ID, o.ID, e.For(p), shown))
 	}
 	if page.Next > 0 {
 		v.Next = outletPath(d.ID, o.ID) + "?from=" + formatInt(page.Next) + "#log"
@@ -298,16 +371,18 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 		if err != nil {
 			return v, err
 		}
-		request, reply := e.RawFor(p)
-		v.Attempt = &attemptView{logRow: newLogRow(d.ID, o.ID, e), Available: e.HTTPRequestAvailable,
-			Request: request, Reply: reply, Masked: !access.MayReadCredentials(p)}
+		e = e.For(p)
+		raw := attemptPath(d.ID, o.ID, e.EntryNumber)
+		v.Attempt = &attemptView{logRow: newLogRow(d.ID, o.ID, e, shown), Available: e.HTTPRequestAvailable,
+			Request: shown.text(e.HTTPRequest, shownValueBytes), Reply: shown.text(e.HTTPReply, shownValueBytes),
+			RequestDownload: raw + "/request", ReplyDownload: raw + "/reply", Masked: !access.MayReadCredentials(p)}
 	}
 	return v, nil
 }
 
-func newLogRow(datatargetID, outletID string, e datatarget.LogEntry) logRow {
+func newLogRow(datatargetID, outletID string, e datatarget.LogEntry, shown *budget) logRow {
 	return logRow{Number: e.EntryNumber, Date: e.Date.UTC().Format("2006-01-02 15:04:05.000 UTC"), Status: e.Status,
-		Reason: e.FailReason, HTTPStatus: e.HTTPStatus, Batch: e.BatchNumber, Size: e.BatchSize, TimeMS: e.RequestTimeMS,
+		Reason: shown.text(e.FailReason, shownCellBytes), HTTPStatus: e.HTTPStatus, Batch: e.BatchNumber, Size: e.BatchSize, TimeMS: e.RequestTimeMS,
 		OK: e.Status == datatarget.StatusOK, Address: attemptPath(datatargetID, outletID, e.EntryNumber)}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,6 +73,9 @@ type env struct {
 	store       *postgres.Store
 	keys        crypto.KeyStore
 	uploads     imports.StageUploadHandler
+	// staging, when set, is told of each staging that begins
+	// (signalingUploads).
+	staging *atomic.Pointer[chan struct{}]
 }
 
 const (
@@ -88,7 +92,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}, cmds: commands.New(store, time.Now)}
+	e := &env{t: t, pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}, cmds: commands.New(store, time.Now),
+		staging: new(atomic.Pointer[chan struct{}])}
 	e.acme = e.mustCompany(ctx, "acme")
 	e.globex = e.mustCompany(ctx, "globex")
 	e.admin = e.mustUser(ctx, e.acme, "admin@acme.test", access.RoleAdmin, false)
@@ -117,7 +122,7 @@ func newEnv(t *testing.T) *env {
 		Commands: app.Commands{
 			Commands:      e.cmds,
 			Importers:     importers,
-			Uploads:       e.uploads,
+			Uploads:       signalingUploads{Uploads: e.uploads, e: e},
 			Authenticator: authn.New(pool, acc),
 			Sessions:      authn.NewConsoleSessions(pool, authn.DefaultSessionTTL),
 		},

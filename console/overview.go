@@ -144,9 +144,9 @@ func (c *Console) failingOutlets(ctx context.Context, g *gin.Context, companyID 
 			return nil, 0, err
 		}
 		if len(page.Entries) == 1 {
-			e := page.Entries[0]
+			e := page.Entries[0].For(p)
 			if e.Status != datatarget.StatusOK && r.Reason == "" {
-				r.Reason = e.FailReason
+				r.Reason, _ = cutText(e.FailReason, shownCellBytes)
 			}
 			r.Attempt = attemptPath(s.DatatargetID, s.OutletID, e.EntryNumber)
 		}

@@ -3,10 +3,10 @@ package console
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -47,17 +47,6 @@ var funcs = template.FuncMap{
 			return "–"
 		}
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
-	},
-	// value shows a field's value: text as itself, anything else as JSON.
-	"value": func(v any) string {
-		if s, ok := v.(string); ok {
-			return s
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Sprint(v)
-		}
-		return string(b)
 	},
 	"join": strings.Join,
 }
@@ -133,6 +122,14 @@ func (c *Console) render(g *gin.Context, status int, name, title, section string
 	}
 	g.Header("Cache-Control", "no-store")
 	g.Data(status, "text/html; charset=utf-8", b.Bytes())
+}
+
+// download answers a stored value whole, as a file named name: what a
+// page shows of it is bounded (shownText), this is not.
+func download(g *gin.Context, name, ctype string, body []byte) {
+	g.Header("Cache-Control", "no-store")
+	g.Header("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	g.Data(http.StatusOK, ctype, body)
 }
 
 // errorView is what the error page shows.

@@ -86,8 +86,12 @@ func (c recordingConn) Write(p []byte) (int, error) {
 // guard would otherwise be asked about an address the outlet's owner did
 // not configure), no transparent decompression (the reply is logged as
 // sent), every connection dialled through the SSRF guard and recorded.
+// Names are looked up by Go's own resolver, which obeys the attempt's
+// context: a lookup ends with its attempt (RequestTimeout) or its worker,
+// where the system's (cgo) resolver would go on in a thread of its own.
 func (c Config) newClient(rec *recorder) *http.Client {
-	dialer := &net.Dialer{Timeout: c.RequestTimeout, KeepAlive: 30 * time.Second, Control: guard{allow: c.AllowCIDRs}.control}
+	dialer := &net.Dialer{Timeout: c.RequestTimeout, KeepAlive: 30 * time.Second, Control: guard{allow: c.AllowCIDRs}.control,
+		Resolver: &net.Resolver{PreferGo: true}}
 	tlsConfig := c.TLSConfig.Clone()
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{}

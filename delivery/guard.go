@@ -33,6 +33,17 @@ var blockedPrefixes = []struct {
 	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
 	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	// IPv6 addresses that embed an IPv4 one, which a host, a translator
+	// or a relay may take to mean that IPv4 address (::127.0.0.1, the
+	// deprecated IPv4-compatible form of 127.0.0.1): refused whatever
+	// they embed, as no receiver needs them. IPv4-mapped addresses
+	// (::ffff:127.0.0.1) are their IPv4 address (classify).
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated"},
+	{netip.MustParsePrefix("2002::/16"), "6to4"},
+	{netip.MustParsePrefix("2001::/32"), "Teredo"},
+	{netip.MustParsePrefix("2001:2::/48"), "benchmarking"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64"},
 	{netip.MustParsePrefix("100::/64"), "discard"},

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -17,6 +18,9 @@ func TestClassify(t *testing.T) {
 		"239.1.1.1": "multicast", "224.0.0.1": "link-local", "ff02::1": "link-local", "ff05::1": "multicast",
 		"100.64.0.1": "shared (CGNAT)", "255.255.255.255": "broadcast", "240.0.0.1": "reserved",
 		"64:ff9b::7f00:1": "NAT64", "198.18.0.1": "benchmarking",
+		"::127.0.0.1": "IPv4-compatible", "::10.0.0.1": "IPv4-compatible", "::8.8.8.8": "IPv4-compatible",
+		"::ffff:0:127.0.0.1": "IPv4-translated", "2002:7f00:1::1": "6to4", "2001:0:4136:e378:8000:63bf:3fff:fdd2": "Teredo",
+		"2001:2::1": "benchmarking", "fec0::1": "site-local",
 		"93.184.216.34": "", "2606:2800:220:1::": "", "100.128.0.1": "", "172.32.0.1": "",
 	}
 	for addr, want := range tests {
@@ -32,6 +36,15 @@ func TestClassify(t *testing.T) {
 	}
 	if err := g.control("tcp", "[fe80::1%eth0]:80", nil); err == nil {
 		t.Error("a zoned link-local address was allowed")
+	}
+	// An allowed IPv4 network does not allow the IPv6 forms that embed
+	// its addresses, but the mapped one, which is the IPv4 address.
+	g = guard{allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	for addr, ok := range map[string]bool{"127.0.0.1": true, "::ffff:127.0.0.1": true, "::127.0.0.1": false,
+		"::ffff:0:127.0.0.1": false, "2002:7f00:1::1": false, "64:ff9b::7f00:1": false} {
+		if err := g.control("tcp", net.JoinHostPort(addr, "80"), nil); (err == nil) != ok {
+			t.Errorf("control(%s) = %v", addr, err)
+		}
 	}
 }
 

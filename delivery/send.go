@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 	"time"
 
@@ -61,11 +62,17 @@ func (s *sender) send(ctx context.Context, batch []message, date time.Time, batc
 		Status: datatarget.StatusFail,
 	}}
 
+	if reason := datatarget.URLProblem(s.outlet.Request.URL); reason != "" {
+		// An outlet created before its URL was refused (a space in it):
+		// sent as it is, it would reach the receiver as a broken request.
+		res.entry.FailReason = "not sent: the outlet's URL " + reason
+		return res
+	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	req, err := s.request(rctx, body, fmt.Sprintf("msg_%s_%d_%d", s.outlet.ID, first, len(batch)), date)
 	if err != nil {
-		res.entry.FailReason = "cannot make the request: " + err.Error()
+		res.entry.FailReason = "cannot make the request: " + datatarget.MaskText(err.Error())
 		return res
 	}
 	s.rec.start()
@@ -94,7 +101,7 @@ func (s *sender) send(ctx context.Context, batch []message, date time.Time, batc
 	}
 	switch {
 	case resp == nil || err != nil:
-		res.entry.FailReason = failReason(err, rctx.Err(), s.cfg.RequestTimeout)
+		res.entry.FailReason = failReason(err, rctx.Err(), s.cfg.RequestTimeout, s.outlet.Request.URL)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		res.entry.Status = datatarget.StatusOK
 	default:
@@ -142,17 +149,25 @@ func (s *sender) dump(body []byte, req *http.Request) ([]byte, error) {
 	return httputil.DumpRequestOut(r, true)
 }
 
-// failReason explains a request that got no complete reply.
-func failReason(err, rctx error, timeout time.Duration) string {
+// failReason explains a request to target that got no complete reply.
+// It is made of the error's parts, never of its text: Go's *url.Error
+// prints the URL as requested, credentials in its query included, and the
+// reason is shown to whoever reads the outlet's log. The URL is named
+// masked (datatarget.MaskURL), and whatever else the error says too
+// (datatarget.MaskText), in case it quotes the URL again.
+func failReason(err, rctx error, timeout time.Duration, target string) string {
 	var refused *RefusedAddressError
 	var netErr net.Error
+	var urlErr *url.Error
 	switch {
 	case errors.As(err, &refused):
 		return refused.Error()
 	case errors.Is(rctx, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return fmt.Sprintf("timeout: no complete reply within %v", timeout)
+	case errors.As(err, &urlErr):
+		return fmt.Sprintf("no reply: %s %q: %s", urlErr.Op, datatarget.MaskURL(target), datatarget.MaskText(urlErr.Err.Error()))
 	case err != nil:
-		return "no reply: " + err.Error()
+		return "no reply: " + datatarget.MaskText(err.Error())
 	}
 	return "no reply"
 }

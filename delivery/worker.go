@@ -2,8 +2,11 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/domain/datatarget"
 )
@@ -20,29 +23,26 @@ import (
 // batch would reach the receiver again from the next worker. The lease is
 // renewed meanwhile, so no other worker takes the outlet before. Only a
 // crash, or a lost lease, sends a batch twice.
+//
+// The outlet's configuration is read again before every attempt: an
+// outlet disabled, or gone, meanwhile (its datatarget disabled, its
+// company removed) stops its worker before its next request, rather than
+// after retries that each look its host up again, and a change applies
+// from the next request.
 func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error {
-	out, err := d.loadOutlet(ctx, o)
-	if err != nil || !out.Enabled {
-		return err
-	}
-	tmpl, err := datatarget.CompileTemplate(out.Request.Content)
-	if err != nil {
-		return fmt.Errorf("delivery: outlet %s: content: %w", o.outletID, err)
-	}
-	var key []byte
-	if out.Secret != "" {
-		if key, err = datatarget.SecretKey(out.Secret); err != nil {
-			return fmt.Errorf("delivery: outlet %s: secret: %w", o.outletID, err)
-		}
-	}
 	rec := &recorder{maxReq: d.cfg.MaxRequestLog, maxReply: d.cfg.MaxReplyLog}
 	client := d.cfg.newClient(rec)
 	defer client.CloseIdleConnections()
-	s := sender{cfg: d.cfg, client: client, rec: rec, outlet: out, tmpl: tmpl, key: key}
+	s := sender{cfg: d.cfg, client: client, rec: rec}
 
 	var queued []message // messages after st.lastDelivered, in order
 	lastStart := st.lastAttemptAt
 	for {
+		deliver, err := d.configure(ctx, o, &s)
+		if err != nil || !deliver {
+			return err
+		}
+		out := s.outlet
 		size := out.MaxBatchSize
 		if st.pendingSize > 0 {
 			size = st.pendingSize // a retried batch is the same batch
@@ -85,7 +85,7 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			}
 		}
 		rctx, cancel := context.WithTimeout(held, recordTimeout)
-		err := d.record(rctx, o, res.entry, retryIn, batch)
+		err = d.record(rctx, o, res.entry, retryIn, batch)
 		cancel()
 		if err != nil {
 			return err
@@ -118,6 +118,30 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			return err
 		}
 	}
+}
+
+// configure loads the outlet's configuration into s; deliver is false
+// when the outlet is disabled or no longer exists.
+func (d *Deliverer) configure(ctx context.Context, o outletRef, s *sender) (deliver bool, err error) {
+	out, err := d.loadOutlet(ctx, o)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil || !out.Enabled {
+		return false, err
+	}
+	tmpl, err := datatarget.CompileTemplate(out.Request.Content)
+	if err != nil {
+		return false, fmt.Errorf("delivery: outlet %s: content: %w", o.outletID, err)
+	}
+	var key []byte
+	if out.Secret != "" {
+		if key, err = datatarget.SecretKey(out.Secret); err != nil {
+			return false, fmt.Errorf("delivery: outlet %s: secret: %w", o.outletID, err)
+		}
+	}
+	s.outlet, s.tmpl, s.key = out, tmpl, key
+	return true, nil
 }
 
 // recordTimeout bounds the recording of an attempt when the worker is

@@ -52,6 +52,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Details []FieldError
+	// More counts the problems found beyond Details (Problems keeps the
+	// first MaxDetails); the answer says how many (CapDetails).
+	More int
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
@@ -82,4 +85,61 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// MaxDetails bounds the details of one error: an answer lists the first
+// MaxDetails problems and then one more detail that counts the rest
+// (CapDetails), so that a body of a million unknown keys is answered in
+// a few kilobytes, not a million details.
+const MaxDetails = 100
+
+// CapDetails is details as an answer lists them (api/errors.go, the one
+// place): all of them when there are at most MaxDetails and no more,
+// else the first MaxDetails and a last detail, of no field, saying how
+// many more there are. more counts problems that were found but not
+// kept (Error.More).
+func CapDetails(details []FieldError, more int) []FieldError {
+	if len(details) > MaxDetails {
+		more += len(details) - MaxDetails
+		details = details[:MaxDetails]
+	}
+	if more == 0 {
+		return details
+	}
+	return append(details[:len(details):len(details)], FieldError{Field: "",
+		Reason: fmt.Sprintf("and %d more problems like these: only the first %d are listed", more, MaxDetails)})
+}
+
+// Problems collects the problems of one validation, keeping the first
+// MaxDetails and counting the rest, so that what a request costs to
+// refuse is bounded by its size, never by how many problems it holds.
+// The zero value is ready to use.
+type Problems struct {
+	kept []FieldError
+	more int
+}
+
+// Add records a problem.
+func (p *Problems) Add(field, reason string) {
+	if len(p.kept) < MaxDetails {
+		p.kept = append(p.kept, FieldError{Field: field, Reason: reason})
+		return
+	}
+	p.more++
+}
+
+// Len is the number of problems recorded, kept or counted.
+func (p *Problems) Len() int { return len(p.kept) + p.more }
+
+// Full reports whether a further problem would only be counted: a
+// validation that needs no count may stop there.
+func (p *Problems) Full() bool { return len(p.kept) >= MaxDetails }
+
+// Err is nil without problems, else an *Error of code and message whose
+// Details are the problems kept and More the count of the others.
+func (p *Problems) Err(code Code, message string) error {
+	if p.Len() == 0 {
+		return nil
+	}
+	return &Error{Code: code, Message: message, Details: p.kept, More: p.more}
 }

@@ -208,6 +208,10 @@ func (f tokensFunc) AuthenticateToken(ctx context.Context, companyID, token stri
 	return f(ctx, companyID, token)
 }
 
+func (f tokensFunc) Recheck(context.Context, access.Principal) (access.Principal, error) {
+	return access.Principal{}, access.InvalidToken()
+}
+
 type keysFunc func(ctx context.Context, companyID, fingerprint string) (access.SFTPKey, error)
 
 func (f keysFunc) ByFingerprint(ctx context.Context, companyID, fingerprint string) (access.SFTPKey, error) {

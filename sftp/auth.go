@@ -16,7 +16,7 @@ import (
 )
 
 // principalKey is where the authentication callbacks leave the session's
-// principal, in ssh.Permissions.ExtraData.
+// credential, in ssh.Permissions.ExtraData.
 type principalKey struct{}
 
 // authTimeout bounds a connection's handshake and log-in: a client that
@@ -98,7 +98,7 @@ func (s *Server) passwordLogIn(conn ssh.ConnMetadata, password []byte) (perm *ss
 	if !mayUploadAny(p) {
 		return nil, domain.Errorf(domain.Unauthorized, "this access token's scopes allow no upload (POST /api/<entity>/upload/)")
 	}
-	return permissions(p), nil
+	return permissions(credential{p: p}), nil
 }
 
 // keyLogIn accepts a key registered for the company named by the user
@@ -128,20 +128,20 @@ func (s *Server) keyLogIn(conn ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permis
 	if err != nil {
 		return nil, err
 	}
-	return permissions(access.Principal{CompanyID: co.ID, SFTPKeyID: k.ID, OwnerID: "sftp-keys/" + k.ID}), nil
+	return permissions(credential{p: access.Principal{CompanyID: co.ID, SFTPKeyID: k.ID, OwnerID: "sftp-keys/" + k.ID}, fingerprint: fp}), nil
 }
 
-func permissions(p access.Principal) *ssh.Permissions {
-	return &ssh.Permissions{ExtraData: map[any]any{principalKey{}: p}}
+func permissions(c credential) *ssh.Permissions {
+	return &ssh.Permissions{ExtraData: map[any]any{principalKey{}: c}}
 }
 
-// principalOf returns the principal the log-in established.
-func principalOf(sc *ssh.ServerConn) (access.Principal, bool) {
+// credentialOf returns the credential the log-in established.
+func credentialOf(sc *ssh.ServerConn) (credential, bool) {
 	if sc.Permissions == nil {
-		return access.Principal{}, false
+		return credential{}, false
 	}
-	p, ok := sc.Permissions.ExtraData[principalKey{}].(access.Principal)
-	return p, ok
+	c, ok := sc.Permissions.ExtraData[principalKey{}].(credential)
+	return c, ok
 }
 
 // uploadPath is the HTTP upload route whose scope an SFTP upload of

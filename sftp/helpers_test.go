@@ -62,6 +62,8 @@ type env struct {
 	// adminToken is an acme admin's token; globexToken globex's.
 	adminToken, globexToken string
 	logs                    *testlog.Buffer
+	// api is the HTTP API on the same database, served by ServeHTTP.
+	api *api.Server
 
 	cfg     sftp.Config
 	hostKey ssh.Signer
@@ -97,11 +99,12 @@ func newEnv(t *testing.T, opts ...option) *env {
 		Commands: app.Commands{Commands: e.cmds, Authenticator: authn.New(pool, readmodels.NewAccess(pool))},
 		Queries: app.Queries{Companies: readmodels.NewCompanies(pool, "localhost"), Access: readmodels.NewAccess(pool),
 			Customers: readmodels.NewCustomers(pool), CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
-			Datatargets: readmodels.NewDatatargets(pool, e.keys)},
+			Datatargets: readmodels.NewDatatargets(pool, e.keys), SFTPKeys: readmodels.NewSFTPKeys(pool)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.api = apiSrv
 	dir := t.TempDir()
 	key, _, err := sftp.LoadHostKey(filepath.Join(dir, "host_key"))
 	if err != nil {

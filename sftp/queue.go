@@ -253,6 +253,17 @@ func (q *queue) importFile(ctx context.Context, j job) error {
 	case domain.ErrorCode(err) != domain.NotFound:
 		return err
 	}
+	// Authority is checked when the import begins: a file whose sender's
+	// token was revoked, or key removed, since it arrived is not imported.
+	p, err := q.s.authority(ctx, credential{p: j.Principal, fingerprint: j.KeyFingerprint})
+	if revoked(err) {
+		log.Warn("sftp: the credential of a queued file is gone; it is not imported", "err", domain.ErrorMessage(err))
+		return q.fail(j, revokedReason(j))
+	}
+	if err != nil {
+		return err
+	}
+	j.Principal = p
 	k, err := kindOf(j.Name)
 	if err != nil {
 		return q.fail(j, err.Error())
@@ -544,4 +555,14 @@ func (q *queue) recoverResults() error {
 		}
 	}
 	return nil
+}
+
+// revokedReason is the error text of a file whose sender's credential
+// was revoked before its import began.
+func revokedReason(j job) string {
+	what := "access token"
+	if j.Principal.SFTPKeyID != "" {
+		what = "SFTP key"
+	}
+	return fmt.Sprintf("The %s it was sent with was revoked (or removed) before its import began: nothing of it was imported. Upload it again, logged in with a valid access token or key.", what)
 }

@@ -60,6 +60,9 @@ type Tokens interface {
 	// AuthenticateToken returns the principal of a token of the company,
 	// or a domain.Unauthorized error.
 	AuthenticateToken(ctx context.Context, companyID, token string) (access.Principal, error)
+	// Recheck returns the principal a token's principal has now, or a
+	// domain.Unauthorized error once the token is revoked.
+	Recheck(ctx context.Context, p access.Principal) (access.Principal, error)
 }
 
 // Keys finds registered public keys; readmodels.SFTPKeys implements it.
@@ -137,6 +140,12 @@ type Config struct {
 	// no new upload: what is left is for the files already received to
 	// be queued, imported and given their results. Default 1 GiB.
 	MinFreeBytes int64
+	// RecheckInterval is how often an open connection's credential is
+	// checked between its requests: a revoked token or a removed key
+	// closes its connections within it. Each request that acts (opening,
+	// renaming or removing a file, completing an upload) checks it too,
+	// and so does the import of each queued file. Default 2 s.
+	RecheckInterval time.Duration
 }
 
 // Validate reports every missing dependency at once.
@@ -168,6 +177,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.RetryMax <= 0 {
 		c.RetryMax = 30 * time.Second
+	}
+	if c.RecheckInterval <= 0 {
+		c.RecheckInterval = defaultRecheckInterval
 	}
 	if c.MinFreeBytes <= 0 {
 		c.MinFreeBytes = 1 << 30

@@ -28,10 +28,11 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		return
 	}
 	defer sc.Close()
-	p, ok := principalOf(sc)
+	cred, ok := credentialOf(sc)
 	if !ok {
 		return
 	}
+	p := cred.p
 	log := s.log.With("company_id", p.CompanyID, "actor", p.Actor(), "remote", remote)
 	// Global requests (tcpip-forward, keepalives) are all refused.
 	go ssh.DiscardRequests(reqs)
@@ -46,7 +47,10 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	}
 	defer s.held.give(keyCompany(p.CompanyID))
 	log.Info("sftp: logged in")
-	t := &tree{s: s, p: p, log: log}
+	t := &tree{s: s, p: p, cred: cred, log: log, closeConn: func() { sc.Close() }}
+	watching := make(chan struct{})
+	defer close(watching)
+	go t.watch(watching)
 	sessions := make(chan struct{}, s.cfg.MaxSessionsPerConnection)
 	for nc := range chans {
 		if nc.ChannelType() != "session" {

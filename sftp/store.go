@@ -89,9 +89,13 @@ type job struct {
 	// Name is the file's name in toclientele/.
 	Name string `json:"name"`
 	// Principal is who sent the file: the run is theirs.
-	Principal  access.Principal `json:"principal"`
-	Size       int64            `json:"size"`
-	ReceivedAt time.Time        `json:"received_at"`
+	Principal access.Principal `json:"principal"`
+	// KeyFingerprint is the fingerprint of the key the sender logged in
+	// with, if it did with one: its import checks the key is still
+	// registered (Server.authority).
+	KeyFingerprint string    `json:"key_fingerprint,omitempty"`
+	Size           int64     `json:"size"`
+	ReceivedAt     time.Time `json:"received_at"`
 	// Refused, when set, says why the file cannot be imported although
 	// it arrived (over the size limit): it goes to failed/ unstaged.
 	Refused string `json:"refused,omitempty"`

@@ -32,9 +32,13 @@ import (
 // shapes does not exist. Links are refused, and the directories hold
 // none (only this server writes them).
 type tree struct {
-	s   *Server
-	p   access.Principal
-	log *slog.Logger
+	s    *Server
+	p    access.Principal
+	cred credential
+	log  *slog.Logger
+	// closeConn closes the connection; end calls it once.
+	closeConn func()
+	endOnce   sync.Once
 }
 
 func (t *tree) handlers() pkgsftp.Handlers {
@@ -126,6 +130,9 @@ func (t *tree) Fileread(r *pkgsftp.Request) (_ io.ReaderAt, err error) {
 	if pl.root || pl.isDir() {
 		return nil, fmt.Errorf("%s is a directory: %w", r.Filepath, pkgsftp.ErrSSHFxFailure)
 	}
+	if err := t.check(); err != nil {
+		return nil, err
+	}
 	p, err := t.disk(pl)
 	if err != nil {
 		return nil, err
@@ -192,6 +199,9 @@ func (t *tree) Filewrite(r *pkgsftp.Request) (_ io.WriterAt, err error) {
 	case r.Pflags().Append:
 		return nil, fmt.Errorf("appending to a file is not supported; send the whole file: %w", pkgsftp.ErrSSHFxOpUnsupported)
 	}
+	if err := t.check(); err != nil {
+		return nil, err
+	}
 	if !ignored(pl.name) {
 		if k, err := kindOf(pl.name); err == nil && !mayUpload(t.p, k.entity) {
 			return nil, fmt.Errorf("this access token's scopes do not allow uploading %s (POST %s): %w", k.entity, uploadPath(k.entity), pkgsftp.ErrSSHFxPermissionDenied)
@@ -204,6 +214,9 @@ func (t *tree) Filewrite(r *pkgsftp.Request) (_ io.WriterAt, err error) {
 // fixed and refused.
 func (t *tree) Filecmd(r *pkgsftp.Request) (err error) {
 	defer func() { err = hidePaths(err, r.Filepath) }()
+	if err := t.check(); err != nil {
+		return err
+	}
 	switch r.Method {
 	case "Rename":
 		return t.rename(r, false)
@@ -227,6 +240,9 @@ func (t *tree) Filecmd(r *pkgsftp.Request) (err error) {
 // PosixRename implements pkgsftp.PosixRenameFileCmder: OpenSSH's rename,
 // which replaces an existing target.
 func (t *tree) PosixRename(r *pkgsftp.Request) error {
+	if err := t.check(); err != nil {
+		return err
+	}
 	return hidePaths(t.rename(r, true), r.Filepath)
 }
 
@@ -276,7 +292,8 @@ func (t *tree) rename(r *pkgsftp.Request, replace bool) error {
 	if k, err := kindOf(to.name); err == nil && !mayUpload(t.p, k.entity) {
 		return fmt.Errorf("this access token's scopes do not allow uploading %s (POST %s): %w", k.entity, uploadPath(k.entity), pkgsftp.ErrSSHFxPermissionDenied)
 	}
-	j := job{ID: commands.NewID(), CompanyID: t.p.CompanyID, Name: to.name, Principal: t.p, Size: fi.Size(), ReceivedAt: time.Now().UTC()}
+	j := job{ID: commands.NewID(), CompanyID: t.p.CompanyID, Name: to.name, Principal: t.p, KeyFingerprint: t.cred.fingerprint,
+		Size: fi.Size(), ReceivedAt: time.Now().UTC()}
 	if fi.Size() > t.s.cfg.MaxFileBytes {
 		j.Refused = fmt.Sprintf("%q is over the size limit of %d bytes", to.name, t.s.cfg.MaxFileBytes)
 	}

@@ -128,6 +128,14 @@ func (u *upload) Close() (err error) {
 		os.Remove(path)
 		return fmt.Errorf("sftp: %s: %w", u.name, err)
 	}
+	// The credential is checked once every byte is in: a file completed
+	// after its credential was revoked is not kept, held or queued, and
+	// the connection is closed (tree.check).
+	if err := u.t.check(); err != nil {
+		os.Remove(path)
+		log.Warn("sftp: upload completed after its credential was revoked, or unchecked; deleted, nothing is imported")
+		return err
+	}
 	if ignored(u.name) && !tooLarge {
 		// Held until renamed: no import, no durability promise beyond the
 		// file system's.
@@ -142,7 +150,8 @@ func (u *upload) Close() (err error) {
 		log.Info("sftp: file held until renamed")
 		return nil
 	}
-	j := job{ID: u.id, CompanyID: u.t.p.CompanyID, Name: u.name, Principal: u.t.p, Size: size, ReceivedAt: time.Now().UTC()}
+	j := job{ID: u.id, CompanyID: u.t.p.CompanyID, Name: u.name, Principal: u.t.p, KeyFingerprint: u.t.cred.fingerprint,
+		Size: size, ReceivedAt: time.Now().UTC()}
 	if tooLarge {
 		j.Refused = fmt.Sprintf("%q is over the size limit of %d bytes; the part received is kept here. Split the file, or compress it (.gz).", u.name, u.t.s.cfg.MaxFileBytes)
 	}

@@ -24,6 +24,11 @@
 //
 //	go run ./cmd/clientele-load -bus nats -entity customers -n 1000000
 //	go run ./cmd/clientele-load -entity campaigns -n 5000000 -customers 1000000 -sale-rows 1000000
+//
+// With -flood it runs the flood benchmark instead (flood.go): one
+// company's oversized refused requests against another's small ones.
+//
+//	go run ./cmd/clientele-load -flood -flood-senders 8 -flood-bytes 10000000 -flood-for 30s
 package main
 
 import (
@@ -60,6 +65,12 @@ type options struct {
 	busRounds int
 	// console times the console's pages (console.go).
 	console bool
+	// flood runs the flood benchmark (flood.go): floodSenders oversized
+	// refused requests of floodBytes at once for floodFor.
+	flood        bool
+	floodSenders int
+	floodBytes   int
+	floodFor     time.Duration
 }
 
 func main() {
@@ -81,6 +92,10 @@ func main() {
 	flag.StringVar(&o.bus, "bus", "", "nats: run the load end to end with the PostgreSQL transport, then with NATS JetStream (a private nats-server), and compare")
 	flag.IntVar(&o.busRounds, "bus-rounds", 1, "with -bus: rounds of both transports, each round in the other order than the one before")
 	flag.BoolVar(&o.console, "console", false, "time the console's pages (p50/p95 of 20 loads each) with -n customers in the company (console.go)")
+	flag.BoolVar(&o.flood, "flood", false, "one company floods oversized refused requests while another's small requests are timed (flood.go)")
+	flag.IntVar(&o.floodSenders, "flood-senders", 8, "with -flood: requests at once")
+	flag.IntVar(&o.floodBytes, "flood-bytes", 10_000_000, "with -flood: the size of each body")
+	flag.DurationVar(&o.floodFor, "flood-for", 30*time.Second, "with -flood: how long the flood lasts")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,6 +105,15 @@ func main() {
 			os.Exit(2)
 		}
 		res, err := runBus(ctx, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clientele-load:", err)
+			os.Exit(1)
+		}
+		res.print(os.Stdout)
+		return
+	}
+	if o.flood {
+		res, err := runFlood(ctx, o)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "clientele-load:", err)
 			os.Exit(1)

@@ -66,6 +66,7 @@ func newRootCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra
 		newProjectionsCommand(g),
 		newImportCommand(g),
 		newHistoryCommand(g),
+		newReceiveCommand(g),
 	)
 	return root
 }

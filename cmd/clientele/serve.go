@@ -193,7 +193,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		debugAddr = addr
 		a.log.Info("profiler listening", "addr", debugAddr)
 	}
-	printWelcome(g, ln.Addr().String(), f.baseDomain, demo, sftpSrv, debugAddr)
+	printWelcome(g, ln.Addr().String(), f.baseDomain, demo, sftpSrv, debugAddr, allow)
 	a.log.Info("serving", "addr", ln.Addr().String(), "base_domain", f.baseDomain)
 	if sftpSrv != nil {
 		a.log.Info("serving sftp", "addr", sftpSrv.ln.Addr().String(), "host_key", sftpSrv.srv.Fingerprint())
@@ -218,7 +218,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 // printWelcome prints where to reach the server, in one write: whoever
 // watches the output for the address then has the login too (and the
 // profiler's address, when --debug-addr asked for one, port 0 included).
-func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv *sftpServer, debugAddr string) {
+func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv *sftpServer, debugAddr string, allow []netip.Prefix) {
 	_, port, _ := net.SplitHostPort(addr)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Clientele is listening on http://%s\n", addr)
@@ -237,10 +237,25 @@ func printWelcome(g *globals, addr, baseDomain string, demo *demoLogin, sftpSrv 
 		slug = demo.slug
 	}
 	b.WriteString(sftpSrv.welcome(slug))
+	if len(allow) == 0 {
+		b.WriteString("Webhook outlets may reach public addresses only; to reach a receiver on this machine, start with\n" +
+			"  --webhook-allow-cidrs 127.0.0.0/8 (make run ARGS='--webhook-allow-cidrs 127.0.0.0/8')\n")
+	} else {
+		fmt.Fprintf(&b, "Webhook outlets may reach public addresses and %s\n", joinPrefixes(allow))
+	}
 	if debugAddr != "" {
 		fmt.Fprintf(&b, "Go's profiler on http://%s/debug/pprof/ (keep it private)\n", debugAddr)
 	}
 	io.WriteString(g.stdout, b.String())
+}
+
+// joinPrefixes writes networks as a comma-separated list.
+func joinPrefixes(ps []netip.Prefix) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return strings.Join(out, ", ")
 }
 
 // splitList reads a comma-separated list, nil when it is empty.

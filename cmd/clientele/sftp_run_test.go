@@ -45,6 +45,9 @@ func (noSFTPDeps) BySlug(context.Context, string) (company.Company, error) {
 func (noSFTPDeps) AuthenticateToken(context.Context, string, string) (access.Principal, error) {
 	return access.Principal{}, domain.Errorf(domain.Unauthorized, "no token")
 }
+func (noSFTPDeps) Recheck(context.Context, access.Principal) (access.Principal, error) {
+	return access.Principal{}, domain.Errorf(domain.Unauthorized, "no token")
+}
 func (noSFTPDeps) ByFingerprint(context.Context, string, string) (access.SFTPKey, error) {
 	return access.SFTPKey{}, domain.Errorf(domain.NotFound, "no key")
 }

@@ -29,12 +29,20 @@ const (
 	maxDescription = 2000
 )
 
+// MayCreateIntegration decides who creates integrations: admins.
+func MayCreateIntegration(p Principal) error {
+	if p.HasRole(RoleAdmin) {
+		return nil
+	}
+	return domain.Errorf(domain.Forbidden, "creating an integration requires the admin role")
+}
+
 // NewIntegration decides whether p may create an integration (it needs the
 // admin role) and returns it, enabled. An empty name falls back to the
 // integration name; one of them is required.
 func NewIntegration(p Principal, id, integrationName, name, description string, now time.Time) (Integration, error) {
-	if !p.HasRole(RoleAdmin) {
-		return Integration{}, domain.Errorf(domain.Forbidden, "creating an integration requires the admin role")
+	if err := MayCreateIntegration(p); err != nil {
+		return Integration{}, err
 	}
 	integrationName = strings.TrimSpace(integrationName)
 	name = strings.TrimSpace(name)

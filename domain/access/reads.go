@@ -79,3 +79,12 @@ func MayReadChanges(p Principal) error {
 // secret is answered as has_secret); the feed of changes shows them
 // redacted.
 var CredentialFields = []string{"password_hash", "totp_secret", "token_hash", "secret"}
+
+// MayChangeCompanySettings decides who changes the company's settings
+// (its exchange rates among them): admins.
+func MayChangeCompanySettings(p Principal) error {
+	if p.HasRole(RoleAdmin) {
+		return nil
+	}
+	return domain.Errorf(domain.Forbidden, "changing company settings requires the admin role")
+}

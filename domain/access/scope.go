@@ -160,31 +160,31 @@ var httpMethods = map[string]bool{
 // the token shows what its creator wrote.
 func ValidateScopes(scopes []Scope) ([]Scope, error) {
 	out := make([]Scope, 0, len(scopes))
-	var problems []domain.FieldError
+	var problems domain.Problems
 	for i, s := range scopes {
 		s.Method = strings.ToUpper(strings.TrimSpace(s.Method))
 		s.Path = strings.TrimSpace(s.Path)
 		field := "scopes." + strconv.Itoa(i)
 		if s.Method != "" && !httpMethods[s.Method] {
-			problems = append(problems, domain.FieldError{Field: field + ".method", Reason: "not an HTTP method: " + s.Method})
+			problems.Add(field+".method", "not an HTTP method: "+s.Method)
 		}
 		switch {
 		case s.Path == "":
-			problems = append(problems, domain.FieldError{Field: field + ".path", Reason: "required"})
+			problems.Add(field+".path", "required")
 		case strings.Contains(strings.TrimSuffix(s.Path, "*"), "*"):
-			problems = append(problems, domain.FieldError{Field: field + ".path", Reason: `"*" is allowed only at the end`})
+			problems.Add(field+".path", `"*" is allowed only at the end`)
 		case strings.Contains(s.Path, "://"):
 			u, err := url.Parse(s.Path)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				problems = append(problems, domain.FieldError{Field: field + ".path", Reason: "not a path or an http(s) URL"})
+				problems.Add(field+".path", "not a path or an http(s) URL")
 			}
 		case !strings.HasPrefix(s.Path, "/"):
-			problems = append(problems, domain.FieldError{Field: field + ".path", Reason: `must start with "/" or be an http(s) URL`})
+			problems.Add(field+".path", `must start with "/" or be an http(s) URL`)
 		}
 		out = append(out, s)
 	}
-	if len(problems) > 0 {
-		return nil, &domain.Error{Code: domain.Validation, Message: "invalid scopes", Details: problems}
+	if err := problems.Err(domain.Validation, "invalid scopes"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -76,6 +76,9 @@ const (
 // the right type that break a rule are the decision's 422 (New, Change),
 // reported together with its own problems.
 func ParseInput(raw []byte, loc *time.Location) (Input, error) {
+	if err := unknownFlood(raw); err != nil {
+		return Input{}, err
+	}
 	m, field, reason := values.DecodeRecord(raw)
 	switch {
 	case reason == "":
@@ -91,11 +94,113 @@ func ParseInput(raw []byte, loc *time.Location) (Input, error) {
 	}
 	var r reader
 	in := r.input(m, loc)
-	if len(r.shape) > 0 {
-		return Input{}, &domain.Error{Code: domain.Invalid, Message: "the campaign has unknown fields or values of the wrong type", Details: r.shape}
+	if err := r.shape.Err(domain.Invalid, "the campaign has unknown fields or values of the wrong type"); err != nil {
+		return Input{}, err
 	}
 	in.problems = r.rules
 	return in, nil
+}
+
+// unknownFlood refuses a body of more unknown fields at its top level
+// than an answer lists (domain.MaxDetails) from a walk of its keys,
+// before it is decoded: the answer is then decided (400, the first
+// unknown fields and how many more), and decoding a million keys into a
+// map would cost a hundred times the body's size in memory for nothing.
+// The walk reads each byte once and keeps nothing but the problems it
+// lists. Any other body is nil: ParseInput reads it whole.
+func unknownFlood(raw []byte) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil
+	}
+	var r reader
+	for i++; ; i++ {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			break // "}": the end of the object, whose keys are walked
+		}
+		end := stringEnd(raw, i)
+		key := raw[i+1 : max(i+1, end-1)]
+		switch {
+		case knownFields[string(key)]:
+		case r.shape.Full():
+			r.shape.Add("", "") // only counted
+		case bytes.IndexByte(key, '\\') >= 0:
+			var k string
+			_ = json.Unmarshal(raw[i:end], &k)
+			if !knownFields[k] {
+				r.unknown("", k)
+			}
+		default:
+			r.unknown("", string(key))
+		}
+		i = skipSpace(raw, end) + 1 // the colon
+		i = skipSpace(raw, valueEnd(raw, skipSpace(raw, i)))
+		if i >= len(raw) || raw[i] != ',' {
+			break
+		}
+	}
+	// The walk trusts the syntax, which the API has checked as it read
+	// the body (decodeJSON): text that is no JSON may be refused for its
+	// fields rather than its syntax, never accepted.
+	if r.shape.Len() <= domain.MaxDetails {
+		return nil
+	}
+	return r.shape.Err(domain.Invalid, "the campaign has unknown fields or values of the wrong type")
+}
+
+// knownFields are the fields of a body (ParseInput), read-only ones
+// included.
+var knownFields = map[string]bool{
+	fieldKey: true, fieldKind: true, fieldName: true, fieldState: true, fieldUTMCampaign: true, fieldTags: true,
+	fieldFolder: true, fieldPermissions: true, fieldProductIDs: true, fieldActivatedAt: true, fieldAutomated: true,
+	fieldCreatedAt: true, fieldUpdatedAt: true, fieldStats: true,
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index after the JSON string that starts at raw[i].
+func stringEnd(raw []byte, i int) int {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(raw)
+}
+
+// valueEnd is the index after the JSON value that starts at raw[i].
+func valueEnd(raw []byte, i int) int {
+	depth := 0
+	for j := i; j < len(raw); j++ {
+		switch raw[j] {
+		case '"':
+			j = stringEnd(raw, j) - 1
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth <= 0 {
+				return j + 1
+			}
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(raw)
 }
 
 // isObject reports whether raw is JSON text of an object (of any content).
@@ -105,14 +210,15 @@ func isObject(raw []byte) bool {
 }
 
 // reader collects the problems of a body as it reads it: shape (the
-// wrong JSON type, an unknown field: 400) and rules (422).
+// wrong JSON type, an unknown field: 400; as many as the body holds,
+// of which the first domain.MaxDetails are kept) and rules (422; at most
+// one a field).
 type reader struct {
-	shape, rules []domain.FieldError
+	shape domain.Problems
+	rules []domain.FieldError
 }
 
-func (r *reader) bad(field, reason string) {
-	r.shape = append(r.shape, domain.FieldError{Field: field, Reason: reason})
-}
+func (r *reader) bad(field, reason string) { r.shape.Add(field, reason) }
 
 func (r *reader) rule(field, reason string) {
 	r.rules = append(r.rules, domain.FieldError{Field: field, Reason: reason})
@@ -249,7 +355,7 @@ func (r *reader) tags(v any) *[]Tag {
 		r.bad(fieldTags, "must be a list of {id, label} objects")
 		return nil
 	}
-	before := len(r.shape)
+	before := r.shape.Len()
 	for i, e := range list {
 		at := fmt.Sprintf("%s[%d]", fieldTags, i)
 		obj, ok := e.(map[string]any)
@@ -275,7 +381,7 @@ func (r *reader) tags(v any) *[]Tag {
 		}
 		out = append(out, t)
 	}
-	if len(r.shape) > before {
+	if r.shape.Len() > before {
 		return nil
 	}
 	return &out
@@ -289,7 +395,7 @@ func (r *reader) folder(v any) *Folder {
 		return nil
 	}
 	var f Folder
-	before, hasID := len(r.shape), false
+	before, hasID := r.shape.Len(), false
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		switch v := obj[k]; {
 		case v == nil:
@@ -308,7 +414,7 @@ func (r *reader) folder(v any) *Folder {
 			r.unknown(fieldFolder, k)
 		}
 	}
-	if len(r.shape) > before {
+	if r.shape.Len() > before {
 		return nil
 	}
 	if !hasID {

@@ -126,11 +126,11 @@ func mergeRates(table map[string]string, change map[string]*string) (map[string]
 		out = map[string]string{}
 	}
 	seen := map[string]bool{}
-	var problems []domain.FieldError
+	var problems domain.Problems
 	for _, given := range slices.Sorted(maps.Keys(change)) {
 		code := normalizeCode(given)
 		if seen[code] {
-			problems = append(problems, domain.FieldError{Field: "exchange_rates." + code, Reason: "given twice"})
+			problems.Add("exchange_rates."+code, "given twice")
 			continue
 		}
 		seen[code] = true
@@ -140,8 +140,8 @@ func mergeRates(table map[string]string, change map[string]*string) (map[string]
 			out[code] = *r
 		}
 	}
-	if len(problems) > 0 {
-		return nil, &domain.Error{Code: domain.Validation, Message: "invalid company settings", Details: problems}
+	if err := problems.Err(domain.Validation, "invalid company settings"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -15,8 +15,11 @@ import (
 // masked is everything but what is known to be harmless: every header
 // value but those of harmlessHeaders, every value of the URL's query,
 // and the URL's password. Masking happens when answering, in outlet
-// answers and in the attempt log's raw request and reply; what is stored
-// and sent is never changed.
+// answers and in the attempt log's raw request and reply and failure
+// reason (LogEntry.For); what is sent is never changed. Texts the service
+// writes itself about an attempt (its failure reason, its log lines)
+// name the URL masked (MaskURL, MaskText) whoever reads them, so that no
+// credential is kept where it is not needed.
 
 // Masked replaces a credential shown to a principal that may not see it.
 const Masked = "****"
@@ -36,19 +39,24 @@ func (o Outlet) RequestFor(p access.Principal) Request {
 	}
 	r.Headers = headers
 	if !reveal {
-		r.URL = maskURL(r.URL)
+		r.URL = MaskURL(r.URL)
 	}
 	return r
 }
 
-// RawFor is the attempt's raw request and reply as p may see them: as
-// they are when access.MayReadCredentials(p), else with credential
-// headers and query values masked (MaskRawHTTP).
-func (e LogEntry) RawFor(p access.Principal) (request, reply string) {
+// For is the attempt as p may see it: as it is when
+// access.MayReadCredentials(p), else with the credentials of its raw
+// request and reply masked (MaskRawHTTP) and every URL of its failure
+// reason too (MaskText). Every answer and page that shows an attempt
+// shows For's. The worker writes reasons with the URL masked already;
+// this masks those written before it did.
+func (e LogEntry) For(p access.Principal) LogEntry {
 	if access.MayReadCredentials(p) {
-		return e.HTTPRequest, e.HTTPReply
+		return e
 	}
-	return MaskRawHTTP(e.HTTPRequest), MaskRawHTTP(e.HTTPReply)
+	e.FailReason = MaskText(e.FailReason)
+	e.HTTPRequest, e.HTTPReply = MaskRawHTTP(e.HTTPRequest), MaskRawHTTP(e.HTTPReply)
+	return e
 }
 
 // harmlessHeaders name, in lower case, the headers whose values are shown
@@ -68,10 +76,10 @@ func harmlessHeader(name string) bool {
 	return harmlessHeaders[strings.ToLower(strings.TrimSpace(name))]
 }
 
-// maskURL masks the password and every query value of an outlet's URL,
+// MaskURL masks the password and every query value of an outlet's URL,
 // keeping the names (?api_key=****). A URL that does not parse, which an
 // outlet's cannot be, is masked whole.
-func maskURL(raw string) string {
+func MaskURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Masked
@@ -103,13 +111,18 @@ func maskQuery(raw string) string {
 
 // maskRequestLine masks the query values of a raw request line
 // (METHOD target HTTP/1.1), which may be cut short; a status line is
-// returned as it is.
+// returned as it is. The target runs to the last " HTTP/", not to the
+// first space: a URL stored before spaces were refused (URLProblem) was
+// sent with its spaces, and the query after one is masked too.
 func maskRequestLine(line string) string {
 	method, rest, ok := strings.Cut(line, " ")
 	if !ok || strings.HasPrefix(method, "HTTP/") {
 		return line
 	}
-	target, version, hasVersion := strings.Cut(rest, " ")
+	target, version, hasVersion := rest, "", false
+	if i := strings.LastIndex(rest, " HTTP/"); i >= 0 {
+		target, version, hasVersion = rest[:i], rest[i+1:], true
+	}
 	path, query, hasQuery := strings.Cut(target, "?")
 	if !hasQuery {
 		return line
@@ -154,4 +167,69 @@ func MaskRawHTTP(raw string) string {
 		raw = rest
 	}
 	return b.String()
+}
+
+// MaskText masks every http or https URL in a text written about a
+// request (a failure reason, an error): its password and query values
+// (MaskURL). A URL runs to the next space, control character or quote;
+// one that opens right after a double quote, as Go quotes it in errors
+// (Post "http://...": ...), runs to the closing quote, escaped quotes
+// included, so that no part of its query is left out.
+func MaskText(text string) string {
+	var b strings.Builder
+	for {
+		i := indexURL(text)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		n := urlEnd(text[i:], i > 0 && text[i-1] == '"')
+		b.WriteString(maskTextURL(text[i : i+n]))
+		text = text[i+n:]
+	}
+}
+
+// indexURL is the index of the first "http://" or "https://" of text,
+// in any case, or -1.
+func indexURL(text string) int {
+	lower := strings.ToLower(text)
+	i := strings.Index(lower, "http://")
+	if j := strings.Index(lower, "https://"); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
+	return i
+}
+
+// urlEnd is the length of the URL text starts with (see MaskText).
+func urlEnd(text string, quoted bool) int {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case quoted && c == '\\' && i+1 < len(text):
+			i++ // an escaped character, \" included
+		case c == '"':
+			return i
+		case !quoted && (c <= ' ' || c == 0x7f || c == '\'' || c == '<' || c == '>'):
+			return i
+		}
+	}
+	return len(text)
+}
+
+// maskTextURL masks one URL found in a text, which may have been escaped
+// (Go's %q) and so not parse: its query values then, and everything
+// between its scheme and its host (the user information).
+func maskTextURL(u string) string {
+	if masked := MaskURL(u); masked != Masked {
+		return masked
+	}
+	scheme, rest, _ := strings.Cut(u, "://")
+	if at := strings.LastIndex(rest, "@"); at >= 0 && !strings.ContainsAny(rest[:at], "/?#") {
+		rest = Masked + rest[at:]
+	}
+	if path, query, ok := strings.Cut(rest, "?"); ok {
+		rest = path + "?" + maskQuery(query)
+	}
+	return scheme + "://" + rest
 }

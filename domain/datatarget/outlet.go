@@ -91,14 +91,12 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	if r.Headers == nil {
 		r.Headers = map[string]string{}
 	}
-	var problems []domain.FieldError
-	add := func(field, reason string) {
-		problems = append(problems, domain.FieldError{Field: field, Reason: reason})
-	}
+	var problems domain.Problems
+	add := problems.Add
 	if spec.Type != OutletWebhook {
 		add("outlet_type", `must be "webhook"`)
 	}
-	if reason := checkURL(r.URL); reason != "" {
+	if reason := URLProblem(r.URL); reason != "" {
 		add("request.url", reason)
 	}
 	switch r.Method {
@@ -121,8 +119,8 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	if spec.Secret != "" && !validSecret(spec.Secret) {
 		add("secret", `must be "whsec_" followed by 24 to 64 bytes in base64`)
 	}
-	if len(problems) > 0 {
-		return Outlet{}, &domain.Error{Code: domain.Validation, Message: "invalid outlet", Details: problems}
+	if err := problems.Err(domain.Validation, "invalid outlet"); err != nil {
+		return Outlet{}, err
 	}
 	size := UnbatchedMaxBatchSize
 	if spec.IsBatched {

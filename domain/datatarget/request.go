@@ -2,26 +2,65 @@ package datatarget
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/textproto"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
-// checkURL returns why raw is not a usable receiver URL, or "". Where it
-// points is checked when it is dialled (delivery), since a name
-// may resolve elsewhere by then.
-func checkURL(raw string) string {
+// URLProblem returns why raw is not a usable receiver URL, or "": the
+// rule of a new outlet's URL, which the delivery also asks of outlets
+// created before it refused what it refuses now. Where the URL points is
+// checked when it is dialled (delivery), since a name may resolve
+// elsewhere by then.
+func URLProblem(raw string) string {
 	if raw == "" {
 		return "required"
 	}
 	if len(raw) > 2048 {
 		return "too long"
 	}
+	if at, c, ok := invalidURLChar(raw); ok {
+		return fmt.Sprintf("must be a valid URL: the character %q at byte %d is not allowed in one; percent-encode it (a space is %%20)", c, at)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
 		return "must be an absolute http or https URL"
 	}
 	return ""
+}
+
+// invalidURLChar finds the first character raw may not hold as a URL
+// (RFC 3986): anything but letters, digits, -._~ and the delimiters
+// :/?#[]@!$&'()*+,;=, and a % that does not start an escape (%XX). Go's
+// parser lets such characters through and its client writes them as they
+// are: a space in the query would cut the request line short, sending
+// the receiver a broken request and the masking of the attempt log a
+// query value it takes for the protocol version.
+func invalidURLChar(raw string) (at int, c rune, ok bool) {
+	for i, r := range raw {
+		switch {
+		case r < utf8.RuneSelf && urlChars[r]:
+		case r == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]):
+		default:
+			return i, r, true
+		}
+	}
+	return 0, 0, false
+}
+
+// urlChars are the ASCII characters a URL may hold as they are (RFC 3986
+// unreserved and reserved).
+var urlChars = func() (t [utf8.RuneSelf]bool) {
+	for _, c := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:/?#[]@!$&'()*+,;=" {
+		t[c] = true
+	}
+	return t
+}()
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // reservedHeaders are set by the delivery itself: framing, the host, and

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/textproto"
 	"strings"
@@ -21,7 +20,8 @@ import (
 // FuzzOutlet checks the request settings of a new outlet: a refusal is a
 // 422 naming the fields; an accepted outlet is one net/http can send (its
 // URL, method and headers make a request that writes without error, and
-// no two headers are one header in another case), its content renders
+// no two headers are one header in another case, and its request line,
+// masked, is whole and shows no query value), its content renders
 // valid JSON, and it is stored as accepted: it survives its
 // OutletCreated event's JSON unchanged.
 func FuzzOutlet(f *testing.F) {
@@ -32,6 +32,7 @@ func FuzzOutlet(f *testing.F) {
 		{"http://a<b/", "PATCH", "X-Ctl", "a\x01b", "Bad Name", "x", `{`, "whsec_c2hvcnQ="},
 		{"https://bücher.example/", "GET", "Content-Length", "1", "X-Ok", "a\nb", `"{(data)}"`, "nope"},
 		{"http://user:pass@example.com:99999/", "POST", "X-Del", "a\x7fb", "", "", `"\ud800"`, ""},
+		{"http://example.com/hook?api_key=a b", "POST", "X-Api-Key", "k", "", "", "", ""},
 	} {
 		f.Add(s.url, s.method, s.name1, s.value1, s.name2, s.value2, []byte(s.content), s.secret, true)
 	}
@@ -76,8 +77,23 @@ func FuzzOutlet(f *testing.F) {
 			}
 			req.Header.Set(k, v)
 		}
-		if err := req.Write(io.Discard); err != nil {
+		var written bytes.Buffer
+		if err := req.Write(&written); err != nil {
 			t.Fatalf("the accepted request (%q %q) cannot be written: %v", o.Request.Method, o.Request.URL, err)
+		}
+		// Its request line is whole (method, target, version) and masked
+		// shows no query value.
+		line, _, _ := strings.Cut(datatarget.MaskRawHTTP(written.String()), "\r\n")
+		parts := strings.Split(line, " ")
+		if len(parts) != 3 || parts[2] != "HTTP/1.1" {
+			t.Fatalf("the accepted URL %q makes the request line %q", o.Request.URL, line)
+		}
+		if _, query, ok := strings.Cut(parts[1], "?"); ok {
+			for _, v := range strings.Split(query, "&") {
+				if _, value, _ := strings.Cut(v, "="); v != "" && v != datatarget.Masked && value != datatarget.Masked {
+					t.Fatalf("the accepted URL %q shows %q masked", o.Request.URL, line)
+				}
+			}
 		}
 		tmpl, err := datatarget.CompileTemplate(o.Request.Content)
 		if err != nil {

@@ -1,0 +1,77 @@
+package systemtest_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestPatchRefusesUnknownFields: every PATCH route the server registers
+// answers a body with a key it does not take ({"enabled": false} to a
+// datatarget, a key in another case, a key that does not look like a
+// field name) with 400 naming each such key it may quote, and changes
+// nothing, not even the known fields sent with it. A route added without
+// a fixture here fails the test.
+func TestPatchRefusesUnknownFields(t *testing.T) {
+	e := newEnv(t)
+	admin := e.userToken(e.admin, acmeHost)
+	datatargetID := e.createDatatarget(admin, "orders")
+	campaign := e.createCampaign(admin, map[string]any{"kind": "email", "name": "spring"})
+	// The parameter of each PATCH route (every spelling: with and without
+	// /api and the final slash), which takes a name.
+	params := map[string][2]string{
+		"/datatargets/:id": {":id", datatargetID},
+		"/campaigns/:key":  {":key", campaign.CampaignKey},
+	}
+	covered := map[string]bool{}
+	for _, r := range e.api.Routes() {
+		if r.Method != http.MethodPatch {
+			continue
+		}
+		route := strings.TrimSuffix(strings.TrimPrefix(r.Path, "/api"), "/")
+		param, ok := params[route]
+		if !ok {
+			t.Errorf("PATCH %s: no fixture in this test", r.Path)
+			continue
+		}
+		covered[route] = true
+		path := strings.Replace(r.Path, param[0], param[1], 1)
+		before := e.do(http.MethodGet, path, bearer(admin))
+		before.wantStatus(t, http.StatusOK)
+		for _, tt := range []struct {
+			body      map[string]any
+			fields    []string // the details' fields, in order
+			unquoted  bool     // a detail that names no field
+			forbidden string   // what the answer must not quote
+		}{
+			{body: map[string]any{"enabled": false}, fields: []string{"enabled"}},
+			{body: map[string]any{"name": "renamed", "enabled": false, "colour": "red"}, fields: []string{"colour", "enabled"}},
+			{body: map[string]any{"Name": "renamed"}, fields: []string{"Name"}},
+			{body: map[string]any{"name": "renamed", "jane@example.com": 1}, fields: []string{""}, unquoted: true, forbidden: "jane@example.com"},
+		} {
+			res := e.do(http.MethodPatch, path, bearer(admin), jsonBody(tt.body))
+			b := res.wantError(t, http.StatusBadRequest, "invalid_request")
+			var got []string
+			for _, d := range b.Error.Details {
+				got = append(got, d.Field)
+				if !strings.Contains(d.Reason, "unknown field") {
+					t.Errorf("PATCH %s %v: reason %q", r.Path, tt.body, d.Reason)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.fields, ",") {
+				t.Errorf("PATCH %s %v: details name %q, want %q: %s", r.Path, tt.body, got, tt.fields, res.body)
+			}
+			if tt.forbidden != "" && strings.Contains(string(res.body), tt.forbidden) {
+				t.Errorf("PATCH %s: the answer quotes %q: %s", r.Path, tt.forbidden, res.body)
+			}
+		}
+		if after := e.do(http.MethodGet, path, bearer(admin)); string(after.body) != string(before.body) {
+			t.Errorf("PATCH %s changed it:\n%s\n%s", r.Path, before.body, after.body)
+		}
+		// A body with only known fields still changes it.
+		e.do(http.MethodPatch, path, bearer(admin), jsonBody(map[string]any{"name": "renamed"})).wantStatus(t, http.StatusOK)
+	}
+	if len(covered) != len(params) {
+		t.Errorf("PATCH routes %v, fixtures %v", covered, params)
+	}
+}
