@@ -92,6 +92,8 @@ type Server struct {
 
 	customers       app.Customers
 	customerHistory app.CustomerHistory
+	customerAsOf    app.CustomerAsOf
+	changes         app.Changes
 	shops           app.Retriever
 	products        app.Retriever
 	events          app.Retriever
@@ -153,6 +155,8 @@ func NewServer(cfg Config, a app.Application) (*Server, error) {
 
 		customers:       a.Queries.Customers,
 		customerHistory: a.Queries.CustomerHistory,
+		customerAsOf:    a.Queries.CustomerAsOf,
+		changes:         a.Queries.Changes,
 		shops:           a.Queries.Shops,
 		products:        a.Queries.Products,
 	}
@@ -311,6 +315,12 @@ func (s *Server) routes() {
 
 	s.tenant(http.MethodGet, "/api/data/customers/", s.handleRetrieveCustomers)
 	s.tenant(http.MethodGet, "/api/customers/:id/history/", s.handleCustomerHistory)
+	if s.customerAsOf != nil {
+		s.tenant(http.MethodGet, "/api/data/customers/:id/", s.handleGetCustomer)
+	}
+	if s.changes != nil {
+		s.tenant(http.MethodGet, "/api/changes/", s.handleChanges)
+	}
 
 	s.uploadRoutesOf(importing.Shops, "/api/shops/upload/")
 	if s.shops != nil {

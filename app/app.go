@@ -52,6 +52,11 @@ type Queries struct {
 	// Customers and CustomerHistory read customers.
 	Customers       Customers
 	CustomerHistory CustomerHistory
+	// CustomerAsOf reads one customer now or as of a past instant
+	// (optional).
+	CustomerAsOf CustomerAsOf
+	// Changes reads the company's log as a feed of changes (optional).
+	Changes Changes
 	// Shops and Products read shops and products (optional).
 	Shops, Products Retriever
 	// Events and Sales read events and sales (optional).

@@ -10,6 +10,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -66,6 +67,27 @@ type CustomerHistory interface {
 	// Customer returns every event of a customer of the company, or a
 	// domain.NotFound error.
 	Customer(ctx context.Context, companyID, customerID string) (readmodels.History, error)
+}
+
+// CustomerAsOf reads one customer as retrieval shows it, now or as of a
+// past instant; readmodels.CustomerAsOf implements it.
+type CustomerAsOf interface {
+	// Now returns a customer of the company as retrieval shows it now,
+	// a deleted one as deleted, or a domain.NotFound error.
+	Now(ctx context.Context, companyID, customerID string) (json.RawMessage, error)
+	// AsOf returns a customer of the company as retrieval would have
+	// shown it at an instant, or a domain.NotFound error when it did not
+	// exist then.
+	AsOf(ctx context.Context, companyID, customerID string, at time.Time) (json.RawMessage, error)
+}
+
+// Changes reads a company's log as a feed of changes; readmodels.Changes
+// implements it.
+type Changes interface {
+	// Each hands each the changes q selects, in log order, a page of the
+	// log at a time, and returns where the next call resumes and whether
+	// it stopped at q.Limit.
+	Each(ctx context.Context, q readmodels.ChangesQuery, each func(readmodels.Change) error) (next eventstore.Position, more bool, err error)
 }
 
 // Activity reads events or sales; readmodels.Events and readmodels.Sales

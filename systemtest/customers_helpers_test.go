@@ -68,6 +68,13 @@ func withCustomers(t *testing.T) *env {
 // for the projection.
 func (e *env) upsertCustomers(co company.Company, records ...customerRecord) {
 	e.t.Helper()
+	e.appendCustomers(co, records...)
+	e.waitProjections()
+}
+
+// appendCustomers appends one commit upserting the records.
+func (e *env) appendCustomers(co company.Company, records ...customerRecord) {
+	e.t.Helper()
 	ctx := context.Background()
 	ids := make([]string, len(records))
 	for i, r := range records {
@@ -112,7 +119,6 @@ func (e *env) upsertCustomers(co company.Company, records ...customerRecord) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.waitProjections()
 }
 
 func customerCommit(co company.Company) eventstore.Commit {

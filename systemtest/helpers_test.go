@@ -39,6 +39,7 @@ import (
 	"github.com/clientele/clientele/internal/testlog"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/projectors"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -158,6 +159,8 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 
 			Customers:       readmodels.NewCustomers(pool),
 			CustomerHistory: readmodels.NewCustomerHistory(store, pool, e.keys),
+			CustomerAsOf:    readmodels.NewCustomerAsOf(store, pool, retrievalproj.NewCustomers(e.keys)),
+			Changes:         readmodels.NewChanges(store, pool, e.keys),
 
 			Datatargets: readmodels.NewDatatargets(pool, e.keys),
 			Campaigns:   readmodels.NewCampaigns(pool),

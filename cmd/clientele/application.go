@@ -8,6 +8,7 @@ import (
 	clientele "github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/projections/retrieval"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -33,6 +34,8 @@ func (a *app) application(baseDomain string) clientele.Application {
 			Access:           access,
 			Customers:        readmodels.NewCustomers(a.pool),
 			CustomerHistory:  readmodels.NewCustomerHistory(a.store, a.pool, a.keys),
+			CustomerAsOf:     readmodels.NewCustomerAsOf(a.store, a.pool, retrieval.NewCustomers(a.keys)),
+			Changes:          readmodels.NewChanges(a.store, a.pool, a.keys),
 			Shops:            readmodels.NewShops(a.pool),
 			Products:         readmodels.NewProducts(a.pool),
 			Events:           readmodels.NewEvents(a.pool),

@@ -63,6 +63,23 @@ func VisibleAccessTokens(p Principal, tokens []AccessToken) []AccessToken {
 // token of p's company: an admin's view.
 func SeesEveryAccessToken(p Principal) bool { return IsAdmin(p) }
 
+// MayReadChanges decides who reads the company's log as a feed of
+// changes (GET /api/changes/): admins. The feed names every actor and
+// shows every change of every entity, access and outlets included.
+func MayReadChanges(p Principal) error {
+	if IsAdmin(p) {
+		return nil
+	}
+	return domain.Errorf(domain.Forbidden, "reading the company's changes requires the admin role")
+}
+
+// CredentialFields are the members of recorded events' data that hold a
+// credential: a user's password hash and TOTP secret, an access token's
+// hash, an outlet's signing secret. No answer shows them (an outlet's
+// secret is answered as has_secret); the feed of changes shows them
+// redacted.
+var CredentialFields = []string{"password_hash", "totp_secret", "token_hash", "secret"}
+
 // MayChangeCompanySettings decides who changes the company's settings
 // (its exchange rates among them): admins.
 func MayChangeCompanySettings(p Principal) error {

@@ -46,6 +46,52 @@ func (*Customers) Tables() []string { return []string{"customers"} }
 // events: the customers' current rows, their data keys (one query per
 // company; a live commit has one company), and one upsert of every row.
 func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	evs, order, byCompany, err := decodeCustomerEvents(events)
+	if err != nil || len(order) == 0 {
+		return err
+	}
+	rows, err := loadCustomerRows(ctx, tx, order)
+	if err != nil {
+		return err
+	}
+	if err := p.applyCustomerEvents(ctx, tx, rows, evs, byCompany); err != nil {
+		return err
+	}
+	out := make([]*document.CustomerRow, 0, len(order))
+	for _, k := range order {
+		if r := rows[k]; r.Changed {
+			out = append(out, r)
+		}
+	}
+	return writeCustomerRows(ctx, tx, out)
+}
+
+// Fold returns the document the customers table would hold for one
+// customer after events, the events of the customer's stream from its
+// first, in version order, folded by the code Apply folds them with: the
+// customer as retrieval shows it, the fields in no particular order. It
+// is nil when events make no customer. q reads the customer's data key:
+// a customer forgotten since is forgotten in the document, whatever the
+// events say, since its key is gone.
+func (p *Customers) Fold(ctx context.Context, q crypto.Reader, events []eventstore.RecordedEvent) (json.RawMessage, error) {
+	evs, order, byCompany, err := decodeCustomerEvents(events)
+	if err != nil || len(order) == 0 {
+		return nil, err
+	}
+	if len(order) > 1 {
+		return nil, fmt.Errorf("projections: customers: fold: events of %d customers, not one", len(order))
+	}
+	rows := map[document.CustomerKey]*document.CustomerRow{}
+	if err := p.applyCustomerEvents(ctx, q, rows, evs, byCompany); err != nil {
+		return nil, err
+	}
+	return rows[order[0]].AppendDoc(nil, map[string]json.RawMessage{}), nil
+}
+
+// decodeCustomerEvents decodes the customer events among events: each
+// with its data, the customers in the order of their first events, and
+// their ids by company.
+func decodeCustomerEvents(events []eventstore.RecordedEvent) ([]document.CustomerEvent, []document.CustomerKey, map[string][]string, error) {
 	evs := make([]document.CustomerEvent, 0, len(events))
 	var order []document.CustomerKey
 	seen := make(map[document.CustomerKey]bool, len(events))
@@ -57,7 +103,7 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 		ce := document.CustomerEvent{RecordedEvent: &events[i]}
 		// Deleted and Forgotten are Upserted's first field alone.
 		if err := document.DecodeCustomerEvent(e.Data, &ce.Data); err != nil {
-			return fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
+			return nil, nil, nil, fmt.Errorf("projections: decode %s %s/%d: %w", e.Type, e.StreamID, e.StreamVersion, err)
 		}
 		ce.Key = document.CustomerKey{Company: e.Metadata.CompanyID, ID: ce.Data.CustomerID}
 		evs = append(evs, ce)
@@ -69,24 +115,19 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 			byCompany[ce.Key.Company] = append(byCompany[ce.Key.Company], ce.Key.ID)
 		}
 	}
-	if len(order) == 0 {
-		return nil
+	return evs, order, byCompany, nil
+}
+
+// applyCustomerEvents folds evs into rows, the customers' current rows
+// (a customer without one starts from none), with their data keys (one
+// query per company; a live commit has one company).
+func (p *Customers) applyCustomerEvents(ctx context.Context, q crypto.Reader, rows map[document.CustomerKey]*document.CustomerRow,
+	evs []document.CustomerEvent, byCompany map[string][]string) error {
+	keys, err := document.LoadCustomerKeys(ctx, q, p.keys, byCompany)
+	if err != nil {
+		return fmt.Errorf("projections: customers: %w", err)
 	}
 	dec := document.NewCustomerDecoder()
-	rows, err := loadCustomerRows(ctx, tx, order)
-	if err != nil {
-		return err
-	}
-	keys := map[document.CustomerKey][]byte{}
-	for company, ids := range byCompany {
-		got, err := p.keys.Load(ctx, tx, company, ids)
-		if err != nil {
-			return fmt.Errorf("projections: customers: %w", err)
-		}
-		for id, k := range got {
-			keys[document.CustomerKey{Company: company, ID: id}] = k
-		}
-	}
 	for _, ce := range evs {
 		r := rows[ce.Key]
 		if r == nil {
@@ -97,13 +138,7 @@ func (p *Customers) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Re
 			return err
 		}
 	}
-	out := make([]*document.CustomerRow, 0, len(order))
-	for _, k := range order {
-		if r := rows[k]; r.Changed {
-			out = append(out, r)
-		}
-	}
-	return writeCustomerRows(ctx, tx, out)
+	return nil
 }
 
 // ForgetTypes implements projections.Forgetter: forgetting a customer

@@ -21,10 +21,10 @@ import (
 
 // LoadCustomerKeys returns the data keys of the customers that still have
 // one, one query per company (a live commit has one company).
-func LoadCustomerKeys(ctx context.Context, tx pgx.Tx, ks crypto.KeyStore, byCompany map[string][]string) (map[CustomerKey][]byte, error) {
+func LoadCustomerKeys(ctx context.Context, q crypto.Reader, ks crypto.KeyStore, byCompany map[string][]string) (map[CustomerKey][]byte, error) {
 	keys := map[CustomerKey][]byte{}
 	for company, ids := range byCompany {
-		got, err := ks.Load(ctx, tx, company, ids)
+		got, err := ks.Load(ctx, q, company, ids)
 		if err != nil {
 			return nil, err
 		}
