@@ -75,20 +75,19 @@ func (s *Server) handleCreateOutlet(c *gin.Context) error {
 	if err := decodeJSON(c.Request, &req, false); err != nil {
 		return err
 	}
-	var interval int64
-	if v := strings.Trim(string(req.MinRequestInterval), `" `); v != "" && v != "null" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return &domain.Error{Code: domain.Validation, Message: "invalid outlet",
-				Details: []domain.FieldError{{Field: "min_request_interval", Reason: "must be a whole number of milliseconds"}}}
-		}
-		interval = n
+	interval, err := parseInterval(req.MinRequestInterval)
+	if err != nil {
+		return err
+	}
+	var ms int64
+	if interval != nil {
+		ms = *interval
 	}
 	p, _ := principalOf(c)
 	o, err := s.commands.CreateOutlet.Handle(commandContext(c), commands.CreateOutlet{
 		Principal: p, DatatargetID: c.Param("id"),
 		Spec: datatarget.OutletSpec{Type: req.OutletType, Request: req.Request, IsBatched: req.IsBatched,
-			MinRequestInterval: interval, Secret: req.Secret},
+			MinRequestInterval: ms, Secret: req.Secret},
 	})
 	if err != nil {
 		return err
@@ -106,4 +105,19 @@ func (s *Server) handleGetOutlet(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})
 	return nil
+}
+
+// parseInterval reads min_request_interval (milliseconds), a number or a
+// numeric string, as it is answered as a string; nil when absent or null.
+func parseInterval(raw json.RawMessage) (*int64, error) {
+	v := strings.Trim(string(raw), `" `)
+	if v == "" || v == "null" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, &domain.Error{Code: domain.Validation, Message: "invalid outlet",
+			Details: []domain.FieldError{{Field: "min_request_interval", Reason: "must be a whole number of milliseconds"}}}
+	}
+	return &n, nil
 }

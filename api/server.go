@@ -325,10 +325,13 @@ func (s *Server) routes() {
 	s.tenant(http.MethodPost, "/api/datatargets/", s.handleCreateDatatarget)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/", s.handleGetDatatarget)
 	s.tenant(http.MethodPatch, "/api/datatargets/:id/", s.handleUpdateDatatarget)
+	s.tenant(http.MethodDelete, "/api/datatargets/:id/", s.handleDeleteDatatarget)
 	s.tenant(http.MethodPost, "/api/datatargets/:id/post/", s.handlePostMessages)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/retrieve/", s.handleRetrieve)
 	s.tenant(http.MethodPost, "/api/datatargets/:id/outlets/", s.handleCreateOutlet)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/", s.handleGetOutlet)
+	s.tenant(http.MethodPatch, "/api/datatargets/:id/outlets/:outlet_id/", s.handleChangeOutlet)
+	s.tenant(http.MethodDelete, "/api/datatargets/:id/outlets/:outlet_id/", s.handleDeleteOutlet)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/", s.handleOutletLog)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/log/:entry/", s.handleOutletLogEntry)
 

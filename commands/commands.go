@@ -46,8 +46,11 @@ type Commands struct {
 	CreateDatatarget       CreateDatatargetHandler
 	UpdateDatatarget       UpdateDatatargetHandler
 	PostDatatargetMessages PostDatatargetMessagesHandler
+	DeleteDatatarget       DeleteDatatargetHandler
 	CreateOutlet           CreateOutletHandler
+	ChangeOutlet           ChangeOutletHandler
 	DisableOutlet          DisableOutletHandler
+	DeleteOutlet           DeleteOutletHandler
 
 	// Campaigns (docs/campaigns.md).
 	CreateCampaign CreateCampaignHandler
@@ -75,8 +78,11 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		CreateDatatarget:       NewCreateDatatargetHandler(store, now),
 		UpdateDatatarget:       NewUpdateDatatargetHandler(store, now),
 		PostDatatargetMessages: NewPostDatatargetMessagesHandler(store),
+		DeleteDatatarget:       NewDeleteDatatargetHandler(store, now),
 		CreateOutlet:           NewCreateOutletHandler(store, now),
+		ChangeOutlet:           NewChangeOutletHandler(store, now),
 		DisableOutlet:          NewDisableOutletHandler(store, now),
+		DeleteOutlet:           NewDeleteOutletHandler(store, now),
 
 		CreateCampaign: NewCreateCampaignHandler(store, now),
 		UpdateCampaign: NewUpdateCampaignHandler(store, now),

@@ -111,7 +111,7 @@ func (q *Datatargets) Outlet(ctx context.Context, companyID, datatargetID, id st
 // outlets returns outlets with their delivery progress, oldest first.
 func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([]datatarget.Outlet, error) {
 	rows, err := q.db.Query(ctx, `SELECT o.company_id, o.id, o.datatarget_id, o.outlet_type, o.request, o.is_batched,
-		o.max_batch_size, o.min_request_interval_ms, o.secret, o.enabled, o.created_by, o.created_at,
+		o.max_batch_size, o.min_request_interval_ms, o.secret, o.failure_policy, o.enabled, o.disabled_reason, o.created_by, o.created_at,
 		coalesce(s.last_delivered_message_number, 0), coalesce(s.delivered_batch_count, 0)
 		FROM datatarget_outlets o LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id `+where+` ORDER BY o.id`, args...)
 	if err != nil {
@@ -122,7 +122,7 @@ func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([
 		var req []byte
 		var interval int64
 		err := row.Scan(&o.CompanyID, &o.ID, &o.DatatargetID, &o.Type, &req, &o.IsBatched, &o.MaxBatchSize, &interval,
-			&o.Secret, &o.Enabled, &o.CreatedBy, &o.CreatedAt, &o.Progress.LastDeliveredMessageNumber, &o.Progress.DeliveredBatchCount)
+			&o.Secret, &o.FailurePolicy, &o.Enabled, &o.DisabledReason, &o.CreatedBy, &o.CreatedAt, &o.Progress.LastDeliveredMessageNumber, &o.Progress.DeliveredBatchCount)
 		if err != nil {
 			return o, err
 		}
