@@ -31,6 +31,9 @@ type outletJSON struct {
 	MinRequestInterval         string      `json:"min_request_interval"`
 	HasSecret                  bool        `json:"has_secret"`
 	CreatedAt                  string      `json:"created_at"`
+	// FailurePolicy is null when a failing batch is retried for ever.
+	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
+	ParkedCount   int64                     `json:"parked_count"`
 }
 
 type requestJSON struct {
@@ -53,7 +56,16 @@ func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 		DeliveredBatchCount:        o.Progress.DeliveredBatchCount,
 		MinRequestInterval:         strconv.FormatInt(o.MinRequestInterval.Milliseconds(), 10),
 		HasSecret:                  o.Secret != "", CreatedAt: timestamp(o.CreatedAt),
+		FailurePolicy: policyJSON(o.FailurePolicy), ParkedCount: o.Progress.ParkedCount,
 	}
+}
+
+// policyJSON is a failure policy as answered: null for none.
+func policyJSON(f datatarget.FailurePolicy) *datatarget.FailurePolicy {
+	if f.IsZero() {
+		return nil
+	}
+	return &f
 }
 
 // createOutletRequest is the body of POST /api/datatargets/<id>/outlets/.
@@ -65,6 +77,8 @@ type createOutletRequest struct {
 	IsBatched          bool               `json:"is_batched"`
 	Secret             string             `json:"secret"`
 	MinRequestInterval json.RawMessage    `json:"min_request_interval"`
+	// FailurePolicy (addition) parks a batch that keeps failing.
+	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
 }
 
 // handleCreateOutlet serves POST /api/datatargets/<id>/outlets/ (staff
@@ -87,7 +101,7 @@ func (s *Server) handleCreateOutlet(c *gin.Context) error {
 	o, err := s.commands.CreateOutlet.Handle(commandContext(c), commands.CreateOutlet{
 		Principal: p, DatatargetID: c.Param("id"),
 		Spec: datatarget.OutletSpec{Type: req.OutletType, Request: req.Request, IsBatched: req.IsBatched,
-			MinRequestInterval: ms, Secret: req.Secret},
+			MinRequestInterval: ms, Secret: req.Secret, FailurePolicy: policyOf(req.FailurePolicy)},
 	})
 	if err != nil {
 		return err
@@ -120,4 +134,12 @@ func parseInterval(raw json.RawMessage) (*int64, error) {
 			Details: []domain.FieldError{{Field: "min_request_interval", Reason: "must be a whole number of milliseconds"}}}
 	}
 	return &n, nil
+}
+
+// policyOf is the policy asked for; nil (absent, or null) is none.
+func policyOf(f *datatarget.FailurePolicy) datatarget.FailurePolicy {
+	if f == nil {
+		return datatarget.FailurePolicy{}
+	}
+	return *f
 }

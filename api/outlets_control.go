@@ -14,15 +14,16 @@ import (
 // (admin role): any of enabled (false pauses, true resumes at the first
 // undelivered message), request (any of its keys; headers replace the
 // headers whole), is_batched, min_request_interval and secret ("" stops
-// signing). It answers the outlet; the change applies from its next
+// signing) and failure_policy ({} retries for ever). It answers the outlet; the change applies from its next
 // request.
 func (s *Server) handleChangeOutlet(c *gin.Context) error {
 	var req struct {
-		Enabled            *bool                    `json:"enabled"`
-		Request            *datatarget.RequestPatch `json:"request"`
-		IsBatched          *bool                    `json:"is_batched"`
-		MinRequestInterval json.RawMessage          `json:"min_request_interval"`
-		Secret             *string                  `json:"secret"`
+		Enabled            *bool                     `json:"enabled"`
+		Request            *datatarget.RequestPatch  `json:"request"`
+		IsBatched          *bool                     `json:"is_batched"`
+		MinRequestInterval json.RawMessage           `json:"min_request_interval"`
+		Secret             *string                   `json:"secret"`
+		FailurePolicy      *datatarget.FailurePolicy `json:"failure_policy"`
 	}
 	if err := decodePatch(c.Request, &req); err != nil {
 		return err
@@ -35,7 +36,7 @@ func (s *Server) handleChangeOutlet(c *gin.Context) error {
 	if err := s.commands.ChangeOutlet.Handle(commandContext(c), commands.ChangeOutlet{
 		Principal: p, DatatargetID: c.Param("id"), OutletID: c.Param("outlet_id"),
 		Patch: datatarget.OutletPatch{Enabled: req.Enabled, Request: req.Request, IsBatched: req.IsBatched,
-			MinRequestInterval: interval, Secret: req.Secret},
+			MinRequestInterval: interval, Secret: req.Secret, FailurePolicy: req.FailurePolicy},
 	}); err != nil {
 		return err
 	}

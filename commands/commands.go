@@ -51,6 +51,8 @@ type Commands struct {
 	ChangeOutlet           ChangeOutletHandler
 	DisableOutlet          DisableOutletHandler
 	DeleteOutlet           DeleteOutletHandler
+	RedeliverParked        RedeliverParkedHandler
+	DiscardParked          DiscardParkedHandler
 
 	// Campaigns (docs/campaigns.md).
 	CreateCampaign CreateCampaignHandler
@@ -83,6 +85,8 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		ChangeOutlet:           NewChangeOutletHandler(store, now),
 		DisableOutlet:          NewDisableOutletHandler(store, now),
 		DeleteOutlet:           NewDeleteOutletHandler(store, now),
+		RedeliverParked:        NewRedeliverParkedHandler(store, now),
+		DiscardParked:          NewDiscardParkedHandler(store, now),
 
 		CreateCampaign: NewCreateCampaignHandler(store, now),
 		UpdateCampaign: NewUpdateCampaignHandler(store, now),

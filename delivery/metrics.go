@@ -15,6 +15,7 @@ type metrics struct {
 	delivered prometheus.Counter
 	duration  prometheus.Histogram
 	workers   prometheus.Gauge
+	parked    prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -36,6 +37,10 @@ func newMetrics() *metrics {
 			Name: "clientele_webhook_workers",
 			Help: "Outlets this process is delivering now.",
 		}),
+		parked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "clientele_webhook_parked_batches_total",
+			Help: "Batches parked by outlets' failure policies.",
+		}),
 	}
 	m.attempts.WithLabelValues(datatarget.StatusOK)
 	m.attempts.WithLabelValues(datatarget.StatusFail)
@@ -43,7 +48,7 @@ func newMetrics() *metrics {
 }
 
 func (m *metrics) register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.attempts, m.delivered, m.duration, m.workers} {
+	for _, c := range []prometheus.Collector{m.attempts, m.delivered, m.duration, m.workers, m.parked} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("delivery: register metrics: %w", err)
 		}

@@ -43,6 +43,29 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			return err
 		}
 		out := s.outlet
+		if p, ok, err := d.nextRedelivery(ctx, o); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			if err := sleep(ctx, time.Until(lastStart.Add(out.MinRequestInterval))); err != nil {
+				return err
+			}
+			lastStart = d.cfg.Now()
+			if err := d.redeliver(ctx, held, o, &s, &st, p); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		if out.FailurePolicy.Exceeded(st.failedAttempts, st.firstFailedAt, d.cfg.Now()) && st.pendingSize > 0 {
+			if err := d.park(ctx, o, &st); err != nil {
+				return err
+			}
+			queued = dropThrough(queued, st.lastDelivered)
+			continue
+		}
 		size := out.MaxBatchSize
 		if st.pendingSize > 0 {
 			size = st.pendingSize // a retried batch is the same batch
@@ -102,6 +125,9 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			continue
 		}
 		st.pendingSize = len(batch)
+		if st.failedAttempts == 0 {
+			st.firstFailedAt = date
+		}
 		st.failedAttempts++
 		if o.datasync {
 			// The retry reads its batch again: a person forgotten meanwhile
@@ -111,6 +137,9 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 		if res.gone {
 			return d.cfg.Disable(ctx, o.companyID, o.datatargetID, o.outletID, "the receiver answered 410 Gone")
 		}
+		if out.FailurePolicy.Exceeded(st.failedAttempts, st.firstFailedAt, d.cfg.Now()) {
+			continue // parked at the top, without waiting
+		}
 		if retryIn > d.cfg.LeaseTTL {
 			return nil
 		}
@@ -118,6 +147,14 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			return err
 		}
 	}
+}
+
+// dropThrough drops the queued messages numbered up to n.
+func dropThrough(queued []message, n int64) []message {
+	for len(queued) > 0 && queued[0].number <= n {
+		queued = queued[1:]
+	}
+	return queued
 }
 
 // configure loads the outlet's configuration into s; deliver is false

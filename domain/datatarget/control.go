@@ -150,3 +150,15 @@ func sameOutlet(a, b Outlet) bool {
 	y, _ := json.Marshal(NewOutletChanged(b, time.Time{}))
 	return string(x) == string(y)
 }
+
+// Exceeded reports whether a batch that has failed attempts times, first
+// at firstFailedAt, is to be parked at now.
+func (f FailurePolicy) Exceeded(attempts int, firstFailedAt, now time.Time) bool {
+	if attempts == 0 {
+		return false
+	}
+	if f.MaxAttempts > 0 && attempts >= f.MaxAttempts {
+		return true
+	}
+	return f.MaxAgeSeconds > 0 && !now.Before(firstFailedAt.Add(time.Duration(f.MaxAgeSeconds)*time.Second))
+}

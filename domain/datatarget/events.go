@@ -207,3 +207,25 @@ func newRequestData(r Request) RequestData {
 func (r RequestData) request() Request {
 	return Request{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: json.RawMessage(r.Content)}
 }
+
+// Event types of parked batches: an admin asks for a parked batch (or
+// every one: ParkedID 0) to be sent again, or discards one.
+const (
+	ParkedRedeliveryRequestedType = "OutletParkedRedeliveryRequested"
+	ParkedDiscardedType           = "OutletParkedDiscarded"
+)
+
+// ParkedRedeliveryRequested marks a parked batch of an outlet, or all of
+// them when ParkedID is 0, to be sent again ahead of the queue.
+type ParkedRedeliveryRequested struct {
+	ID          string    `json:"id"`
+	ParkedID    int64     `json:"parked_id,omitempty"`
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// ParkedDiscarded drops a parked batch: it is never sent.
+type ParkedDiscarded struct {
+	ID          string    `json:"id"`
+	ParkedID    int64     `json:"parked_id"`
+	DiscardedAt time.Time `json:"discarded_at"`
+}

@@ -64,6 +64,8 @@ type Outlet struct {
 type Progress struct {
 	LastDeliveredMessageNumber int64
 	DeliveredBatchCount        int64
+	// ParkedCount is how many batches are parked (FailurePolicy).
+	ParkedCount int64
 }
 
 // OutletSpec is what a client asks for when creating an outlet.

@@ -84,7 +84,8 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 				return err
 			}
 			deleted = append(deleted, deletedRow{CompanyID: e.Metadata.CompanyID, ID: ev.ID})
-		case datatarget.OutletCreatedType, datatarget.OutletDisabledType, datatarget.OutletChangedType, datatarget.OutletDeletedType:
+		case datatarget.OutletCreatedType, datatarget.OutletDisabledType, datatarget.OutletChangedType, datatarget.OutletDeletedType,
+			datatarget.ParkedRedeliveryRequestedType, datatarget.ParkedDiscardedType:
 			if err := outlets.add(e); err != nil {
 				return err
 			}

@@ -93,6 +93,22 @@ func (o *outletRows) add(e eventstore.RecordedEvent) error {
 			WHERE company_id = $1 AND id = $2`,
 			[]any{e.Metadata.CompanyID, ev.ID, string(req), ev.IsBatched, ev.MaxBatchSize, ev.MinInterval, ev.Secret,
 				string(policy), ev.Enabled, ev.ChangedAt}})
+	case datatarget.ParkedRedeliveryRequestedType:
+		var ev datatarget.ParkedRedeliveryRequested
+		if err := bulk.Decode(e, &ev); err != nil {
+			return err
+		}
+		// outlet_parked is the delivery workers' table; the admins' part
+		// of it (which batches to send again, which to drop) is applied
+		// here, in the transaction of their event.
+		o.changes = append(o.changes, outletChange{`UPDATE outlet_parked SET redeliver = true
+			WHERE outlet_id = $1 AND ($2 = 0 OR id = $2)`, []any{ev.ID, ev.ParkedID}})
+	case datatarget.ParkedDiscardedType:
+		var ev datatarget.ParkedDiscarded
+		if err := bulk.Decode(e, &ev); err != nil {
+			return err
+		}
+		o.changes = append(o.changes, outletChange{`DELETE FROM outlet_parked WHERE outlet_id = $1 AND id = $2`, []any{ev.ID, ev.ParkedID}})
 	case datatarget.OutletDeletedType:
 		var ev datatarget.OutletDeleted
 		if err := bulk.Decode(e, &ev); err != nil {
