@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/datatarget"
 )
 
@@ -70,4 +71,32 @@ func (s *Server) handleDeleteDatatarget(c *gin.Context) error {
 	}
 	c.Status(http.StatusNoContent)
 	return nil
+}
+
+// handleRewindOutlet serves POST /api/datatargets/<id>/outlets/<outlet_id>/rewind/
+// (admin role) with {"after": n}: every message numbered above n is sent
+// again, in order; n above the outlet's last delivered message is 422.
+// It answers the outlet, last_delivered_message_number n.
+func (s *Server) handleRewindOutlet(c *gin.Context) error {
+	var req struct {
+		After *int64 `json:"after"`
+	}
+	if err := decodePatch(c.Request, &req); err != nil {
+		return err
+	}
+	if req.After == nil {
+		return &domain.Error{Code: domain.Validation, Message: "invalid rewind", Details: []domain.FieldError{{Field: "after", Reason: "required"}}}
+	}
+	p, _ := principalOf(c)
+	o, err := s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), c.Param("outlet_id"))
+	if err != nil {
+		return err
+	}
+	if err := s.commands.RewindOutlet.Handle(commandContext(c), commands.RewindOutlet{
+		Principal: p, DatatargetID: c.Param("id"), OutletID: c.Param("outlet_id"),
+		After: *req.After, Position: o.Progress.LastDeliveredMessageNumber,
+	}); err != nil {
+		return err
+	}
+	return s.handleGetOutlet(c)
 }

@@ -332,6 +332,7 @@ func (s *Server) routes() {
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/", s.handleGetOutlet)
 	s.tenant(http.MethodPatch, "/api/datatargets/:id/outlets/:outlet_id/", s.handleChangeOutlet)
 	s.tenant(http.MethodDelete, "/api/datatargets/:id/outlets/:outlet_id/", s.handleDeleteOutlet)
+	s.tenant(http.MethodPost, "/api/datatargets/:id/outlets/:outlet_id/rewind/", s.handleRewindOutlet)
 	s.tenant(http.MethodGet, "/api/datatargets/:id/outlets/:outlet_id/parked/", s.handleListParked)
 	s.tenant(http.MethodPost, "/api/datatargets/:id/outlets/:outlet_id/parked/redeliver/", s.handleRedeliverParked)
 	s.tenant(http.MethodPost, "/api/datatargets/:id/outlets/:outlet_id/parked/:parked_id/redeliver/", s.handleRedeliverParked)

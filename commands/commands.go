@@ -51,6 +51,7 @@ type Commands struct {
 	ChangeOutlet           ChangeOutletHandler
 	DisableOutlet          DisableOutletHandler
 	DeleteOutlet           DeleteOutletHandler
+	RewindOutlet           RewindOutletHandler
 	RedeliverParked        RedeliverParkedHandler
 	DiscardParked          DiscardParkedHandler
 
@@ -85,6 +86,7 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		ChangeOutlet:           NewChangeOutletHandler(store, now),
 		DisableOutlet:          NewDisableOutletHandler(store, now),
 		DeleteOutlet:           NewDeleteOutletHandler(store, now),
+		RewindOutlet:           NewRewindOutletHandler(store, now),
 		RedeliverParked:        NewRedeliverParkedHandler(store, now),
 		DiscardParked:          NewDiscardParkedHandler(store, now),
 

@@ -69,3 +69,47 @@ func TestControlNeverOverlaps(t *testing.T) {
 		t.Errorf("%d requests overlapped another", rcv.overlaps)
 	}
 }
+
+// TestRewindNeverOverlaps: two deliverers deliver one outlet while it is
+// rewound again and again: no two requests overlap, each rewind restarts
+// the stream at the number after it (never anywhere else), and the
+// outlet ends with every message delivered.
+func TestRewindNeverOverlaps(t *testing.T) {
+	h := newHarness(t)
+	rcv := newReceiver(t)
+	rcv.setBehaviour(func(http.ResponseWriter, *http.Request, []byte) bool {
+		time.Sleep(time.Millisecond) // widen the window for an overlap
+		return false
+	})
+	o := h.outlet(rcv.url(), true)
+	h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "A", 10*time.Second }))
+	h.run(h.config(func(c *delivery.Config) { c.Holder, c.LeaseTTL = "B", 10*time.Second }))
+	ctx := context.Background()
+	restarts := map[int]bool{1: true}
+	for range 15 {
+		h.post(60)
+		want := int64(h.next - 1 - 30)
+		waitFor(t, 20*time.Second, "progress", func() bool { return h.outletState(o.ID).Progress.LastDeliveredMessageNumber >= want })
+		after := want - 25
+		restarts[int(after)+1] = true
+		if err := h.cmds.RewindOutlet.Handle(ctx, commands.RewindOutlet{Principal: h.p, DatatargetID: h.dt.ID, OutletID: o.ID,
+			After: after, Position: h.outletState(o.ID).Progress.LastDeliveredMessageNumber}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 30*time.Second, "every message", func() bool { return h.outletState(o.ID).Progress.LastDeliveredMessageNumber == 900 })
+	got := rcv.accepted()
+	for i, n := range got {
+		if i > 0 && n != got[i-1]+1 && !(n <= got[i-1] && restarts[n]) {
+			t.Fatalf("message %d received after %d: neither the next nor a rewind's restart", n, got[i-1])
+		}
+	}
+	if got[len(got)-1] != 900 {
+		t.Errorf("the last message received is %d, want 900", got[len(got)-1])
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if rcv.overlaps != 0 {
+		t.Errorf("%d requests overlapped another", rcv.overlaps)
+	}
+}

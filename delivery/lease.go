@@ -11,7 +11,7 @@ import (
 var errLeaseLost = errors.New("delivery: the outlet's lease was lost")
 
 // candidates returns outlets that have messages to deliver and are due,
-// or a parked batch to redeliver, and are not leased by another process,
+// or a rewind to apply, or a parked batch to redeliver, and are not leased by another process,
 // least recently attempted first.
 func (d *Deliverer) candidates(ctx context.Context, skip []string, limit int) ([]outletRef, error) {
 	// A datasync datatarget's messages are counted in datasync_targets
@@ -27,6 +27,7 @@ func (d *Deliverer) candidates(ctx context.Context, skip []string, limit int) ([
 		WHERE o.enabled AND t.enabled
 			AND ((greatest(t.last_message_number, f.last_message_number, g.last_message_number) > coalesce(s.last_delivered_message_number, 0)
 					AND coalesce(s.next_attempt_at, '-infinity') <= now())
+				OR o.rewind_seq > coalesce(s.rewind_applied, 0)
 				OR EXISTS (SELECT FROM outlet_parked p WHERE p.outlet_id = o.id AND p.redeliver))
 			AND (s.outlet_id IS NULL OR s.lease_expires_at < now() OR s.lease_holder = $1)
 			AND NOT (o.id = ANY($2))
@@ -53,9 +54,9 @@ func (d *Deliverer) acquire(ctx context.Context, o outletRef) (st state, ok bool
 		WHERE s.lease_expires_at < now() OR s.lease_holder = EXCLUDED.lease_holder
 		RETURNING s.last_delivered_message_number, s.delivered_batch_count, s.entry_count, s.pending_size,
 			s.failed_attempts, greatest(s.next_attempt_at, 'epoch'), greatest(s.last_attempt_at, 'epoch'),
-			greatest(s.first_failed_at, 'epoch')`,
+			greatest(s.first_failed_at, 'epoch'), s.rewind_applied`,
 		o.outletID, o.companyID, o.datatargetID, d.cfg.Holder, d.cfg.LeaseTTL).Scan(
-		&st.lastDelivered, &st.batchCount, &st.entryCount, &st.pendingSize, &st.failedAttempts, &st.nextAttemptAt, &st.lastAttemptAt, &st.firstFailedAt)
+		&st.lastDelivered, &st.batchCount, &st.entryCount, &st.pendingSize, &st.failedAttempts, &st.nextAttemptAt, &st.lastAttemptAt, &st.firstFailedAt, &st.rewindApplied)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return st, false, nil
 	}

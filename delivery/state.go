@@ -28,28 +28,37 @@ type state struct {
 	nextAttemptAt, lastAttemptAt          time.Time
 	// firstFailedAt is when the batch being retried first failed.
 	firstFailedAt time.Time
+	// rewindApplied is the version of the last rewind applied.
+	rewindApplied int64
 }
 
 // loadOutlet reads the outlet's configuration; enabled is false when the
 // outlet or its datatarget is disabled.
-func (d *Deliverer) loadOutlet(ctx context.Context, o outletRef) (datatarget.Outlet, error) {
+func (d *Deliverer) loadOutlet(ctx context.Context, o outletRef) (datatarget.Outlet, rewind, error) {
 	var out datatarget.Outlet
+	var rw rewind
 	var req []byte
 	var interval int64
 	err := d.cfg.Pool.QueryRow(ctx, `SELECT o.request, o.is_batched, o.max_batch_size, o.min_request_interval_ms,
-			o.secret, o.failure_policy, o.enabled AND t.enabled
+			o.secret, o.failure_policy, o.enabled AND t.enabled, o.rewind_seq, o.rewind_after
 		FROM datatarget_outlets o JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
 		WHERE o.company_id = $1 AND o.id = $2`, o.companyID, o.outletID).Scan(
-		&req, &out.IsBatched, &out.MaxBatchSize, &interval, &out.Secret, &out.FailurePolicy, &out.Enabled)
+		&req, &out.IsBatched, &out.MaxBatchSize, &interval, &out.Secret, &out.FailurePolicy, &out.Enabled, &rw.seq, &rw.after)
 	if err != nil {
-		return out, fmt.Errorf("delivery: outlet %s: %w", o.outletID, err)
+		return out, rw, fmt.Errorf("delivery: outlet %s: %w", o.outletID, err)
 	}
 	out.ID, out.CompanyID, out.DatatargetID = o.outletID, o.companyID, o.datatargetID
 	out.MinRequestInterval = time.Duration(interval) * time.Millisecond
 	if err := json.Unmarshal(req, &out.Request); err != nil {
-		return out, fmt.Errorf("delivery: outlet %s: request: %w", o.outletID, err)
+		return out, rw, fmt.Errorf("delivery: outlet %s: request: %w", o.outletID, err)
 	}
-	return out, nil
+	return out, rw, nil
+}
+
+// rewind is the last rewind asked of an outlet: the version of its event
+// (0: none) and the number to send again after.
+type rewind struct {
+	seq, after int64
 }
 
 // message is a queued message.

@@ -43,6 +43,13 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			return err
 		}
 		out := s.outlet
+		if s.rewind.seq > st.rewindApplied {
+			if err := d.applyRewind(ctx, o, &st, s.rewind); err != nil {
+				return err
+			}
+			queued = nil
+			continue
+		}
 		if p, ok, err := d.nextRedelivery(ctx, o); err != nil || ok {
 			if err != nil {
 				return err
@@ -160,7 +167,7 @@ func dropThrough(queued []message, n int64) []message {
 // configure loads the outlet's configuration into s; deliver is false
 // when the outlet is disabled or no longer exists.
 func (d *Deliverer) configure(ctx context.Context, o outletRef, s *sender) (deliver bool, err error) {
-	out, err := d.loadOutlet(ctx, o)
+	out, rw, err := d.loadOutlet(ctx, o)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -177,7 +184,7 @@ func (d *Deliverer) configure(ctx context.Context, o outletRef, s *sender) (deli
 			return false, fmt.Errorf("delivery: outlet %s: secret: %w", o.outletID, err)
 		}
 	}
-	s.outlet, s.tmpl, s.key = out, tmpl, key
+	s.outlet, s.tmpl, s.key, s.rewind = out, tmpl, key, rw
 	return true, nil
 }
 

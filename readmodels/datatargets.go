@@ -108,11 +108,16 @@ func (q *Datatargets) Outlet(ctx context.Context, companyID, datatargetID, id st
 	return list[0], nil
 }
 
-// outlets returns outlets with their delivery progress, oldest first.
+// outlets returns outlets with their delivery progress, oldest first. A
+// rewind not applied yet shows as applied: its worker applies it before
+// its next request.
 func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([]datatarget.Outlet, error) {
 	rows, err := q.db.Query(ctx, `SELECT o.company_id, o.id, o.datatarget_id, o.outlet_type, o.request, o.is_batched,
 		o.max_batch_size, o.min_request_interval_ms, o.secret, o.failure_policy, o.enabled, o.disabled_reason, o.created_by, o.created_at,
-		coalesce(s.last_delivered_message_number, 0), coalesce(s.delivered_batch_count, 0),
+		CASE WHEN o.rewind_seq > coalesce(s.rewind_applied, 0)
+			THEN least(coalesce(s.last_delivered_message_number, 0), o.rewind_after)
+			ELSE coalesce(s.last_delivered_message_number, 0) END,
+		coalesce(s.delivered_batch_count, 0),
 		(SELECT count(*) FROM outlet_parked p WHERE p.outlet_id = o.id)
 		FROM datatarget_outlets o LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id `+where+` ORDER BY o.id`, args...)
 	if err != nil {

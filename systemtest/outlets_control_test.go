@@ -262,3 +262,36 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestOutletRewind: a rewind sends every message above the number again,
+// in order, after the ones already sent; its answer shows the outlet at
+// that number; a number above the outlet's position is 422, and only
+// admins rewind.
+func TestOutletRewind(t *testing.T) {
+	e := newEnv(t)
+	admin := e.userToken(e.admin, acmeHost)
+	staff := e.userToken(e.staff, acmeHost)
+	id := e.createDatatarget(admin, "orders")
+	rcv := newGatedSink(t)
+	oid := e.createOutlet(admin, id, rcv.srv.URL+"/hook", false)
+	path := "/api/datatargets/" + id + "/outlets/" + oid + "/rewind/"
+	e.postNumbered(admin, id, 1, 10)
+	e.runDeliverer()
+	e.waitDelivered(oid, 10)
+
+	e.do(http.MethodPost, path, bearer(staff), jsonBody(map[string]any{"after": 4})).wantError(t, http.StatusForbidden, "forbidden")
+	e.do(http.MethodPost, path, bearer(admin), jsonBody(map[string]any{"after": 11})).wantError(t, http.StatusUnprocessableEntity, "validation_error")
+	e.do(http.MethodPost, path, bearer(admin), jsonBody(map[string]any{})).wantError(t, http.StatusUnprocessableEntity, "validation_error")
+	res := e.do(http.MethodPost, path, bearer(admin), jsonBody(map[string]any{"after": 4}))
+	res.wantStatus(t, http.StatusOK)
+	var o outletAnswer
+	res.decode(t, &o)
+	if o.Outlet.LastDeliveredMessageNumber != 4 {
+		t.Errorf("rewound, the outlet answers %s", res.body)
+	}
+	waitUntil(t, "the messages sent again", func() bool { return len(rcv.numbers()) >= 16 })
+	e.waitDelivered(oid, 10)
+	got := rcv.numbers()
+	wantSequence(t, "before the rewind, the receiver", got[:10], 1, 10)
+	wantSequence(t, "after the rewind, the receiver", got[10:], 5, 10)
+}

@@ -2,6 +2,7 @@ package datatarget
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/clientele/clientele/domain"
@@ -161,4 +162,19 @@ func (f FailurePolicy) Exceeded(attempts int, firstFailedAt, now time.Time) bool
 		return true
 	}
 	return f.MaxAgeSeconds > 0 && !now.Before(firstFailedAt.Add(time.Duration(f.MaxAgeSeconds)*time.Second))
+}
+
+// Rewind decides whether p may rewind o to send again every message
+// numbered above after; position is how far o has delivered. A number
+// above it is Validation: those messages were never sent.
+func (o Outlet) Rewind(p access.Principal, after, position int64) error {
+	if err := MayControl(p); err != nil {
+		return err
+	}
+	if after < 0 || after > position {
+		return &domain.Error{Code: domain.Validation, Message: "invalid rewind", Details: []domain.FieldError{{
+			Field: "after", Reason: fmt.Sprintf("must be between 0 and the outlet's last delivered message number (%d)", position),
+		}}}
+	}
+	return nil
 }

@@ -229,3 +229,14 @@ type ParkedDiscarded struct {
 	ParkedID    int64     `json:"parked_id"`
 	DiscardedAt time.Time `json:"discarded_at"`
 }
+
+// OutletRewoundType sends an outlet's messages again from a number.
+const OutletRewoundType = "OutletRewound"
+
+// OutletRewound asks an outlet to send again every message numbered above
+// After, in order.
+type OutletRewound struct {
+	ID        string    `json:"id"`
+	After     int64     `json:"after"`
+	RewoundAt time.Time `json:"rewound_at"`
+}

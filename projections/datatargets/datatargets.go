@@ -85,7 +85,7 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 			}
 			deleted = append(deleted, deletedRow{CompanyID: e.Metadata.CompanyID, ID: ev.ID})
 		case datatarget.OutletCreatedType, datatarget.OutletDisabledType, datatarget.OutletChangedType, datatarget.OutletDeletedType,
-			datatarget.ParkedRedeliveryRequestedType, datatarget.ParkedDiscardedType:
+			datatarget.ParkedRedeliveryRequestedType, datatarget.ParkedDiscardedType, datatarget.OutletRewoundType:
 			if err := outlets.add(e); err != nil {
 				return err
 			}

@@ -93,6 +93,16 @@ func (o *outletRows) add(e eventstore.RecordedEvent) error {
 			WHERE company_id = $1 AND id = $2`,
 			[]any{e.Metadata.CompanyID, ev.ID, string(req), ev.IsBatched, ev.MaxBatchSize, ev.MinInterval, ev.Secret,
 				string(policy), ev.Enabled, ev.ChangedAt}})
+	case datatarget.OutletRewoundType:
+		var ev datatarget.OutletRewound
+		if err := bulk.Decode(e, &ev); err != nil {
+			return err
+		}
+		// The event's version orders rewinds: the worker applies one whose
+		// version is above the last it applied.
+		o.changes = append(o.changes, outletChange{`UPDATE datatarget_outlets SET rewind_seq = greatest(rewind_seq, $3),
+				rewind_after = CASE WHEN $3 > rewind_seq THEN $4 ELSE rewind_after END
+			WHERE company_id = $1 AND id = $2`, []any{e.Metadata.CompanyID, ev.ID, e.StreamVersion, ev.After}})
 	case datatarget.ParkedRedeliveryRequestedType:
 		var ev datatarget.ParkedRedeliveryRequested
 		if err := bulk.Decode(e, &ev); err != nil {
