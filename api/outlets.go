@@ -34,6 +34,9 @@ type outletJSON struct {
 	// FailurePolicy is null when a failing batch is retried for ever.
 	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
 	ParkedCount   int64                     `json:"parked_count"`
+	// State and OldestUndeliveredAt (null when caught up) are additions.
+	State               string  `json:"state"`
+	OldestUndeliveredAt *string `json:"oldest_undelivered_at"`
 }
 
 type requestJSON struct {
@@ -48,7 +51,7 @@ type requestJSON struct {
 // (datatarget.Outlet.RequestFor).
 func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 	r := o.RequestFor(p)
-	return outletJSON{
+	out := outletJSON{
 		ID: o.ID, OutletType: o.Type, Enabled: o.Enabled,
 		Request:   requestJSON{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: r.Content},
 		IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize,
@@ -57,7 +60,13 @@ func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 		MinRequestInterval:         strconv.FormatInt(o.MinRequestInterval.Milliseconds(), 10),
 		HasSecret:                  o.Secret != "", CreatedAt: timestamp(o.CreatedAt),
 		FailurePolicy: policyJSON(o.FailurePolicy), ParkedCount: o.Progress.ParkedCount,
+		State: o.Progress.State,
 	}
+	if t := o.Progress.OldestUndeliveredAt; t != nil {
+		at := timestamp(*t)
+		out.OldestUndeliveredAt = &at
+	}
+	return out
 }
 
 // policyJSON is a failure policy as answered: null for none.
@@ -104,6 +113,10 @@ func (s *Server) handleCreateOutlet(c *gin.Context) error {
 			MinRequestInterval: ms, Secret: req.Secret, FailurePolicy: policyOf(req.FailurePolicy)},
 	})
 	if err != nil {
+		return err
+	}
+	// The read model is inline: it holds the outlet, with its state.
+	if o, err = s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), o.ID); err != nil {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})

@@ -1,7 +1,11 @@
 package delivery
 
 import (
+	"context"
 	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -62,5 +66,65 @@ func (m *metrics) observe(e datatarget.LogEntry) {
 	m.duration.Observe(float64(e.RequestTimeMS) / 1000)
 	if e.Status == datatarget.StatusOK {
 		m.delivered.Add(float64(e.BatchSize))
+	}
+}
+
+// outletGauges exposes, per outlet, the age of its oldest undelivered
+// message (0 when caught up) and how many of its batches are parked. The
+// values are the database's, read at each scrape, so every serve process
+// shows the same; an outlet is a label here because these are what an
+// operator alerts on for one outlet (a dead receiver), unlike the
+// counters above.
+type outletGauges struct {
+	pool        *pgxpool.Pool
+	age, parked *prometheus.Desc
+}
+
+func newOutletGauges(pool *pgxpool.Pool) *outletGauges {
+	labels := []string{"company_id", "datatarget_id", "outlet_id"}
+	return &outletGauges{
+		pool: pool,
+		age: prometheus.NewDesc("clientele_webhook_outlet_oldest_undelivered_age_seconds",
+			"Age of the outlet's oldest undelivered message; 0 when it is caught up.", labels, nil),
+		parked: prometheus.NewDesc("clientele_webhook_outlet_parked_batches",
+			"Batches the outlet's failure policy parked, not yet redelivered or discarded.", labels, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (g *outletGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.age
+	ch <- g.parked
+}
+
+// Collect implements prometheus.Collector.
+func (g *outletGauges) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := g.pool.Query(ctx, `SELECT o.company_id, o.datatarget_id, o.id,
+			coalesce(extract(epoch FROM now() - (SELECT min(m.posted_at) FROM (
+				SELECT posted_at FROM datatarget_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
+				UNION ALL SELECT posted_at FROM datasync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
+				UNION ALL SELECT posted_at FROM campaign_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1) m))::float8, 0),
+			(SELECT count(*) FROM outlet_parked p WHERE p.outlet_id = o.id)::float8
+		FROM datatarget_outlets o LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
+		CROSS JOIN LATERAL (SELECT coalesce(s.last_delivered_message_number, 0) AS n) pos`)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(g.age, err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var company, dt, outlet string
+		var age, parked float64
+		if err := rows.Scan(&company, &dt, &outlet, &age, &parked); err != nil {
+			ch <- prometheus.NewInvalidMetric(g.age, err)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(g.age, prometheus.GaugeValue, age, company, dt, outlet)
+		ch <- prometheus.MustNewConstMetric(g.parked, prometheus.GaugeValue, parked, company, dt, outlet)
+	}
+	if err := rows.Err(); err != nil {
+		ch <- prometheus.NewInvalidMetric(g.age, err)
 	}
 }

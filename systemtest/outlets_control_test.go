@@ -112,7 +112,7 @@ func TestOutletPauseResume(t *testing.T) {
 	res.wantStatus(t, http.StatusOK)
 	var o outletAnswer
 	res.decode(t, &o)
-	if o.Outlet.Enabled {
+	if o.Outlet.Enabled || o.Outlet.State != "paused" || o.Outlet.OldestUndeliveredAt == nil {
 		t.Errorf("paused, the outlet answers %s", res.body)
 	}
 	close(open)
@@ -131,6 +131,10 @@ func TestOutletPauseResume(t *testing.T) {
 	e.do(http.MethodPatch, path, bearer(admin), jsonBody(map[string]any{"enabled": true})).wantStatus(t, http.StatusOK)
 	e.waitDelivered(oid, 30)
 	wantSequence(t, "after the resume, the receiver", rcv.numbers(), 1, 30)
+	e.do(http.MethodGet, path, bearer(admin)).decode(t, &o)
+	if o.Outlet.State != "delivering" || o.Outlet.OldestUndeliveredAt != nil {
+		t.Errorf("caught up, the outlet is %+v", o.Outlet)
+	}
 }
 
 // TestDatatargetPauseResume: PATCH enabled on a datatarget pauses the

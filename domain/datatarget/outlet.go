@@ -66,6 +66,13 @@ type Progress struct {
 	DeliveredBatchCount        int64
 	// ParkedCount is how many batches are parked (FailurePolicy).
 	ParkedCount int64
+	// State is delivering, retrying (the batch being sent has failed),
+	// paused (by an admin, or with its datatarget) or disabled (by the
+	// service: a 410 Gone).
+	State string
+	// OldestUndeliveredAt is when the first undelivered message was
+	// posted; nil when the outlet is caught up.
+	OldestUndeliveredAt *time.Time
 }
 
 // OutletSpec is what a client asks for when creating an outlet.
