@@ -64,12 +64,14 @@ func (s *Server) handleGetDatatarget(c *gin.Context) error {
 }
 
 // handleUpdateDatatarget serves PATCH /api/datatargets/<id>/: name and
-// description (staff role); absent or null keys stay as they are, any
-// other key is a 400 (decodePatch).
+// description (staff role), and enabled (admin role: false pauses the
+// delivery of every outlet, true resumes each where it stopped); absent
+// or null keys stay as they are, any other key is a 400 (decodePatch).
 func (s *Server) handleUpdateDatatarget(c *gin.Context) error {
 	var req struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
+		Enabled     *bool   `json:"enabled"`
 	}
 	if err := decodePatch(c.Request, &req); err != nil {
 		return err
@@ -77,7 +79,7 @@ func (s *Server) handleUpdateDatatarget(c *gin.Context) error {
 	p, _ := principalOf(c)
 	id := c.Param("id")
 	if _, err := s.commands.UpdateDatatarget.Handle(commandContext(c), commands.UpdateDatatarget{
-		Principal: p, DatatargetID: id, Patch: datatarget.Patch{Name: req.Name, Description: req.Description},
+		Principal: p, DatatargetID: id, Patch: datatarget.Patch{Name: req.Name, Description: req.Description, Enabled: req.Enabled},
 	}); err != nil {
 		return err
 	}

@@ -31,6 +31,12 @@ type outletJSON struct {
 	MinRequestInterval         string      `json:"min_request_interval"`
 	HasSecret                  bool        `json:"has_secret"`
 	CreatedAt                  string      `json:"created_at"`
+	// FailurePolicy is null when a failing batch is retried for ever.
+	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
+	ParkedCount   int64                     `json:"parked_count"`
+	// State and OldestUndeliveredAt (null when caught up) are additions.
+	State               string  `json:"state"`
+	OldestUndeliveredAt *string `json:"oldest_undelivered_at"`
 }
 
 type requestJSON struct {
@@ -45,7 +51,7 @@ type requestJSON struct {
 // (datatarget.Outlet.RequestFor).
 func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 	r := o.RequestFor(p)
-	return outletJSON{
+	out := outletJSON{
 		ID: o.ID, OutletType: o.Type, Enabled: o.Enabled,
 		Request:   requestJSON{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: r.Content},
 		IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize,
@@ -53,7 +59,22 @@ func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 		DeliveredBatchCount:        o.Progress.DeliveredBatchCount,
 		MinRequestInterval:         strconv.FormatInt(o.MinRequestInterval.Milliseconds(), 10),
 		HasSecret:                  o.Secret != "", CreatedAt: timestamp(o.CreatedAt),
+		FailurePolicy: policyJSON(o.FailurePolicy), ParkedCount: o.Progress.ParkedCount,
+		State: o.Progress.State,
 	}
+	if t := o.Progress.OldestUndeliveredAt; t != nil {
+		at := timestamp(*t)
+		out.OldestUndeliveredAt = &at
+	}
+	return out
+}
+
+// policyJSON is a failure policy as answered: null for none.
+func policyJSON(f datatarget.FailurePolicy) *datatarget.FailurePolicy {
+	if f.IsZero() {
+		return nil
+	}
+	return &f
 }
 
 // createOutletRequest is the body of POST /api/datatargets/<id>/outlets/.
@@ -65,6 +86,8 @@ type createOutletRequest struct {
 	IsBatched          bool               `json:"is_batched"`
 	Secret             string             `json:"secret"`
 	MinRequestInterval json.RawMessage    `json:"min_request_interval"`
+	// FailurePolicy (addition) parks a batch that keeps failing.
+	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
 }
 
 // handleCreateOutlet serves POST /api/datatargets/<id>/outlets/ (staff
@@ -75,22 +98,25 @@ func (s *Server) handleCreateOutlet(c *gin.Context) error {
 	if err := decodeJSON(c.Request, &req, false); err != nil {
 		return err
 	}
-	var interval int64
-	if v := strings.Trim(string(req.MinRequestInterval), `" `); v != "" && v != "null" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return &domain.Error{Code: domain.Validation, Message: "invalid outlet",
-				Details: []domain.FieldError{{Field: "min_request_interval", Reason: "must be a whole number of milliseconds"}}}
-		}
-		interval = n
+	interval, err := parseInterval(req.MinRequestInterval)
+	if err != nil {
+		return err
+	}
+	var ms int64
+	if interval != nil {
+		ms = *interval
 	}
 	p, _ := principalOf(c)
 	o, err := s.commands.CreateOutlet.Handle(commandContext(c), commands.CreateOutlet{
 		Principal: p, DatatargetID: c.Param("id"),
 		Spec: datatarget.OutletSpec{Type: req.OutletType, Request: req.Request, IsBatched: req.IsBatched,
-			MinRequestInterval: interval, Secret: req.Secret},
+			MinRequestInterval: ms, Secret: req.Secret, FailurePolicy: policyOf(req.FailurePolicy)},
 	})
 	if err != nil {
+		return err
+	}
+	// The read model is inline: it holds the outlet, with its state.
+	if o, err = s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), o.ID); err != nil {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})
@@ -106,4 +132,27 @@ func (s *Server) handleGetOutlet(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})
 	return nil
+}
+
+// parseInterval reads min_request_interval (milliseconds), a number or a
+// numeric string, as it is answered as a string; nil when absent or null.
+func parseInterval(raw json.RawMessage) (*int64, error) {
+	v := strings.Trim(string(raw), `" `)
+	if v == "" || v == "null" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, &domain.Error{Code: domain.Validation, Message: "invalid outlet",
+			Details: []domain.FieldError{{Field: "min_request_interval", Reason: "must be a whole number of milliseconds"}}}
+	}
+	return &n, nil
+}
+
+// policyOf is the policy asked for; nil (absent, or null) is none.
+func policyOf(f *datatarget.FailurePolicy) datatarget.FailurePolicy {
+	if f == nil {
+		return datatarget.FailurePolicy{}
+	}
+	return *f
 }

@@ -109,6 +109,9 @@ type Datatargets interface {
 	Outlet(ctx context.Context, companyID, datatargetID, id string) (datatarget.Outlet, error)
 	// Messages returns messages numbered above after, or NotFound.
 	Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (readmodels.MessagePage, error)
+	// Parked returns an outlet's parked batches, oldest first, or
+	// NotFound.
+	Parked(ctx context.Context, companyID, datatargetID, outletID string) ([]datatarget.Parked, error)
 	// Log returns a page of an outlet's attempts, or NotFound.
 	Log(ctx context.Context, q readmodels.LogQuery) (readmodels.LogPage, error)
 	// LogEntry returns one attempt with its raw request and reply.

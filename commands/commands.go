@@ -46,8 +46,14 @@ type Commands struct {
 	CreateDatatarget       CreateDatatargetHandler
 	UpdateDatatarget       UpdateDatatargetHandler
 	PostDatatargetMessages PostDatatargetMessagesHandler
+	DeleteDatatarget       DeleteDatatargetHandler
 	CreateOutlet           CreateOutletHandler
+	ChangeOutlet           ChangeOutletHandler
 	DisableOutlet          DisableOutletHandler
+	DeleteOutlet           DeleteOutletHandler
+	RewindOutlet           RewindOutletHandler
+	RedeliverParked        RedeliverParkedHandler
+	DiscardParked          DiscardParkedHandler
 
 	// Campaigns (docs/campaigns.md).
 	CreateCampaign CreateCampaignHandler
@@ -75,8 +81,14 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		CreateDatatarget:       NewCreateDatatargetHandler(store, now),
 		UpdateDatatarget:       NewUpdateDatatargetHandler(store, now),
 		PostDatatargetMessages: NewPostDatatargetMessagesHandler(store),
+		DeleteDatatarget:       NewDeleteDatatargetHandler(store, now),
 		CreateOutlet:           NewCreateOutletHandler(store, now),
+		ChangeOutlet:           NewChangeOutletHandler(store, now),
 		DisableOutlet:          NewDisableOutletHandler(store, now),
+		DeleteOutlet:           NewDeleteOutletHandler(store, now),
+		RewindOutlet:           NewRewindOutletHandler(store, now),
+		RedeliverParked:        NewRedeliverParkedHandler(store, now),
+		DiscardParked:          NewDiscardParkedHandler(store, now),
 
 		CreateCampaign: NewCreateCampaignHandler(store, now),
 		UpdateCampaign: NewUpdateCampaignHandler(store, now),

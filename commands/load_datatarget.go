@@ -9,8 +9,10 @@ import (
 )
 
 // loadDatatarget folds a datatarget's stream into its current state and
-// version. An unknown datatarget is NotFound.
+// version. An unknown or deleted datatarget is NotFound.
 func loadDatatarget(ctx context.Context, store eventstore.Store, companyID, id string) (datatarget.Datatarget, int64, error) {
+	errNoDatatarget := func() error { return domain.Errorf(domain.NotFound, "no such datatarget") }
+	deleted := false
 	apply := func(d datatarget.Datatarget, e eventstore.RecordedEvent) (datatarget.Datatarget, error) {
 		switch e.Type {
 		case datatarget.CreatedType:
@@ -19,31 +21,50 @@ func loadDatatarget(ctx context.Context, store eventstore.Store, companyID, id s
 		case datatarget.UpdatedType:
 			ev, err := decodeEvent[datatarget.Updated](e)
 			return ev.Apply(d), err
+		case datatarget.DeletedType:
+			deleted = true
 		}
 		return d, nil
 	}
-	return foldStream(ctx, store, datatarget.Stream(companyID, id), datatarget.Datatarget{}, apply, func() error {
-		return domain.Errorf(domain.NotFound, "no such datatarget")
-	})
+	d, version, err := foldStream(ctx, store, datatarget.Stream(companyID, id), datatarget.Datatarget{}, apply, errNoDatatarget)
+	if err == nil && deleted {
+		return d, 0, errNoDatatarget()
+	}
+	return d, version, err
 }
 
-// loadOutlet reads an outlet of a datatarget. An unknown outlet, or one of
-// another datatarget, is NotFound.
+// loadOutlet reads an outlet of a datatarget. An unknown or deleted
+// outlet, one of another datatarget, or one of a deleted datatarget, is
+// NotFound.
 func loadOutlet(ctx context.Context, store eventstore.Store, companyID, datatargetID, id string) (datatarget.Outlet, int64, error) {
 	errNoOutlet := func() error { return domain.Errorf(domain.NotFound, "no such outlet") }
+	deleted := false
 	apply := func(o datatarget.Outlet, e eventstore.RecordedEvent) (datatarget.Outlet, error) {
 		switch e.Type {
 		case datatarget.OutletCreatedType:
 			ev, err := decodeEvent[datatarget.OutletCreated](e)
 			return ev.Outlet(companyID), err
 		case datatarget.OutletDisabledType:
-			o.Enabled = false
+			ev, err := decodeEvent[datatarget.OutletDisabled](e)
+			o.Enabled, o.DisabledReason = false, ev.Reason
+			return o, err
+		case datatarget.OutletChangedType:
+			ev, err := decodeEvent[datatarget.OutletChanged](e)
+			return ev.Apply(o), err
+		case datatarget.OutletDeletedType:
+			deleted = true
 		}
 		return o, nil
 	}
 	o, version, err := foldStream(ctx, store, datatarget.OutletStream(companyID, id), datatarget.Outlet{}, apply, errNoOutlet)
-	if err == nil && o.DatatargetID != datatargetID {
+	if err == nil && (o.DatatargetID != datatargetID || deleted) {
 		return o, 0, errNoOutlet()
 	}
-	return o, version, err
+	if err != nil {
+		return o, version, err
+	}
+	if _, _, err := loadDatatarget(ctx, store, companyID, datatargetID); err != nil {
+		return o, 0, err
+	}
+	return o, version, nil
 }

@@ -62,9 +62,6 @@ func (h PostDatatargetMessagesHandler) Handle(ctx context.Context, cmd PostDatat
 	if d.Type != datatarget.Messages {
 		return Posted{}, domain.Errorf(domain.Validation, "messages can be posted to messages datatargets only; this one is %s", d.Type)
 	}
-	if !d.Enabled {
-		return Posted{}, domain.Errorf(domain.Validation, "the datatarget is disabled")
-	}
 	events := make([]eventstore.Event, len(messages))
 	for i, m := range messages {
 		events[i] = eventstore.Event{Type: datatarget.MessagePostedType, Data: m}

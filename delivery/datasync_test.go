@@ -116,3 +116,52 @@ func TestDatasyncRetryAfterForget(t *testing.T) {
 		t.Fatalf("retried batch %s: want message 3 anonymised and message 4 as it was", body)
 	}
 }
+
+// TestDatasyncParkedRedeliveryReadsTheQueue: a datasync batch parked by
+// the failure policy, whose person is forgotten before it is redelivered,
+// goes out in the forgotten form: redelivery reads the queue again.
+func TestDatasyncParkedRedeliveryReadsTheQueue(t *testing.T) {
+	h := newHarness(t)
+	h.datasync(3)
+	rcv := newReceiver(t)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	var sent atomic.Value // the last body carrying message 2
+	rcv.setBehaviour(func(w http.ResponseWriter, _ *http.Request, body []byte) bool {
+		if n, err := parseNumbers(body); err != nil || len(n) != 1 || n[0] != 2 {
+			return false
+		}
+		sent.Store(string(body))
+		if refuse.Load() {
+			http.Error(w, "no", http.StatusInternalServerError)
+			return true
+		}
+		return false
+	})
+	two := datatarget.FailurePolicy{MaxAttempts: 2}
+	o := h.outlet(rcv.url(), false, func(s *datatarget.OutletSpec) { s.FailurePolicy = two })
+	h.run(h.config())
+	waitFor(t, 10*time.Second, "messages 1 and 3, 2 parked", func() bool {
+		st := h.outletState(o.ID).Progress
+		return st.LastDeliveredMessageNumber == 3 && st.ParkedCount == 1
+	})
+	if body, _ := sent.Load().(string); !strings.Contains(body, "person2@example.com") {
+		t.Fatalf("message 2 was sent as %s", body)
+	}
+	// Forgotten meanwhile, as the datasync projection rewrites it.
+	if _, err := h.pool.Exec(context.Background(), `UPDATE datasync_messages SET body = '{"update_id":"u2","data":{"id":"c2"},"n":2}'
+		WHERE datatarget_id = $1 AND number = 2`, h.dt.ID); err != nil {
+		t.Fatal(err)
+	}
+	refuse.Store(false)
+	if err := h.cmds.RedeliverParked.Handle(context.Background(), commands.RedeliverParked{Principal: h.p, DatatargetID: h.dt.ID, OutletID: o.ID}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the redelivery", func() bool { return h.outletState(o.ID).Progress.ParkedCount == 0 })
+	if body, _ := sent.Load().(string); strings.Contains(body, "example.com") || !strings.Contains(body, `"c2"`) {
+		t.Errorf("redelivered, message 2 was sent as %s", body)
+	}
+	if got := rcv.accepted(); len(got) != 3 || got[2] != 2 {
+		t.Errorf("the receiver accepted %v, want 1, 3, 2", got)
+	}
+}

@@ -21,6 +21,7 @@ package delivery
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -47,6 +48,9 @@ func New(cfg Config) (*Deliverer, error) {
 	if cfg.Registerer != nil {
 		if err := d.metrics.register(cfg.Registerer); err != nil {
 			return nil, err
+		}
+		if err := cfg.Registerer.Register(newOutletGauges(cfg.Pool)); err != nil {
+			return nil, fmt.Errorf("delivery: register metrics: %w", err)
 		}
 	}
 	return d, nil

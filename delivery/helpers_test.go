@@ -93,6 +93,14 @@ func (h *harness) outlet(url string, batched bool, configure ...func(*datatarget
 	return o
 }
 
+// change changes the outlet as an admin would.
+func (h *harness) change(outletID string, patch datatarget.OutletPatch) {
+	h.t.Helper()
+	if err := h.cmds.ChangeOutlet.Handle(context.Background(), commands.ChangeOutlet{Principal: h.p, DatatargetID: h.dt.ID, OutletID: outletID, Patch: patch}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // post posts n messages {"n": <number>} in posts of up to 1,000.
 func (h *harness) post(n int) {
 	h.t.Helper()

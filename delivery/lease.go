@@ -10,8 +10,9 @@ import (
 // errLeaseLost reports that another worker holds the outlet's lease now.
 var errLeaseLost = errors.New("delivery: the outlet's lease was lost")
 
-// candidates returns outlets that have messages to deliver, are due, and
-// are not leased by another process, least recently attempted first.
+// candidates returns outlets that have messages to deliver and are due,
+// or a rewind to apply, or a parked batch to redeliver, and are not leased by another process,
+// least recently attempted first.
 func (d *Deliverer) candidates(ctx context.Context, skip []string, limit int) ([]outletRef, error) {
 	// A datasync datatarget's messages are counted in datasync_targets
 	// (by the async projection that writes them; campaign_sync_targets
@@ -24,8 +25,10 @@ func (d *Deliverer) candidates(ctx context.Context, skip []string, limit int) ([
 		LEFT JOIN campaign_sync_targets g ON g.datatarget_id = t.id
 		LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
 		WHERE o.enabled AND t.enabled
-			AND greatest(t.last_message_number, f.last_message_number, g.last_message_number) > coalesce(s.last_delivered_message_number, 0)
-			AND coalesce(s.next_attempt_at, '-infinity') <= now()
+			AND ((greatest(t.last_message_number, f.last_message_number, g.last_message_number) > coalesce(s.last_delivered_message_number, 0)
+					AND coalesce(s.next_attempt_at, '-infinity') <= now())
+				OR o.rewind_seq > coalesce(s.rewind_applied, 0)
+				OR EXISTS (SELECT FROM outlet_parked p WHERE p.outlet_id = o.id AND p.redeliver))
 			AND (s.outlet_id IS NULL OR s.lease_expires_at < now() OR s.lease_holder = $1)
 			AND NOT (o.id = ANY($2))
 		ORDER BY coalesce(s.last_attempt_at, '-infinity')
@@ -50,9 +53,10 @@ func (d *Deliverer) acquire(ctx context.Context, o outletRef) (st state, ok bool
 		ON CONFLICT (outlet_id) DO UPDATE SET lease_holder = EXCLUDED.lease_holder, lease_expires_at = EXCLUDED.lease_expires_at
 		WHERE s.lease_expires_at < now() OR s.lease_holder = EXCLUDED.lease_holder
 		RETURNING s.last_delivered_message_number, s.delivered_batch_count, s.entry_count, s.pending_size,
-			s.failed_attempts, greatest(s.next_attempt_at, 'epoch'), greatest(s.last_attempt_at, 'epoch')`,
+			s.failed_attempts, greatest(s.next_attempt_at, 'epoch'), greatest(s.last_attempt_at, 'epoch'),
+			greatest(s.first_failed_at, 'epoch'), s.rewind_applied`,
 		o.outletID, o.companyID, o.datatargetID, d.cfg.Holder, d.cfg.LeaseTTL).Scan(
-		&st.lastDelivered, &st.batchCount, &st.entryCount, &st.pendingSize, &st.failedAttempts, &st.nextAttemptAt, &st.lastAttemptAt)
+		&st.lastDelivered, &st.batchCount, &st.entryCount, &st.pendingSize, &st.failedAttempts, &st.nextAttemptAt, &st.lastAttemptAt, &st.firstFailedAt, &st.rewindApplied)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return st, false, nil
 	}

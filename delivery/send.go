@@ -33,6 +33,7 @@ type sender struct {
 	outlet datatarget.Outlet
 	tmpl   datatarget.Template
 	key    []byte // signing key, nil when the outlet has no secret
+	rewind rewind // the outlet's last rewind
 	body   bytes.Buffer
 }
 

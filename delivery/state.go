@@ -26,28 +26,39 @@ type state struct {
 	lastDelivered, batchCount, entryCount int64
 	pendingSize, failedAttempts           int
 	nextAttemptAt, lastAttemptAt          time.Time
+	// firstFailedAt is when the batch being retried first failed.
+	firstFailedAt time.Time
+	// rewindApplied is the version of the last rewind applied.
+	rewindApplied int64
 }
 
 // loadOutlet reads the outlet's configuration; enabled is false when the
 // outlet or its datatarget is disabled.
-func (d *Deliverer) loadOutlet(ctx context.Context, o outletRef) (datatarget.Outlet, error) {
+func (d *Deliverer) loadOutlet(ctx context.Context, o outletRef) (datatarget.Outlet, rewind, error) {
 	var out datatarget.Outlet
+	var rw rewind
 	var req []byte
 	var interval int64
 	err := d.cfg.Pool.QueryRow(ctx, `SELECT o.request, o.is_batched, o.max_batch_size, o.min_request_interval_ms,
-			o.secret, o.enabled AND t.enabled
+			o.secret, o.failure_policy, o.enabled AND t.enabled, o.rewind_seq, o.rewind_after
 		FROM datatarget_outlets o JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
 		WHERE o.company_id = $1 AND o.id = $2`, o.companyID, o.outletID).Scan(
-		&req, &out.IsBatched, &out.MaxBatchSize, &interval, &out.Secret, &out.Enabled)
+		&req, &out.IsBatched, &out.MaxBatchSize, &interval, &out.Secret, &out.FailurePolicy, &out.Enabled, &rw.seq, &rw.after)
 	if err != nil {
-		return out, fmt.Errorf("delivery: outlet %s: %w", o.outletID, err)
+		return out, rw, fmt.Errorf("delivery: outlet %s: %w", o.outletID, err)
 	}
 	out.ID, out.CompanyID, out.DatatargetID = o.outletID, o.companyID, o.datatargetID
 	out.MinRequestInterval = time.Duration(interval) * time.Millisecond
 	if err := json.Unmarshal(req, &out.Request); err != nil {
-		return out, fmt.Errorf("delivery: outlet %s: request: %w", o.outletID, err)
+		return out, rw, fmt.Errorf("delivery: outlet %s: request: %w", o.outletID, err)
 	}
-	return out, nil
+	return out, rw, nil
+}
+
+// rewind is the last rewind asked of an outlet: the version of its event
+// (0: none) and the number to send again after.
+type rewind struct {
+	seq, after int64
 }
 
 // message is a queued message.
@@ -89,8 +100,20 @@ func (d *Deliverer) fetch(ctx context.Context, o outletRef, after int64, limit i
 // its batch with the queue (batchForgotten), so no crash can leave a raw
 // text that a forgetting should have erased.
 func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration, batch []message) error {
+	return d.recordAttempt(ctx, o, e, retryIn, batch, 0)
+}
+
+// recordAttempt is record, of a parked batch's redelivery when parkedID
+// is not 0 (insertRedelivery).
+func (d *Deliverer) recordAttempt(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration, batch []message, parkedID int64) error {
+	insert := func(q querier) error {
+		if parkedID != 0 {
+			return d.insertRedelivery(ctx, q, o, e, parkedID)
+		}
+		return d.insertEntry(ctx, q, o, e, retryIn)
+	}
 	if !o.datasync {
-		return d.insertEntry(ctx, d.cfg.Pool, o, e, retryIn)
+		return insert(d.cfg.Pool)
 	}
 	return pgx.BeginFunc(ctx, d.cfg.Pool, func(tx pgx.Tx) error {
 		changed, err := batchForgotten(ctx, tx, o, batch)
@@ -100,7 +123,7 @@ func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEnt
 		if changed {
 			e.HTTPRequest, e.HTTPReply, e.HTTPRequestAvailable = "", "", false
 		}
-		return d.insertEntry(ctx, tx, o, e, retryIn)
+		return insert(tx)
 	})
 }
 
@@ -125,6 +148,7 @@ func (d *Deliverer) insertEntry(ctx context.Context, q querier, o outletRef, e d
 				delivered_batch_count = delivered_batch_count + CASE WHEN $3 THEN 1 ELSE 0 END,
 				pending_size = CASE WHEN $3 THEN 0 ELSE $5 END,
 				failed_attempts = CASE WHEN $3 THEN 0 ELSE failed_attempts + 1 END,
+				first_failed_at = CASE WHEN $3 THEN '-infinity' WHEN failed_attempts = 0 THEN $7 ELSE first_failed_at END,
 				next_attempt_at = CASE WHEN $3 THEN '-infinity' ELSE now() + $6::interval END,
 				last_attempt_at = $7,
 				lease_expires_at = greatest(lease_expires_at, now() + $8::interval)

@@ -43,6 +43,36 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			return err
 		}
 		out := s.outlet
+		if s.rewind.seq > st.rewindApplied {
+			if err := d.applyRewind(ctx, o, &st, s.rewind); err != nil {
+				return err
+			}
+			queued = nil
+			continue
+		}
+		if p, ok, err := d.nextRedelivery(ctx, o); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			if err := sleep(ctx, time.Until(lastStart.Add(out.MinRequestInterval))); err != nil {
+				return err
+			}
+			lastStart = d.cfg.Now()
+			if err := d.redeliver(ctx, held, o, &s, &st, p); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		if out.FailurePolicy.Exceeded(st.failedAttempts, st.firstFailedAt, d.cfg.Now()) && st.pendingSize > 0 {
+			if err := d.park(ctx, o, &st); err != nil {
+				return err
+			}
+			queued = dropThrough(queued, st.lastDelivered)
+			continue
+		}
 		size := out.MaxBatchSize
 		if st.pendingSize > 0 {
 			size = st.pendingSize // a retried batch is the same batch
@@ -102,6 +132,9 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 			continue
 		}
 		st.pendingSize = len(batch)
+		if st.failedAttempts == 0 {
+			st.firstFailedAt = date
+		}
 		st.failedAttempts++
 		if o.datasync {
 			// The retry reads its batch again: a person forgotten meanwhile
@@ -110,6 +143,9 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 		}
 		if res.gone {
 			return d.cfg.Disable(ctx, o.companyID, o.datatargetID, o.outletID, "the receiver answered 410 Gone")
+		}
+		if out.FailurePolicy.Exceeded(st.failedAttempts, st.firstFailedAt, d.cfg.Now()) {
+			continue // parked at the top, without waiting
 		}
 		if retryIn > d.cfg.LeaseTTL {
 			return nil
@@ -120,10 +156,18 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 	}
 }
 
+// dropThrough drops the queued messages numbered up to n.
+func dropThrough(queued []message, n int64) []message {
+	for len(queued) > 0 && queued[0].number <= n {
+		queued = queued[1:]
+	}
+	return queued
+}
+
 // configure loads the outlet's configuration into s; deliver is false
 // when the outlet is disabled or no longer exists.
 func (d *Deliverer) configure(ctx context.Context, o outletRef, s *sender) (deliver bool, err error) {
-	out, err := d.loadOutlet(ctx, o)
+	out, rw, err := d.loadOutlet(ctx, o)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -140,7 +184,7 @@ func (d *Deliverer) configure(ctx context.Context, o outletRef, s *sender) (deli
 			return false, fmt.Errorf("delivery: outlet %s: secret: %w", o.outletID, err)
 		}
 	}
-	s.outlet, s.tmpl, s.key = out, tmpl, key
+	s.outlet, s.tmpl, s.key, s.rewind = out, tmpl, key, rw
 	return true, nil
 }
 

@@ -108,12 +108,27 @@ func (q *Datatargets) Outlet(ctx context.Context, companyID, datatargetID, id st
 	return list[0], nil
 }
 
-// outlets returns outlets with their delivery progress, oldest first.
+// outlets returns outlets with their delivery progress, oldest first. A
+// rewind not applied yet shows as applied: its worker applies it before
+// its next request.
 func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([]datatarget.Outlet, error) {
 	rows, err := q.db.Query(ctx, `SELECT o.company_id, o.id, o.datatarget_id, o.outlet_type, o.request, o.is_batched,
-		o.max_batch_size, o.min_request_interval_ms, o.secret, o.enabled, o.created_by, o.created_at,
-		coalesce(s.last_delivered_message_number, 0), coalesce(s.delivered_batch_count, 0)
-		FROM datatarget_outlets o LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id `+where+` ORDER BY o.id`, args...)
+		o.max_batch_size, o.min_request_interval_ms, o.secret, o.failure_policy, o.enabled, o.disabled_reason, o.created_by, o.created_at,
+		pos.n, coalesce(s.delivered_batch_count, 0),
+		(SELECT count(*) FROM outlet_parked p WHERE p.outlet_id = o.id),
+		CASE WHEN NOT o.enabled AND o.disabled_reason <> '' THEN 'disabled'
+			WHEN NOT o.enabled OR NOT t.enabled THEN 'paused'
+			WHEN coalesce(s.failed_attempts, 0) > 0 THEN 'retrying'
+			ELSE 'delivering' END,
+		(SELECT min(m.posted_at) FROM (
+			SELECT posted_at FROM datatarget_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
+			UNION ALL SELECT posted_at FROM datasync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
+			UNION ALL SELECT posted_at FROM campaign_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1) m)
+		FROM datatarget_outlets o JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
+		LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
+		CROSS JOIN LATERAL (SELECT CASE WHEN o.rewind_seq > coalesce(s.rewind_applied, 0)
+			THEN least(coalesce(s.last_delivered_message_number, 0), o.rewind_after)
+			ELSE coalesce(s.last_delivered_message_number, 0) END AS n) pos `+where+` ORDER BY o.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: outlets: %w", err)
 	}
@@ -122,11 +137,16 @@ func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([
 		var req []byte
 		var interval int64
 		err := row.Scan(&o.CompanyID, &o.ID, &o.DatatargetID, &o.Type, &req, &o.IsBatched, &o.MaxBatchSize, &interval,
-			&o.Secret, &o.Enabled, &o.CreatedBy, &o.CreatedAt, &o.Progress.LastDeliveredMessageNumber, &o.Progress.DeliveredBatchCount)
+			&o.Secret, &o.FailurePolicy, &o.Enabled, &o.DisabledReason, &o.CreatedBy, &o.CreatedAt, &o.Progress.LastDeliveredMessageNumber, &o.Progress.DeliveredBatchCount,
+			&o.Progress.ParkedCount, &o.Progress.State, &o.Progress.OldestUndeliveredAt)
 		if err != nil {
 			return o, err
 		}
 		o.CreatedAt = o.CreatedAt.UTC()
+		if t := o.Progress.OldestUndeliveredAt; t != nil {
+			utc := t.UTC()
+			o.Progress.OldestUndeliveredAt = &utc
+		}
 		o.MinRequestInterval = time.Duration(interval) * time.Millisecond
 		if err := json.Unmarshal(req, &o.Request); err != nil {
 			return o, fmt.Errorf("request of outlet %s: %w", o.ID, err)
@@ -135,6 +155,30 @@ func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([
 	})
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: outlets: %w", err)
+	}
+	return list, nil
+}
+
+// Parked returns an outlet's parked batches, oldest first, or NotFound.
+func (q *Datatargets) Parked(ctx context.Context, companyID, datatargetID, outletID string) ([]datatarget.Parked, error) {
+	if _, err := q.Outlet(ctx, companyID, datatargetID, outletID); err != nil {
+		return nil, err
+	}
+	rows, err := q.db.Query(ctx, `SELECT id, first_message_number, last_message_number, batch_size, attempts,
+		first_failed_at, parked_at, last_http_status, last_fail_reason, redeliver
+		FROM outlet_parked WHERE outlet_id = $1 ORDER BY id`, outletID)
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: parked: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (datatarget.Parked, error) {
+		var p datatarget.Parked
+		err := row.Scan(&p.ID, &p.FirstMessageNumber, &p.LastMessageNumber, &p.BatchSize, &p.Attempts,
+			&p.FirstFailedAt, &p.ParkedAt, &p.LastHTTPStatus, &p.LastFailReason, &p.Redeliver)
+		p.FirstFailedAt, p.ParkedAt = p.FirstFailedAt.UTC(), p.ParkedAt.UTC()
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: parked: %w", err)
 	}
 	return list, nil
 }

@@ -92,7 +92,7 @@ func TestDatatargetsQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, _ := q.Outlet(ctx, acme.ID, d.ID, o.ID); got.Progress != (datatarget.Progress{LastDeliveredMessageNumber: 25, DeliveredBatchCount: 4}) {
+	if got, _ := q.Outlet(ctx, acme.ID, d.ID, o.ID); got.Progress != (datatarget.Progress{LastDeliveredMessageNumber: 25, DeliveredBatchCount: 4, State: "delivering"}) {
 		t.Errorf("progress %+v", got.Progress)
 	}
 	numbers := func(p readmodels.LogPage) []int64 {

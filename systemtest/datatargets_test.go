@@ -11,6 +11,7 @@ type datatargetAnswer struct {
 	Datatarget struct {
 		ID                string            `json:"id"`
 		Name              string            `json:"name"`
+		Enabled           bool              `json:"enabled"`
 		LastMessageNumber int64             `json:"last_message_number"`
 		Outlets           []json.RawMessage `json:"outlets"`
 	} `json:"datatarget"`

@@ -19,10 +19,12 @@ import (
 // outletAnswer is an outlet as a client reads it.
 type outletAnswer struct {
 	Outlet struct {
-		ID                         string `json:"id"`
-		Enabled                    bool   `json:"enabled"`
-		LastDeliveredMessageNumber int64  `json:"last_delivered_message_number"`
-		DeliveredBatchCount        int64  `json:"delivered_batch_count"`
+		ID                         string  `json:"id"`
+		Enabled                    bool    `json:"enabled"`
+		LastDeliveredMessageNumber int64   `json:"last_delivered_message_number"`
+		DeliveredBatchCount        int64   `json:"delivered_batch_count"`
+		State                      string  `json:"state"`
+		OldestUndeliveredAt        *string `json:"oldest_undelivered_at"`
 	} `json:"outlet"`
 }
 

@@ -7,21 +7,26 @@ import (
 )
 
 // TestPatchRefusesUnknownFields: every PATCH route the server registers
-// answers a body with a key it does not take ({"enabled": false} to a
-// datatarget, a key in another case, a key that does not look like a
-// field name) with 400 naming each such key it may quote, and changes
-// nothing, not even the known fields sent with it. A route added without
-// a fixture here fails the test.
+// answers a body with a key it does not take ({"paused": true}, a key in
+// another case, a key that does not look like a field name) with 400
+// naming each such key it may quote, and changes nothing, not even the
+// known fields sent with it. A route added without a fixture here fails
+// the test.
 func TestPatchRefusesUnknownFields(t *testing.T) {
 	e := newEnv(t)
 	admin := e.userToken(e.admin, acmeHost)
 	datatargetID := e.createDatatarget(admin, "orders")
 	campaign := e.createCampaign(admin, map[string]any{"kind": "email", "name": "spring"})
-	// The parameter of each PATCH route (every spelling: with and without
-	// /api and the final slash), which takes a name.
-	params := map[string][2]string{
-		"/datatargets/:id": {":id", datatargetID},
-		"/campaigns/:key":  {":key", campaign.CampaignKey},
+	outletID := e.createOutlet(admin, datatargetID, "http://127.0.0.1:9/hook", false)
+	// The parameters of each PATCH route (every spelling: with and without
+	// /api and the final slash), and a field it takes: its key and a value.
+	params := map[string]struct {
+		replace    *strings.Replacer
+		key, value string
+	}{
+		"/datatargets/:id":                    {strings.NewReplacer(":id", datatargetID), "name", "renamed"},
+		"/campaigns/:key":                     {strings.NewReplacer(":key", campaign.CampaignKey), "name", "renamed"},
+		"/datatargets/:id/outlets/:outlet_id": {strings.NewReplacer(":id", datatargetID, ":outlet_id", outletID), "secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 	}
 	covered := map[string]bool{}
 	for _, r := range e.api.Routes() {
@@ -35,7 +40,8 @@ func TestPatchRefusesUnknownFields(t *testing.T) {
 			continue
 		}
 		covered[route] = true
-		path := strings.Replace(r.Path, param[0], param[1], 1)
+		path := param.replace.Replace(r.Path)
+		known := param.key
 		before := e.do(http.MethodGet, path, bearer(admin))
 		before.wantStatus(t, http.StatusOK)
 		for _, tt := range []struct {
@@ -44,10 +50,10 @@ func TestPatchRefusesUnknownFields(t *testing.T) {
 			unquoted  bool     // a detail that names no field
 			forbidden string   // what the answer must not quote
 		}{
-			{body: map[string]any{"enabled": false}, fields: []string{"enabled"}},
-			{body: map[string]any{"name": "renamed", "enabled": false, "colour": "red"}, fields: []string{"colour", "enabled"}},
-			{body: map[string]any{"Name": "renamed"}, fields: []string{"Name"}},
-			{body: map[string]any{"name": "renamed", "jane@example.com": 1}, fields: []string{""}, unquoted: true, forbidden: "jane@example.com"},
+			{body: map[string]any{"paused": true}, fields: []string{"paused"}},
+			{body: map[string]any{known: param.value, "paused": true, "colour": "red"}, fields: []string{"colour", "paused"}},
+			{body: map[string]any{strings.ToUpper(known[:1]) + known[1:]: param.value}, fields: []string{strings.ToUpper(known[:1]) + known[1:]}},
+			{body: map[string]any{known: param.value, "jane@example.com": 1}, fields: []string{""}, unquoted: true, forbidden: "jane@example.com"},
 		} {
 			res := e.do(http.MethodPatch, path, bearer(admin), jsonBody(tt.body))
 			b := res.wantError(t, http.StatusBadRequest, "invalid_request")
@@ -69,7 +75,7 @@ func TestPatchRefusesUnknownFields(t *testing.T) {
 			t.Errorf("PATCH %s changed it:\n%s\n%s", r.Path, before.body, after.body)
 		}
 		// A body with only known fields still changes it.
-		e.do(http.MethodPatch, path, bearer(admin), jsonBody(map[string]any{"name": "renamed"})).wantStatus(t, http.StatusOK)
+		e.do(http.MethodPatch, path, bearer(admin), jsonBody(map[string]any{known: param.value})).wantStatus(t, http.StatusOK)
 	}
 	if len(covered) != len(params) {
 		t.Errorf("PATCH routes %v, fixtures %v", covered, params)

@@ -101,10 +101,12 @@ func New(p access.Principal, id string, spec Spec, now time.Time) (Datatarget, e
 	}, nil
 }
 
-// Patch is a change of a datatarget's name or description; nil fields stay
-// as they are.
+// Patch is a change of a datatarget's name, description or whether it
+// delivers (Enabled: false pauses every outlet of it, true resumes them
+// where each stopped); nil fields stay as they are.
 type Patch struct {
 	Name, Description *string
+	Enabled           *bool
 }
 
 // Apply decides whether p may change d with patch and returns d changed.
@@ -113,8 +115,16 @@ func (d Datatarget) Apply(p access.Principal, patch Patch, now time.Time) (out D
 	if err := MayManage(p); err != nil {
 		return d, false, err
 	}
+	if patch.Enabled != nil && *patch.Enabled != d.Enabled {
+		if err := MayControl(p); err != nil {
+			return d, false, err
+		}
+	}
 	var problems []domain.FieldError
 	out = d
+	if patch.Enabled != nil {
+		out.Enabled = *patch.Enabled
+	}
 	if patch.Name != nil {
 		out.Name = strings.TrimSpace(*patch.Name)
 		problems = append(problems, checkName(out.Name)...)
@@ -126,7 +136,7 @@ func (d Datatarget) Apply(p access.Principal, patch Patch, now time.Time) (out D
 	if len(problems) > 0 {
 		return d, false, &domain.Error{Code: domain.Validation, Message: "invalid datatarget", Details: problems}
 	}
-	if out.Name == d.Name && out.Description == d.Description {
+	if out.Name == d.Name && out.Description == d.Description && out.Enabled == d.Enabled {
 		return d, false, nil
 	}
 	out.UpdatedAt = now.UTC()

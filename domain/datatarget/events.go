@@ -12,6 +12,12 @@ const (
 	UpdatedType        = "DatatargetUpdated"
 	OutletCreatedType  = "OutletCreated"
 	OutletDisabledType = "OutletDisabled"
+	// DeletedType removes a datatarget; OutletChangedType records an
+	// outlet's whole new configuration (PATCH, pause, resume);
+	// OutletDeletedType removes an outlet.
+	DeletedType       = "DatatargetDeleted"
+	OutletChangedType = "OutletChanged"
+	OutletDeletedType = "OutletDeleted"
 	// MessagePostedType is one message of a messages datatarget. Its data
 	// is the message itself, and its version in the datatarget's messages
 	// stream is the message's number.
@@ -51,24 +57,86 @@ func (e Created) Datatarget(companyID string) Datatarget {
 	return d
 }
 
-// Updated records a datatarget's new name and description. It carries both
-// whatever changed, so the last one applied is the state.
+// Updated records a datatarget's new name, description and whether it
+// delivers. It carries all of them whatever changed, so the last one
+// applied is the state; Enabled is nil in the events written before a
+// datatarget could be paused (then it stays as it was).
 type Updated struct {
 	ID          string    `json:"id"`
 	Name        string    `json:"name"`
 	Description string    `json:"description"`
+	Enabled     *bool     `json:"enabled,omitempty"`
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // NewUpdated returns the event that records d's new values.
 func NewUpdated(d Datatarget) Updated {
-	return Updated{ID: d.ID, Name: d.Name, Description: d.Description, UpdatedAt: d.UpdatedAt}
+	enabled := d.Enabled
+	return Updated{ID: d.ID, Name: d.Name, Description: d.Description, Enabled: &enabled, UpdatedAt: d.UpdatedAt}
 }
 
 // Apply returns d as the event leaves it.
 func (e Updated) Apply(d Datatarget) Datatarget {
 	d.Name, d.Description, d.UpdatedAt = e.Name, e.Description, e.UpdatedAt
+	if e.Enabled != nil {
+		d.Enabled = *e.Enabled
+	}
 	return d
+}
+
+// Deleted removes a datatarget: it answers 404 afterwards and its outlets
+// stop. Its stream stays, so its id is never used again.
+type Deleted struct {
+	ID        string    `json:"id"`
+	DeletedAt time.Time `json:"deleted_at"`
+}
+
+// OutletChanged records an outlet's whole configuration after a change,
+// whatever changed, so the last one applied is the state.
+type OutletChanged struct {
+	ID            string         `json:"id"`
+	Request       RequestData    `json:"request"`
+	IsBatched     bool           `json:"is_batched"`
+	MaxBatchSize  int            `json:"max_batch_size"`
+	MinInterval   int64          `json:"min_request_interval_ms"`
+	Secret        string         `json:"secret,omitempty"`
+	FailurePolicy *FailurePolicy `json:"failure_policy,omitempty"`
+	Enabled       bool           `json:"enabled"`
+	ChangedAt     time.Time      `json:"changed_at"`
+}
+
+// NewOutletChanged returns the event that records o's configuration.
+func NewOutletChanged(o Outlet, at time.Time) OutletChanged {
+	e := OutletChanged{ID: o.ID, Request: newRequestData(o.Request), IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize,
+		MinInterval: o.MinRequestInterval.Milliseconds(), Secret: o.Secret, Enabled: o.Enabled, ChangedAt: at}
+	if !o.FailurePolicy.IsZero() {
+		f := o.FailurePolicy
+		e.FailurePolicy = &f
+	}
+	return e
+}
+
+// Apply returns o as the event leaves it. Enabling clears the reason the
+// service disabled it for.
+func (e OutletChanged) Apply(o Outlet) Outlet {
+	o.Request, o.IsBatched, o.MaxBatchSize = e.Request.request(), e.IsBatched, e.MaxBatchSize
+	o.MinRequestInterval = time.Duration(e.MinInterval) * time.Millisecond
+	o.Secret, o.Enabled = e.Secret, e.Enabled
+	o.FailurePolicy = FailurePolicy{}
+	if e.FailurePolicy != nil {
+		o.FailurePolicy = *e.FailurePolicy
+	}
+	if o.Enabled {
+		o.DisabledReason = ""
+	}
+	return o
+}
+
+// OutletDeleted removes an outlet: it answers 404 afterwards and its
+// delivery stops.
+type OutletDeleted struct {
+	ID        string    `json:"id"`
+	DeletedAt time.Time `json:"deleted_at"`
 }
 
 // OutletCreated starts an outlet's stream. It carries the signing secret:
@@ -83,23 +151,34 @@ type OutletCreated struct {
 	MaxBatchSize int         `json:"max_batch_size"`
 	MinInterval  int64       `json:"min_request_interval_ms"`
 	Secret       string      `json:"secret,omitempty"`
-	Enabled      bool        `json:"enabled"`
-	CreatedAt    time.Time   `json:"created_at"`
-	CreatedBy    string      `json:"created_by"`
+	// FailurePolicy is nil when batches are retried for ever.
+	FailurePolicy *FailurePolicy `json:"failure_policy,omitempty"`
+	Enabled       bool           `json:"enabled"`
+	CreatedAt     time.Time      `json:"created_at"`
+	CreatedBy     string         `json:"created_by"`
 }
 
 // NewOutletCreated returns the event that records o.
 func NewOutletCreated(o Outlet) OutletCreated {
-	return OutletCreated{ID: o.ID, DatatargetID: o.DatatargetID, OutletType: o.Type, Request: newRequestData(o.Request),
+	e := OutletCreated{ID: o.ID, DatatargetID: o.DatatargetID, OutletType: o.Type, Request: newRequestData(o.Request),
 		IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize, MinInterval: o.MinRequestInterval.Milliseconds(),
 		Secret: o.Secret, Enabled: o.Enabled, CreatedAt: o.CreatedAt, CreatedBy: o.CreatedBy}
+	if !o.FailurePolicy.IsZero() {
+		f := o.FailurePolicy
+		e.FailurePolicy = &f
+	}
+	return e
 }
 
 // Outlet returns the outlet the event creates in companyID.
 func (e OutletCreated) Outlet(companyID string) Outlet {
-	return Outlet{ID: e.ID, CompanyID: companyID, DatatargetID: e.DatatargetID, Type: e.OutletType, Request: e.Request.request(),
+	o := Outlet{ID: e.ID, CompanyID: companyID, DatatargetID: e.DatatargetID, Type: e.OutletType, Request: e.Request.request(),
 		IsBatched: e.IsBatched, MaxBatchSize: e.MaxBatchSize, MinRequestInterval: time.Duration(e.MinInterval) * time.Millisecond,
 		Secret: e.Secret, Enabled: e.Enabled, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy}
+	if e.FailurePolicy != nil {
+		o.FailurePolicy = *e.FailurePolicy
+	}
+	return o
 }
 
 // OutletDisabled stops an outlet's deliveries, e.g. when its receiver
@@ -127,4 +206,37 @@ func newRequestData(r Request) RequestData {
 
 func (r RequestData) request() Request {
 	return Request{URL: r.URL, Method: r.Method, Headers: r.Headers, Format: r.Format, Content: json.RawMessage(r.Content)}
+}
+
+// Event types of parked batches: an admin asks for a parked batch (or
+// every one: ParkedID 0) to be sent again, or discards one.
+const (
+	ParkedRedeliveryRequestedType = "OutletParkedRedeliveryRequested"
+	ParkedDiscardedType           = "OutletParkedDiscarded"
+)
+
+// ParkedRedeliveryRequested marks a parked batch of an outlet, or all of
+// them when ParkedID is 0, to be sent again ahead of the queue.
+type ParkedRedeliveryRequested struct {
+	ID          string    `json:"id"`
+	ParkedID    int64     `json:"parked_id,omitempty"`
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// ParkedDiscarded drops a parked batch: it is never sent.
+type ParkedDiscarded struct {
+	ID          string    `json:"id"`
+	ParkedID    int64     `json:"parked_id"`
+	DiscardedAt time.Time `json:"discarded_at"`
+}
+
+// OutletRewoundType sends an outlet's messages again from a number.
+const OutletRewoundType = "OutletRewound"
+
+// OutletRewound asks an outlet to send again every message numbered above
+// After, in order.
+type OutletRewound struct {
+	ID        string    `json:"id"`
+	After     int64     `json:"after"`
+	RewoundAt time.Time `json:"rewound_at"`
 }

@@ -41,3 +41,19 @@ type LogEntry struct {
 func RawTextAAD(outletID, part string) []byte {
 	return []byte("outlet_log/" + outletID + "/" + part)
 }
+
+// Parked is a batch an outlet's failure policy set aside.
+type Parked struct {
+	ID                 int64
+	FirstMessageNumber int64
+	LastMessageNumber  int64
+	BatchSize          int
+	Attempts           int
+	FirstFailedAt      time.Time
+	ParkedAt           time.Time
+	LastHTTPStatus     int
+	LastFailReason     string
+	// Redeliver is true once an admin asked for it to be sent again,
+	// until it is.
+	Redeliver bool
+}

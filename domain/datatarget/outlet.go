@@ -46,10 +46,16 @@ type Outlet struct {
 	// requests.
 	MinRequestInterval time.Duration
 	// Secret, when set, signs every request (Standard Webhooks).
-	Secret    string
-	Enabled   bool
-	CreatedAt time.Time
-	CreatedBy string
+	Secret string
+	// FailurePolicy says when a failing batch is parked (zero: never).
+	FailurePolicy FailurePolicy
+	Enabled       bool
+	// DisabledReason is why the service disabled the outlet (a receiver
+	// that answered 410 Gone); "" when it is enabled, or paused by an
+	// admin.
+	DisabledReason string
+	CreatedAt      time.Time
+	CreatedBy      string
 	// Progress is filled in by the read model from the delivery state.
 	Progress Progress
 }
@@ -58,6 +64,15 @@ type Outlet struct {
 type Progress struct {
 	LastDeliveredMessageNumber int64
 	DeliveredBatchCount        int64
+	// ParkedCount is how many batches are parked (FailurePolicy).
+	ParkedCount int64
+	// State is delivering, retrying (the batch being sent has failed),
+	// paused (by an admin, or with its datatarget) or disabled (by the
+	// service: a 410 Gone).
+	State string
+	// OldestUndeliveredAt is when the first undelivered message was
+	// posted; nil when the outlet is caught up.
+	OldestUndeliveredAt *time.Time
 }
 
 // OutletSpec is what a client asks for when creating an outlet.
@@ -68,6 +83,7 @@ type OutletSpec struct {
 	// MinRequestInterval is in milliseconds.
 	MinRequestInterval int64
 	Secret             string
+	FailurePolicy      FailurePolicy
 }
 
 // NewOutlet decides whether p may add an outlet to d and returns it,
@@ -77,7 +93,26 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	if err := MayManage(p); err != nil {
 		return Outlet{}, err
 	}
-	r := spec.Request
+	size := UnbatchedMaxBatchSize
+	if spec.IsBatched {
+		size = BatchedMaxBatchSize
+	}
+	o := Outlet{
+		ID: id, CompanyID: d.CompanyID, DatatargetID: d.ID, Type: spec.Type, Request: withRequestDefaults(spec.Request),
+		IsBatched: spec.IsBatched, MaxBatchSize: size,
+		MinRequestInterval: time.Duration(spec.MinRequestInterval) * time.Millisecond,
+		Secret:             spec.Secret, FailurePolicy: spec.FailurePolicy, Enabled: true, CreatedAt: now.UTC(), CreatedBy: p.CreatedBy(),
+	}
+	problems := checkOutlet(o, spec.MinRequestInterval)
+	if len(problems) > 0 {
+		return Outlet{}, &domain.Error{Code: domain.Validation, Message: "invalid outlet", Details: problems}
+	}
+	return o, nil
+}
+
+// withRequestDefaults fills in what a request may leave out: method POST,
+// format json, content "{(data)}", no headers.
+func withRequestDefaults(r Request) Request {
 	r.Method = strings.ToUpper(strings.TrimSpace(r.Method))
 	if r.Method == "" {
 		r.Method = "POST"
@@ -91,9 +126,18 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	if r.Headers == nil {
 		r.Headers = map[string]string{}
 	}
-	var problems domain.Problems
-	add := problems.Add
-	if spec.Type != OutletWebhook {
+	return r
+}
+
+// checkOutlet returns what is wrong with an outlet's configuration, as
+// created or changed; intervalMS is min_request_interval as asked for.
+func checkOutlet(o Outlet, intervalMS int64) []domain.FieldError {
+	var problems []domain.FieldError
+	add := func(field, reason string) {
+		problems = append(problems, domain.FieldError{Field: field, Reason: reason})
+	}
+	r := o.Request
+	if o.Type != OutletWebhook {
 		add("outlet_type", `must be "webhook"`)
 	}
 	if reason := URLProblem(r.URL); reason != "" {
@@ -113,25 +157,14 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	if _, err := CompileTemplate(r.Content); err != nil {
 		add("request.content", "must be JSON")
 	}
-	if spec.MinRequestInterval < 0 || spec.MinRequestInterval > MaxMinRequestInterval.Milliseconds() {
+	if intervalMS < 0 || intervalMS > MaxMinRequestInterval.Milliseconds() {
 		add("min_request_interval", "must be between 0 and 3600000 milliseconds")
 	}
-	if spec.Secret != "" && !validSecret(spec.Secret) {
+	if o.Secret != "" && !validSecret(o.Secret) {
 		add("secret", `must be "whsec_" followed by 24 to 64 bytes in base64`)
 	}
-	if err := problems.Err(domain.Validation, "invalid outlet"); err != nil {
-		return Outlet{}, err
-	}
-	size := UnbatchedMaxBatchSize
-	if spec.IsBatched {
-		size = BatchedMaxBatchSize
-	}
-	return Outlet{
-		ID: id, CompanyID: d.CompanyID, DatatargetID: d.ID, Type: OutletWebhook, Request: r,
-		IsBatched: spec.IsBatched, MaxBatchSize: size,
-		MinRequestInterval: time.Duration(spec.MinRequestInterval) * time.Millisecond,
-		Secret:             spec.Secret, Enabled: true, CreatedAt: now.UTC(), CreatedBy: p.CreatedBy(),
-	}, nil
+	problems = append(problems, o.FailurePolicy.check()...)
+	return problems
 }
 
 const SecretPrefix = "whsec_"

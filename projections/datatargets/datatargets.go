@@ -42,6 +42,11 @@ type datatargetRow struct {
 	Settings *datatarget.Settings `json:"settings"`
 }
 
+type deletedRow struct {
+	CompanyID string `json:"company_id"`
+	ID        string `json:"id"`
+}
+
 // Apply writes the commit's datatargets, outlets and messages in one round
 // trip: creations first, then changes, then messages and counters.
 func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
@@ -52,6 +57,7 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 		updated  = map[string]eventstore.RecordedEvent{}
 		outlets  outletRows
 		messages messageRows
+		deleted  []deletedRow
 	)
 	for _, e := range events {
 		switch e.Type {
@@ -72,19 +78,35 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 			if prev, ok := updated[e.StreamID]; !ok || prev.StreamVersion < e.StreamVersion {
 				updated[e.StreamID] = e
 			}
-		case datatarget.OutletCreatedType, datatarget.OutletDisabledType:
+		case datatarget.DeletedType:
+			var ev datatarget.Deleted
+			if err := bulk.Decode(e, &ev); err != nil {
+				return err
+			}
+			deleted = append(deleted, deletedRow{CompanyID: e.Metadata.CompanyID, ID: ev.ID})
+		case datatarget.OutletCreatedType, datatarget.OutletDisabledType, datatarget.OutletChangedType, datatarget.OutletDeletedType,
+			datatarget.ParkedRedeliveryRequestedType, datatarget.ParkedDiscardedType, datatarget.OutletRewoundType:
 			if err := outlets.add(e); err != nil {
 				return err
 			}
 		}
 	}
-	var changed []datatargetRow
+	type changedRow struct {
+		CompanyID   string    `json:"company_id"`
+		ID          string    `json:"id"`
+		Name        string    `json:"name"`
+		Description string    `json:"description"`
+		Enabled     *bool     `json:"enabled"` // nil before datatargets could be paused
+		UpdatedAt   time.Time `json:"updated_at"`
+	}
+	var changed []changedRow
 	for _, e := range updated {
 		var ev datatarget.Updated
 		if err := bulk.Decode(e, &ev); err != nil {
 			return err
 		}
-		changed = append(changed, datatargetRow{CompanyID: e.Metadata.CompanyID, ID: ev.ID, Name: ev.Name, Description: ev.Description, UpdatedAt: ev.UpdatedAt})
+		changed = append(changed, changedRow{CompanyID: e.Metadata.CompanyID, ID: ev.ID, Name: ev.Name, Description: ev.Description,
+			Enabled: ev.Enabled, UpdatedAt: ev.UpdatedAt})
 	}
 
 	var b pgx.Batch
@@ -97,8 +119,10 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 		return err
 	}
 	if err := bulk.QueueRows(&b, "datatargets", `
-		UPDATE datatargets d SET name = r.name, description = r.description, updated_at = r.updated_at
-		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text, name text, description text, updated_at timestamptz)
+		UPDATE datatargets d SET name = r.name, description = r.description, enabled = coalesce(r.enabled, d.enabled),
+			updated_at = r.updated_at
+		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text, name text, description text, enabled boolean,
+			updated_at timestamptz)
 		WHERE d.company_id = r.company_id AND d.id = r.id`, changed); err != nil {
 		return err
 	}
@@ -106,6 +130,15 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 		return err
 	}
 	messages.queue(&b)
+	// Deleting is final, so it comes last: whatever this commit (or a
+	// rebuild's run of commits) wrote of the datatarget goes with it.
+	if err := bulk.QueueRows(&b, "datatargets", `
+		WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text)),
+		m AS (DELETE FROM datatarget_messages x USING r WHERE x.datatarget_id = r.id),
+		o AS (DELETE FROM datatarget_outlets x USING r WHERE x.company_id = r.company_id AND x.datatarget_id = r.id)
+		DELETE FROM datatargets d USING r WHERE d.company_id = r.company_id AND d.id = r.id`, deleted); err != nil {
+		return err
+	}
 	if b.Len() == 0 {
 		return nil
 	}

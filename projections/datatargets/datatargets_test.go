@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func readDatatargetTables(t *testing.T, pool *pgxpool.Pool) datatargetTables {
 		Datatargets: q(`SELECT concat_ws('|', company_id, id, datatarget_type, name, description, enabled, created_by,
 			created_at, updated_at, last_message_number) FROM datatargets ORDER BY id`),
 		Outlets: q(`SELECT concat_ws('|', id, datatarget_id, request::text, is_batched, max_batch_size, min_request_interval_ms,
-			secret, enabled, disabled_reason) FROM datatarget_outlets ORDER BY id`),
+			secret, failure_policy::text, enabled, disabled_reason) FROM datatarget_outlets ORDER BY id`),
 		Messages: q(`SELECT concat_ws('|', datatarget_id, number, company_id, body::jsonb::text, posted_at)
 			FROM datatarget_messages ORDER BY datatarget_id, number`),
 	}
@@ -88,6 +89,42 @@ func TestDatatargetsProjection(t *testing.T) {
 	if err := cmds.DisableOutlet.BySystem(ctx, co.ID, dts[0].ID, o.ID, "gone"); err != nil {
 		t.Fatal(err)
 	}
+	// Changed, paused, then resumed; the second datatarget paused; a
+	// third one, and an outlet of the second, deleted.
+	url, no, yes := "https://example.com/other", false, true
+	for _, patch := range []datatarget.OutletPatch{
+		{Request: &datatarget.RequestPatch{URL: &url}, FailurePolicy: &datatarget.FailurePolicy{MaxAttempts: 3}},
+		{Enabled: &yes}, {Enabled: &no}, {Enabled: &yes},
+	} {
+		if err := cmds.ChangeOutlet.Handle(ctx, commands.ChangeOutlet{Principal: p, DatatargetID: dts[0].ID, OutletID: o.ID, Patch: patch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cmds.UpdateDatatarget.Handle(ctx, commands.UpdateDatatarget{Principal: p, DatatargetID: dts[1].ID, Patch: datatarget.Patch{Enabled: &no}}); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := cmds.CreateOutlet.Handle(ctx, commands.CreateOutlet{Principal: p, DatatargetID: dts[1].ID, Spec: datatarget.OutletSpec{
+		Type: "webhook", Request: datatarget.Request{URL: "https://example.com/"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmds.DeleteOutlet.Handle(ctx, commands.DeleteOutlet{Principal: p, DatatargetID: dts[1].ID, OutletID: gone.ID}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := cmds.CreateDatatarget.Handle(ctx, commands.CreateDatatarget{Principal: p, Type: datatarget.Messages, Name: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmds.PostDatatargetMessages.Handle(ctx, commands.PostDatatargetMessages{Principal: p, DatatargetID: third.ID, Messages: []json.RawMessage{json.RawMessage(`{"a":1}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmds.CreateOutlet.Handle(ctx, commands.CreateOutlet{Principal: p, DatatargetID: third.ID, Spec: datatarget.OutletSpec{
+		Type: "webhook", Request: datatarget.Request{URL: "https://example.com/"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmds.DeleteDatatarget.Handle(ctx, commands.DeleteDatatarget{Principal: p, DatatargetID: third.ID}); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	for i := range 6 {
 		wg.Add(1)
@@ -115,13 +152,18 @@ func TestDatatargetsProjection(t *testing.T) {
 			t.Errorf("datatarget %s: last_message_number %d, max %d, count %d; want 60", d.Name, n, max, count)
 		}
 	}
-	var request string
+	var request, reason string
 	var enabled bool
-	if err := pool.QueryRow(ctx, `SELECT request::text, enabled FROM datatarget_outlets WHERE id = $1`, o.ID).Scan(&request, &enabled); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT request::text, enabled, disabled_reason FROM datatarget_outlets WHERE id = $1`, o.ID).Scan(&request, &enabled, &reason); err != nil {
 		t.Fatal(err)
 	}
-	if enabled || !json.Valid([]byte(request)) {
-		t.Errorf("outlet: enabled %v, request %s", enabled, request)
+	if !enabled || reason != "" || !json.Valid([]byte(request)) || !strings.Contains(request, "/other") {
+		t.Errorf("outlet: enabled %v (%q), request %s", enabled, reason, request)
+	}
+	if want := []string{dts[0].ID, dts[1].ID}; len(before.Datatargets) != 2 || len(before.Outlets) != 1 ||
+		!strings.Contains(before.Datatargets[0], want[0]) || !strings.Contains(before.Datatargets[1], want[1]+"|") ||
+		!strings.Contains(before.Datatargets[1], "|f|") {
+		t.Errorf("after the deletions and the pause: %q %q", before.Datatargets, before.Outlets)
 	}
 
 	if err := projections.Rebuild(ctx, pool, store, postgres.EventLog{}, datatargets.Datatargets{}, projections.KindInline, nil); err != nil {
