@@ -33,26 +33,10 @@ func NewDeleteOutletHandler(store eventstore.Store, now func() time.Time) Delete
 // Handle deletes the outlet: it answers 404 afterwards, and its worker
 // stops before its next request (it reads the outlet before each).
 func (h DeleteOutletHandler) Handle(ctx context.Context, cmd DeleteOutlet) error {
-	p := cmd.Principal
-	if err := RequireCompany(p); err != nil {
-		return err
-	}
-	if err := datatarget.MayControl(p); err != nil {
-		return err
-	}
-	o, version, err := loadOutlet(ctx, h.store, p.CompanyID, cmd.DatatargetID, cmd.OutletID)
-	if err != nil {
-		return err
-	}
-	if err := o.MayDelete(p); err != nil {
-		return err
-	}
-	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: Metadata(ctx, p, p.CompanyID),
-		Streams: []eventstore.StreamAppend{{
-			StreamID: datatarget.OutletStream(p.CompanyID, o.ID), ExpectedVersion: version,
-			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletDeletedType, datatarget.OutletDeleted{ID: o.ID, DeletedAt: stamp(h.now())})},
-		}},
+	return controlOutlet(ctx, h.store, cmd.Principal, cmd.DatatargetID, cmd.OutletID, true, func(o datatarget.Outlet) (eventstore.Event, error) {
+		if err := o.MayDelete(cmd.Principal); err != nil {
+			return eventstore.Event{}, err
+		}
+		return eventstore.NewEvent(datatarget.OutletDeletedType, datatarget.OutletDeleted{ID: o.ID, DeletedAt: stamp(h.now())}), nil
 	})
-	return appendError(err)
 }

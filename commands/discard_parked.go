@@ -35,24 +35,9 @@ func NewDiscardParkedHandler(store eventstore.Store, now func() time.Time) Disca
 // Handle appends the discarding; the datatargets projector deletes the
 // parked batch in the same transaction.
 func (h DiscardParkedHandler) Handle(ctx context.Context, cmd DiscardParked) error {
-	p := cmd.Principal
-	if err := RequireCompany(p); err != nil {
-		return err
-	}
-	if err := datatarget.MayControl(p); err != nil {
-		return err
-	}
-	if _, _, err := loadOutlet(ctx, h.store, p.CompanyID, cmd.DatatargetID, cmd.OutletID); err != nil {
-		return err
-	}
-	_, err := h.store.Append(ctx, eventstore.Commit{
-		Metadata: Metadata(ctx, p, p.CompanyID),
-		Streams: []eventstore.StreamAppend{{
-			StreamID: datatarget.OutletStream(p.CompanyID, cmd.OutletID), ExpectedVersion: eventstore.Any,
-			Events: []eventstore.Event{eventstore.NewEvent(datatarget.ParkedDiscardedType, datatarget.ParkedDiscarded{
-				ID: cmd.OutletID, ParkedID: cmd.ParkedID, DiscardedAt: stamp(h.now()),
-			})},
-		}},
+	return controlOutlet(ctx, h.store, cmd.Principal, cmd.DatatargetID, cmd.OutletID, false, func(o datatarget.Outlet) (eventstore.Event, error) {
+		return eventstore.NewEvent(datatarget.ParkedDiscardedType, datatarget.ParkedDiscarded{
+			ID: o.ID, ParkedID: cmd.ParkedID, DiscardedAt: stamp(h.now()),
+		}), nil
 	})
-	return appendError(err)
 }

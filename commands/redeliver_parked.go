@@ -36,24 +36,9 @@ func NewRedeliverParkedHandler(store eventstore.Store, now func() time.Time) Red
 // batches, and the outlet's worker sends them, oldest first, before the
 // queue's next batch.
 func (h RedeliverParkedHandler) Handle(ctx context.Context, cmd RedeliverParked) error {
-	p := cmd.Principal
-	if err := RequireCompany(p); err != nil {
-		return err
-	}
-	if err := datatarget.MayControl(p); err != nil {
-		return err
-	}
-	if _, _, err := loadOutlet(ctx, h.store, p.CompanyID, cmd.DatatargetID, cmd.OutletID); err != nil {
-		return err
-	}
-	_, err := h.store.Append(ctx, eventstore.Commit{
-		Metadata: Metadata(ctx, p, p.CompanyID),
-		Streams: []eventstore.StreamAppend{{
-			StreamID: datatarget.OutletStream(p.CompanyID, cmd.OutletID), ExpectedVersion: eventstore.Any,
-			Events: []eventstore.Event{eventstore.NewEvent(datatarget.ParkedRedeliveryRequestedType, datatarget.ParkedRedeliveryRequested{
-				ID: cmd.OutletID, ParkedID: cmd.ParkedID, RequestedAt: stamp(h.now()),
-			})},
-		}},
+	return controlOutlet(ctx, h.store, cmd.Principal, cmd.DatatargetID, cmd.OutletID, false, func(o datatarget.Outlet) (eventstore.Event, error) {
+		return eventstore.NewEvent(datatarget.ParkedRedeliveryRequestedType, datatarget.ParkedRedeliveryRequested{
+			ID: o.ID, ParkedID: cmd.ParkedID, RequestedAt: stamp(h.now()),
+		}), nil
 	})
-	return appendError(err)
 }

@@ -39,28 +39,12 @@ func NewRewindOutletHandler(store eventstore.Store, now func() time.Time) Rewind
 // progress back to After (or leaving it where it is, if that is lower
 // by then).
 func (h RewindOutletHandler) Handle(ctx context.Context, cmd RewindOutlet) error {
-	p := cmd.Principal
-	if err := RequireCompany(p); err != nil {
-		return err
-	}
-	if err := datatarget.MayControl(p); err != nil {
-		return err
-	}
-	o, _, err := loadOutlet(ctx, h.store, p.CompanyID, cmd.DatatargetID, cmd.OutletID)
-	if err != nil {
-		return err
-	}
-	if err := o.Rewind(p, cmd.After, cmd.Position); err != nil {
-		return err
-	}
-	_, err = h.store.Append(ctx, eventstore.Commit{
-		Metadata: Metadata(ctx, p, p.CompanyID),
-		Streams: []eventstore.StreamAppend{{
-			StreamID: datatarget.OutletStream(p.CompanyID, o.ID), ExpectedVersion: eventstore.Any,
-			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletRewoundType, datatarget.OutletRewound{
-				ID: o.ID, After: cmd.After, RewoundAt: stamp(h.now()),
-			})},
-		}},
+	return controlOutlet(ctx, h.store, cmd.Principal, cmd.DatatargetID, cmd.OutletID, false, func(o datatarget.Outlet) (eventstore.Event, error) {
+		if err := o.Rewind(cmd.Principal, cmd.After, cmd.Position); err != nil {
+			return eventstore.Event{}, err
+		}
+		return eventstore.NewEvent(datatarget.OutletRewoundType, datatarget.OutletRewound{
+			ID: o.ID, After: cmd.After, RewoundAt: stamp(h.now()),
+		}), nil
 	})
-	return appendError(err)
 }

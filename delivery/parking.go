@@ -139,12 +139,7 @@ func (d *Deliverer) insertRedelivery(ctx context.Context, q querier, o outletRef
 			WHERE outlet_id = $1 AND id = $6 AND NOT $3 AND EXISTS (SELECT FROM s)),
 		done AS (
 			DELETE FROM outlet_parked WHERE outlet_id = $1 AND id = $6 AND $3 AND EXISTS (SELECT FROM s))
-		INSERT INTO outlet_log (outlet_id, entry_number, company_id, date, batch_number, batch_size, first_message_number,
-			after_update, status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply,
-			raw_key, sealed_request, sealed_reply)
-		SELECT $1, s.entry_count, s.company_id, $7, $9, $5, $4,
-			CASE WHEN $15 THEN $16::text END, $10, $11, $12, $13, $14, '', '', $17, $18, $19 FROM s
-		RETURNING entry_number`,
+		`+insertLogEntry,
 		o.outletID, d.cfg.Holder, ok, e.FirstMessageNumber, e.BatchSize, parkedID, e.Date, d.cfg.LeaseTTL,
 		e.BatchNumber, e.Status, e.HTTPStatus, e.RequestTimeMS, e.FailReason, e.HTTPRequestAvailable,
 		o.datasync, e.AfterUpdate, raw.key, raw.request, raw.reply).Scan(&n)

@@ -154,12 +154,7 @@ func (d *Deliverer) insertEntry(ctx context.Context, q querier, o outletRef, e d
 				lease_expires_at = greatest(lease_expires_at, now() + $8::interval)
 			WHERE outlet_id = $1 AND lease_holder = $2 AND last_delivered_message_number = $4 - 1
 			RETURNING entry_count, company_id)
-		INSERT INTO outlet_log (outlet_id, entry_number, company_id, date, batch_number, batch_size, first_message_number,
-			after_update, status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply,
-			raw_key, sealed_request, sealed_reply)
-		SELECT $1, s.entry_count, s.company_id, $7, $9, $5, $4,
-			CASE WHEN $15 THEN $16::text END, $10, $11, $12, $13, $14, '', '', $17, $18, $19 FROM s
-		RETURNING entry_number`,
+		`+insertLogEntry,
 		o.outletID, d.cfg.Holder, ok, e.FirstMessageNumber, e.BatchSize, retryIn, e.Date, d.cfg.LeaseTTL,
 		e.BatchNumber, e.Status, e.HTTPStatus, e.RequestTimeMS, e.FailReason, e.HTTPRequestAvailable,
 		o.datasync, e.AfterUpdate, raw.key, raw.request, raw.reply).Scan(&n)
@@ -168,6 +163,20 @@ func (d *Deliverer) insertEntry(ctx context.Context, q querier, o outletRef, e d
 	}
 	return err
 }
+
+// insertLogEntry ends the statements that record an attempt (insertEntry,
+// and the redelivery of a parked batch): the entry, numbered by the
+// outlet's state row that the statement's CTE s updated and returned. Its
+// parameters: $1 the outlet, $4 the first message, $5 the batch size, $7
+// the date, $9 the batch number, $10-$14 the status, HTTP status, time,
+// reason and whether the request was kept, $15 datasync, $16 its
+// after_update, $17-$19 the sealed texts (sealRawTexts).
+const insertLogEntry = `INSERT INTO outlet_log (outlet_id, entry_number, company_id, date, batch_number, batch_size, first_message_number,
+		after_update, status, http_status, request_time_ms, fail_reason, http_request_available, http_request, http_reply,
+		raw_key, sealed_request, sealed_reply)
+	SELECT $1, s.entry_count, s.company_id, $7, $9, $5, $4,
+		CASE WHEN $15 THEN $16::text END, $10, $11, $12, $13, $14, '', '', $17, $18, $19 FROM s
+	RETURNING entry_number`
 
 // sealedTexts are an attempt's raw texts as stored: sealed with a key of
 // the attempt, wrapped by the master key; all nil when there are none.
