@@ -40,7 +40,8 @@ func TestMalformedBodiesAnswerInClientTerms(t *testing.T) {
 	admin := e.userToken(e.admin, acmeHost)
 	datatarget := e.createDatatarget(admin, "orders")
 	campaign := e.createCampaign(admin, map[string]any{"campaign_key": "spring", "kind": "email", "name": "Spring"}).CampaignKey
-	ids := map[string]string{"id": datatarget, "key": campaign}
+	outlet := e.createOutlet(admin, datatarget, "http://127.0.0.1:9/hook", false)
+	ids := map[string]string{"id": datatarget, "key": campaign, "outlet_id": outlet, "parked_id": "1"}
 
 	doc, err := openapi3.NewLoader().LoadFromData(docs.OpenAPI)
 	if err != nil {
