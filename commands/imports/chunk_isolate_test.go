@@ -137,6 +137,18 @@ func (e *importEnv) isolationOf(run string, seq int) *imports.Isolation {
 	return iso
 }
 
+// isolatedSoFar counts the records found so far to fail the chunks of a
+// run still to be applied.
+func (e *importEnv) isolatedSoFar(run string) int {
+	e.t.Helper()
+	var n int
+	if err := e.pool.QueryRow(context.Background(), `SELECT coalesce(sum(jsonb_array_length(isolation->'records')), 0)
+		FROM import_chunks WHERE run_id = $1 AND processed_at IS NULL`, run).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
 // liveXids returns the most XIDs (of the transaction and its live
 // subtransactions) that a backend of the database other than the caller's
 // holds: each holds a lock on its XID until it ends, and a subtransaction
@@ -485,7 +497,10 @@ func TestImportWorkerGoesOnWhileIsolating(t *testing.T) {
 	a := e.stage(upload(1000, bad), 1000)
 	b := e.stage(upload(3, nil), 10)
 	e.startWorker(func(c *imports.ImportWorkerConfig) { c.StallAfter = time.Hour })
-	if r := e.wait(a); r.State != importing.Completed || r.Accepted != 900 || r.Rejected != 100 {
+	// The search makes about a thousand probes of up to a thousand records:
+	// seconds on a quiet machine, over a minute on a loaded one. What must
+	// hold is that every attempt gets somewhere.
+	if r := e.waitProgressing(e.co.ID, a, func() int { return e.isolatedSoFar(a) }); r.State != importing.Completed || r.Accepted != 900 || r.Rejected != 100 {
 		t.Fatalf("poisoned run: %+v", r)
 	}
 	if r := e.wait(b); r.State != importing.Completed || r.Accepted != 3 {
