@@ -137,8 +137,20 @@ func (c *Coupled) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return err
 }
 
+// The transaction's connection is held until inTx returns, not given
+// back to the pool when the transaction ends: its prepared transaction is
+// decided on it (COMMIT PREPARED), since waiting for another connection
+// then may wait for ever, when every connection of the pool is held by
+// a commit of the company waiting for the company's lock that the
+// prepared transaction holds; and its entry in c.open is its own until
+// it is deleted.
 func (c *Coupled) inTx(ctx context.Context, fn func(tx pgx.Tx) error) (eventstore.Committed, error) {
-	tx, err := c.pool.Begin(ctx)
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return eventstore.Committed{}, err
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return eventstore.Committed{}, err
 	}
@@ -264,7 +276,9 @@ func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore
 		return eventstore.Committed{}, fmt.Errorf("esdb: prepare the transaction: %w", err)
 	}
 	// The session is out of the transaction now; this only tells pgx.
+	// The connection stays this commit's (inTx) to decide it.
 	_ = tx.Commit(ctx)
+	conn := tx.Conn()
 	if c.crash != nil && c.crash("prepared") {
 		return eventstore.Committed{}, errCrashed
 	}
@@ -274,7 +288,7 @@ func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore
 	case isCode(err, esdb.ErrorCodeWrongExpectedVersion):
 		// Another record holds the revision (another node's, or a void
 		// one of a recovery that judged this writer dead).
-		err := c.finish(ctx, gid, false)
+		err := c.finish(ctx, conn, gid, false)
 		c.dropParts(ctx, p.rec)
 		if cerr := c.catchUp(ctx); cerr != nil && err == nil {
 			err = cerr
@@ -290,7 +304,7 @@ func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore
 		if serr != nil {
 			return eventstore.Committed{}, fmt.Errorf("esdb: append to %s: %w; the commit (PostgreSQL transaction %s) is decided by recovery", c.commits, outage(err), gid)
 		}
-		if ferr := c.finish(ctx, gid, landed); ferr != nil {
+		if ferr := c.finish(ctx, conn, gid, landed); ferr != nil {
 			return eventstore.Committed{}, ferr
 		}
 		if !landed {
@@ -301,7 +315,7 @@ func (c *Coupled) commit(ctx context.Context, tx pgx.Tx, p *pending) (eventstore
 	if c.crash != nil && c.crash("appended") {
 		return eventstore.Committed{}, errCrashed
 	}
-	if err := c.finish(ctx, gid, true); err != nil {
+	if err := c.finish(ctx, conn, gid, true); err != nil {
 		// The commit is in the log; its transaction stays prepared
 		// until recovery commits it.
 		return eventstore.Committed{}, fmt.Errorf("esdb: commit %d is in the log, but its PostgreSQL transaction %s is not committed yet (recovery commits it): %w", p.rev+1, gid, err)
@@ -335,16 +349,21 @@ func (c *Coupled) gidPrefix() string { return "esdb:" + c.commits + ":" }
 // - 1), which gid's must keep: a prefix, a revision, a UUID.
 const maxGID = 199
 
-// finish commits (or rolls back) the prepared transaction gid. One that
+// execer runs a statement: the pool, or the connection a commit holds.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// finish commits (or rolls back) the prepared transaction gid, on db. One that
 // is no longer prepared was finished by a recovery, which decides as the
 // caller does (the record at its revision is the caller's exactly when
 // the caller commits).
-func (c *Coupled) finish(ctx context.Context, gid string, commit bool) error {
+func (c *Coupled) finish(ctx context.Context, db execer, gid string, commit bool) error {
 	verb := "ROLLBACK PREPARED "
 	if commit {
 		verb = "COMMIT PREPARED "
 	}
-	_, err := c.pool.Exec(context.WithoutCancel(ctx), verb+pg.QuoteLiteral(gid))
+	_, err := db.Exec(context.WithoutCancel(ctx), verb+pg.QuoteLiteral(gid))
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object
 		return nil
@@ -468,7 +487,7 @@ func (c *Coupled) Recover(ctx context.Context, olderThan time.Duration) (committ
 		if err != nil {
 			return committed, rolledBack, err
 		}
-		if err := c.finish(ctx, p.gid, landed); err != nil {
+		if err := c.finish(ctx, c.pool, p.gid, landed); err != nil {
 			return committed, rolledBack, err
 		}
 		if landed {

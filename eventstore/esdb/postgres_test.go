@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -499,5 +500,50 @@ func TestCoupledUnavailable(t *testing.T) {
 	}
 	if hasState(t, c.Pool(), "away") || prepared(t, c.Pool()) != 0 {
 		t.Error("the failed commit left its row or a prepared transaction")
+	}
+}
+
+// Commits of one company from writers sharing a pool of one connection
+// all land: a prepared transaction is decided on the connection that
+// prepared it, not on one taken from a pool whose connections may all be
+// held by commits waiting for the company's lock it holds (they waited
+// for ever), and each InTx finds its own staged commit (another InTx took
+// the connection back from the pool while the first still knew it as its
+// own: "AppendTx outside a transaction").
+func TestCoupledOnePoolConnection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a deadlock fails, not hangs
+	defer cancel()
+	srv, _ := standIn()
+	cfg := statePool(t).Config()
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	c := coupled(t, srv.URL(), "", pool)
+	const writers, each = 4, 50
+	errs := make(chan error, writers*each)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if err := writeState(ctx, c, fmt.Sprintf("w%d-%d", w, i)); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM state`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != writers*each {
+		t.Errorf("%d rows written, want %d", n, writers*each)
 	}
 }
