@@ -39,11 +39,14 @@ type Authenticator interface {
 // Sessions are the console's log-ins; authn.ConsoleSessions implements
 // it.
 type Sessions interface {
-	// Create starts a session of the user and returns its value.
-	Create(ctx context.Context, companyID, userID string) (string, error)
-	// Lookup returns the user of a live session within the company, or a
-	// domain.NotFound error.
-	Lookup(ctx context.Context, companyID, token string) (string, error)
+	// Create starts a session of the user, who has roles now, and returns
+	// its value.
+	Create(ctx context.Context, companyID, userID string, roles []access.Role) (string, error)
+	// Lookup returns the user of a live session within the company, as
+	// they are now, or a domain.NotFound error (no such session, or its
+	// user removed); a session whose user lost a role they had at its
+	// log-in ends, a domain.Unauthorized error.
+	Lookup(ctx context.Context, companyID, token string) (access.User, error)
 	// Revoke ends a session.
 	Revoke(ctx context.Context, companyID, token string) error
 	// Lifetime is how long a session lasts, from its log-in.

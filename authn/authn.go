@@ -183,12 +183,15 @@ func (a *Authenticator) Recheck(ctx context.Context, p access.Principal) (access
 		}
 		out := u.Principal()
 		out.Password = p.Password
-		for _, r := range p.Roles {
-			if !out.HasRole(r) {
-				return access.Principal{}, domain.Errorf(domain.Unauthorized, "this user's roles changed; log in again")
-			}
+		if !access.KeepsRoles(p.Roles, out.Roles) {
+			return access.Principal{}, errRolesChanged()
 		}
 		return out, nil
 	}
 	return access.Principal{}, access.InvalidToken()
+}
+
+// errRolesChanged ends what a user opened with a role they no longer have.
+func errRolesChanged() error {
+	return domain.Errorf(domain.Unauthorized, "this user's roles changed; log in again")
 }

@@ -28,18 +28,21 @@ import (
 // typed as every read model's (storeerr.Translate).
 type ConsoleSessions struct {
 	pool *pgxpool.Pool
+	// users is where a session's user is read, with their roles now.
+	users Credentials
 	// TTL is how long a session lasts, from its log-in.
 	TTL time.Duration
 	// Now is the clock of sessions.
 	Now func() time.Time
 }
 
-// NewConsoleSessions returns the sessions on pool, each lasting ttl.
-func NewConsoleSessions(pool *pgxpool.Pool, ttl time.Duration) *ConsoleSessions {
-	if pool == nil {
-		panic("authn: NewConsoleSessions: nil pool")
+// NewConsoleSessions returns the sessions on pool, each lasting ttl, of
+// the users of creds.
+func NewConsoleSessions(pool *pgxpool.Pool, creds Credentials, ttl time.Duration) *ConsoleSessions {
+	if pool == nil || creds == nil {
+		panic("authn: NewConsoleSessions: nil pool or credentials")
 	}
-	return &ConsoleSessions{pool: pool, TTL: ttl, Now: time.Now}
+	return &ConsoleSessions{pool: pool, users: creds, TTL: ttl, Now: time.Now}
 }
 
 // DefaultSessionTTL is how long a console log-in lasts.
@@ -49,8 +52,9 @@ const DefaultSessionTTL = 12 * time.Hour
 // console's cookie lasts as long.
 func (s *ConsoleSessions) Lifetime() time.Duration { return s.TTL }
 
-// Create starts a session of the user and returns its value.
-func (s *ConsoleSessions) Create(ctx context.Context, companyID, userID string) (string, error) {
+// Create starts a session of the user, who has roles now, and returns
+// its value.
+func (s *ConsoleSessions) Create(ctx context.Context, companyID, userID string, roles []access.Role) (string, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return "", err
@@ -63,8 +67,8 @@ func (s *ConsoleSessions) Create(ctx context.Context, companyID, userID string) 
 		return "", fmt.Errorf("authn: clear expired console sessions: %w", storeerr.Translate(err))
 	}
 	hash := secret.HashToken(token)
-	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (token_hash, company_id, user_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`, hash, companyID, userID, now, now.Add(s.TTL))
+	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (token_hash, company_id, user_id, created_at, expires_at, roles)
+		VALUES ($1, $2, $3, $4, $5, $6)`, hash, companyID, userID, now, now.Add(s.TTL), roles)
 	if err != nil {
 		return "", fmt.Errorf("authn: create console session: %w", storeerr.Translate(err))
 	}
@@ -82,22 +86,41 @@ func (s *ConsoleSessions) Create(ctx context.Context, companyID, userID string) 
 	return token, nil
 }
 
-// Lookup returns the user of a live session within the company, or a
-// domain.NotFound error: a session of another company (a cookie carried
-// to another host) is no session here.
-func (s *ConsoleSessions) Lookup(ctx context.Context, companyID, token string) (string, error) {
+// Lookup returns the user of a live session within the company, with
+// the roles they have now, or a domain.NotFound error: a session of
+// another company (a cookie carried to another host) is no session here,
+// and one of a user removed is none any more. A session whose user has
+// lost a role they had at its log-in is ended (access.KeepsRoles): a
+// domain.Unauthorized error.
+func (s *ConsoleSessions) Lookup(ctx context.Context, companyID, token string) (access.User, error) {
 	var userID string
-	err := s.pool.QueryRow(ctx, `SELECT user_id FROM console_sessions
+	var had []access.Role
+	err := s.pool.QueryRow(ctx, `SELECT user_id, roles FROM console_sessions
 		WHERE token_hash = $1 AND company_id = $2 AND expires_at > $3`,
-		secret.HashToken(token), companyID, s.Now()).Scan(&userID)
+		secret.HashToken(token), companyID, s.Now()).Scan(&userID, &had)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", domain.Errorf(domain.NotFound, "no such session")
+		return access.User{}, errNoSession()
 	}
 	if err != nil {
-		return "", fmt.Errorf("authn: console session: %w", storeerr.Translate(err))
+		return access.User{}, fmt.Errorf("authn: console session: %w", storeerr.Translate(err))
 	}
-	return userID, nil
+	u, err := s.users.User(ctx, companyID, userID)
+	if domain.ErrorCode(err) == domain.NotFound {
+		return access.User{}, errNoSession()
+	}
+	if err != nil {
+		return access.User{}, fmt.Errorf("authn: console session: %w", err)
+	}
+	if had == nil || !access.KeepsRoles(had, u.Roles) {
+		if err := s.Revoke(ctx, companyID, token); err != nil {
+			return access.User{}, err
+		}
+		return access.User{}, errRolesChanged()
+	}
+	return u, nil
 }
+
+func errNoSession() error { return domain.Errorf(domain.NotFound, "no such session") }
 
 // Revoke ends a session.
 func (s *ConsoleSessions) Revoke(ctx context.Context, companyID, token string) error {

@@ -236,16 +236,10 @@ func (c *Console) sessionUser(ctx context.Context, companyID, token string) (acc
 	if token == "" {
 		return access.User{}, errLoggedOut()
 	}
-	userID, err := c.app.Commands.Sessions.Lookup(ctx, companyID, token)
+	// A session ends with its user's removal, and when they lose a role
+	// they had at its log-in (Unauthorized: its message says so).
+	u, err := c.app.Commands.Sessions.Lookup(ctx, companyID, token)
 	if domain.ErrorCode(err) == domain.NotFound {
-		return access.User{}, errLoggedOut()
-	}
-	if err != nil {
-		return access.User{}, err
-	}
-	u, err := c.app.Queries.Access.User(ctx, companyID, userID)
-	if domain.ErrorCode(err) == domain.NotFound {
-		// The user was removed: the session ends with it.
 		return access.User{}, errLoggedOut()
 	}
 	return u, err

@@ -124,7 +124,7 @@ func newEnv(t *testing.T) *env {
 			Importers:     importers,
 			Uploads:       signalingUploads{Uploads: e.uploads, e: e},
 			Authenticator: authn.New(pool, acc),
-			Sessions:      authn.NewConsoleSessions(pool, authn.DefaultSessionTTL),
+			Sessions:      authn.NewConsoleSessions(pool, acc, authn.DefaultSessionTTL),
 		},
 		Queries: app.Queries{
 			Companies:        readmodels.NewCompanies(pool, "localhost"),

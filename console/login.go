@@ -58,7 +58,7 @@ func (c *Console) handleLogIn(g *gin.Context) error {
 			return err
 		}
 	}
-	token, err := c.app.Commands.Sessions.Create(g.Request.Context(), co.ID, p.UserID)
+	token, err := c.app.Commands.Sessions.Create(g.Request.Context(), co.ID, p.UserID, p.Roles)
 	if err != nil {
 		return err
 	}

@@ -331,7 +331,7 @@ func (e *env) twin(adjust func(*app.Application)) *env {
 		Commands: app.Commands{
 			Commands:      e.cmds,
 			Authenticator: authn.New(e.pool, acc),
-			Sessions:      authn.NewConsoleSessions(e.pool, authn.DefaultSessionTTL),
+			Sessions:      authn.NewConsoleSessions(e.pool, acc, authn.DefaultSessionTTL),
 		},
 		Queries: app.Queries{
 			Companies: readmodels.NewCompanies(e.pool, "localhost"), Access: acc,

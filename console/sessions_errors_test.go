@@ -14,6 +14,7 @@ import (
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/readmodels"
 )
 
 // TestSessionsDatabaseUnavailable: the sessions' database errors are
@@ -27,7 +28,8 @@ func TestSessionsDatabaseUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	down := e.twin(func(a *app.Application) {
-		a.Commands.Sessions = authn.NewConsoleSessions(pgtest.UnreachablePool(t), authn.DefaultSessionTTL)
+		unreachable := pgtest.UnreachablePool(t)
+		a.Commands.Sessions = authn.NewConsoleSessions(unreachable, readmodels.NewAccess(unreachable), authn.DefaultSessionTTL)
 	})
 	// A value of the console's form: the lookup goes to the database.
 	cookie := map[string]string{"Cookie": "clientele_console=" + strings.Repeat("A", access.ConsoleSessionLength)}
@@ -111,8 +113,8 @@ func TestSessionCookieBadText(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	sessions := authn.NewConsoleSessions(e.pool, time.Hour)
-	token, err := sessions.Create(ctx, e.acme.ID, e.admin.ID)
+	sessions := authn.NewConsoleSessions(e.pool, readmodels.NewAccess(e.pool), time.Hour)
+	token, err := sessions.Create(ctx, e.acme.ID, e.admin.ID, []access.Role{access.RoleAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestSessionCookieBadText(t *testing.T) {
 		if _, err := sessions.Lookup(ctx, bad, token); domain.ErrorCode(err) != domain.Invalid {
 			t.Errorf("a lookup in the company %q: %v, want %s", bad, err, domain.Invalid)
 		}
-		if _, err := sessions.Create(ctx, e.acme.ID, bad); domain.ErrorCode(err) != domain.Invalid {
+		if _, err := sessions.Create(ctx, e.acme.ID, bad, nil); domain.ErrorCode(err) != domain.Invalid {
 			t.Errorf("a session of the user %q: %v, want %s", bad, err, domain.Invalid)
 		}
 		if err := sessions.Revoke(ctx, bad, token); domain.ErrorCode(err) != domain.Invalid {
@@ -130,7 +132,7 @@ func TestSessionCookieBadText(t *testing.T) {
 	if _, err := sessions.Lookup(ctx, e.globex.ID, token); domain.ErrorCode(err) != domain.NotFound {
 		t.Errorf("a session looked up in another company: %v, want %s", err, domain.NotFound)
 	}
-	if user, err := sessions.Lookup(ctx, e.acme.ID, token); err != nil || user != e.admin.ID {
-		t.Errorf("the session: %q, %v, want %s", user, err, e.admin.ID)
+	if user, err := sessions.Lookup(ctx, e.acme.ID, token); err != nil || user.ID != e.admin.ID {
+		t.Errorf("the session: %q, %v, want %s", user.ID, err, e.admin.ID)
 	}
 }

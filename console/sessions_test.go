@@ -73,34 +73,63 @@ func TestSessionExpiry(t *testing.T) {
 	}
 }
 
-// TestUserReadPerRequest: the session's user is read again on every
-// request, so a change of its roles applies to its open session at once,
-// and a removed user's session opens nothing. (No command changes or
-// removes users yet; the test changes the read model as one would.)
-func TestUserReadPerRequest(t *testing.T) {
+// TestSessionFollowsUser: the session's user is read again on every
+// request. A user who loses a role they had at log-in is logged out (the
+// session's row is gone: what was opened with more authority ends); one
+// who gains a role keeps the session with it; a removed user's session
+// opens nothing. (No command changes or removes users yet; the test
+// changes the read model as one would.)
+func TestSessionFollowsUser(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	e.mustImport(e.acme, importing.Customers, "external_id\nR-1\n")
 	id := e.waitCustomer(e.acme, "external_id", "R-1")
+	setRoles := func(userID, roles string) {
+		t.Helper()
+		if _, err := e.pool.Exec(ctx, `UPDATE users SET roles = $2 WHERE id = $1`, userID, roles); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sessions := func(userID string) int {
+		t.Helper()
+		var n int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM console_sessions WHERE user_id = $1`, userID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	toLogIn := func(what string, res *http.Response) {
+		t.Helper()
+		if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/login") {
+			t.Fatalf("%s: %d %s, want the log-in page", what, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+
 	c := e.client(acmeHost)
 	c.logIn(e.admin.Email, "")
 	if res, _ := c.do(http.MethodGet, "/console/customers/"+id+"/forget", nil, nil); res.StatusCode != http.StatusOK {
 		t.Fatalf("the forget page as admin: %d", res.StatusCode)
 	}
-	if _, err := e.pool.Exec(ctx, `UPDATE users SET roles = '{staff}' WHERE id = $1`, e.admin.ID); err != nil {
-		t.Fatal(err)
+	setRoles(e.admin.ID, "{staff}")
+	res, _ := c.do(http.MethodGet, "/console/customers", nil, nil)
+	toLogIn("the session after the admin role was taken", res)
+	if n := sessions(e.admin.ID); n != 0 {
+		t.Fatalf("%d sessions of the demoted user left, want none", n)
 	}
+	c.logIn(e.admin.Email, "")
 	if res, _ := c.do(http.MethodGet, "/console/customers/"+id+"/forget", nil, nil); res.StatusCode != http.StatusForbidden {
-		t.Fatalf("the forget page after the admin role was taken: %d, want 403", res.StatusCode)
+		t.Fatalf("the forget page after a log-in as staff: %d, want 403", res.StatusCode)
+	}
+	setRoles(e.admin.ID, "{staff,admin}")
+	if res, _ := c.do(http.MethodGet, "/console/customers/"+id+"/forget", nil, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("the forget page once the admin role is given back: %d, want 200 in the same session", res.StatusCode)
 	}
 	if _, err := e.pool.Exec(ctx, `DELETE FROM users WHERE id = $1`, e.admin.ID); err != nil {
 		t.Fatal(err)
 	}
-	res, _ := c.do(http.MethodGet, "/console/customers", nil, nil)
-	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/login") {
-		t.Fatalf("a removed user's session: %d %s, want the log-in page", res.StatusCode, res.Header.Get("Location"))
-	}
+	res, _ = c.do(http.MethodGet, "/console/customers", nil, nil)
+	toLogIn("a removed user's session", res)
 }
 
 // TestLogInReplacesSession: a log-in never keeps the session value the

@@ -27,7 +27,7 @@ func (a *app) application(baseDomain string) clientele.Application {
 			Uploads:       a.stageUpload,
 			DataQueries:   imports.NewRunDataQueryHandler(readmodels.NewMatcher(a.pool), a.stageUpload),
 			Authenticator: authn.New(a.pool, access),
-			Sessions:      authn.NewConsoleSessions(a.pool, authn.DefaultSessionTTL),
+			Sessions:      authn.NewConsoleSessions(a.pool, access, authn.DefaultSessionTTL),
 		},
 		Queries: clientele.Queries{
 			Companies:        readmodels.NewCompanies(a.pool, baseDomain),

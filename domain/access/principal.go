@@ -3,7 +3,10 @@
 // what; it stores nothing.
 package access
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Role is a permission level carried by users and transferred to tokens.
 type Role string
@@ -44,6 +47,19 @@ type Principal struct {
 	// System is the operator acting through the CLI (or the service
 	// itself): it passes every role check. Never set it for a request.
 	System bool
+}
+
+// KeepsRoles reports whether now holds every role of had: what was opened
+// with more authority (a console session, an SFTP connection, a streamed
+// answer) ends when its user loses a role, and goes on when the user
+// gains one.
+func KeepsRoles(had, now []Role) bool {
+	for _, r := range had {
+		if !slices.Contains(now, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // System returns the operator principal for companyID (which may be empty
