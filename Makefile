@@ -26,10 +26,11 @@ lint:
 
 # Every test with the race detector, then the database-outage test again
 # without it, at its full size (100,000 customers; it scales down under
-# -race, which makes the import about ten times slower).
+# -race, which makes the import about ten times slower), and the failover
+# to a promoted standby, which runs without it only.
 test: lint
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
-	$(GO) test -count=1 -timeout 5m -run '^TestDatabaseOutage$$' ./cmd/clientele/
+	$(GO) test -count=1 -timeout 5m -run '^(TestDatabaseOutage|TestDatabaseFailover)$$' ./cmd/clientele/
 
 # Every Go benchmark once (each sizes its own work), then the load driver:
 # a real `serve` fed through the HTTP API, and a CSV file of

@@ -48,6 +48,7 @@ type Embedded struct {
 	bin      string
 	url      string
 	password string
+	database string
 	port     int
 	// socketDir is the directory of the server's only (Unix) socket, or
 	// "" when it listens on TCP, 127.0.0.1.
@@ -125,7 +126,7 @@ func StartEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error)
 	if err := createDatabase(ctx, e.ServerURL("postgres"), opts.Database); err != nil {
 		return nil, err
 	}
-	e.url = e.ServerURL(opts.Database)
+	e.database, e.url = opts.Database, e.ServerURL(opts.Database)
 	e.client = fmt.Sprintf("%d-%s", os.Getpid(), randomHex(6))
 	if err := os.WriteFile(filepath.Join(dir, "clients", e.client), nil, 0o644); err != nil {
 		return nil, err
@@ -353,11 +354,17 @@ func (e *Embedded) pgctl(ctx context.Context, args ...string) error {
 }
 
 func (e *Embedded) run(ctx context.Context, name string, args ...string) error {
+	return e.runWith(ctx, nil, name, args...)
+}
+
+// runWith runs a program of the server's as its user, with env added to
+// the environment.
+func (e *Embedded) runWith(ctx context.Context, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Dir = e.pgdata
-	cmd.Env = []string{"LC_ALL=C", "PATH=" + e.bin + ":/usr/bin:/bin"}
+	cmd.Env = append([]string{"LC_ALL=C", "PATH=" + e.bin + ":/usr/bin:/bin"}, env...)
 	// Its own process group: a Ctrl-C in the terminal reaches us, and we
 	// stop the server cleanly, rather than killing it mid-write.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: e.runAs}

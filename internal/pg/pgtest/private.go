@@ -35,6 +35,64 @@ type Server struct {
 // removed when the test ends.
 func NewServer(tb testing.TB) *Server {
 	tb.Helper()
+	dir, sockets := serverDirs(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: dir, SocketDir: sockets})
+	if err != nil {
+		tb.Fatalf("pgtest: private server: %v", err)
+	}
+	return newServer(tb, emb)
+}
+
+// Standby starts a synchronous streaming standby of s (pg.StartStandby),
+// a Server of its own, stopped when the test ends: every commit s
+// acknowledges from then on is on the standby too.
+func (s *Server) Standby() *Server {
+	s.tb.Helper()
+	dir, sockets := serverDirs(s.tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	emb, err := s.emb.StartStandby(ctx, pg.EmbeddedOptions{Dir: dir, SocketDir: sockets})
+	if err != nil {
+		s.tb.Fatalf("pgtest: standby: %v", err)
+	}
+	return newServer(s.tb, emb)
+}
+
+// Promote makes a standby the primary and returns once it accepts writes.
+func (s *Server) Promote() {
+	s.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := s.emb.Promote(ctx); err != nil {
+		s.tb.Fatalf("pgtest: %v", err)
+	}
+}
+
+// MultiHostURL is the connection string of the database on servers (a
+// primary and its standbys) that connects to whichever accepts writes.
+func MultiHostURL(servers ...*Server) string {
+	embs := make([]*pg.Embedded, len(servers))
+	for i, s := range servers {
+		embs[i] = s.emb
+	}
+	return pg.MultiHostURL(embs...)
+}
+
+func newServer(tb testing.TB, emb *pg.Embedded) *Server {
+	tb.Cleanup(func() {
+		if err := emb.Close(); err != nil {
+			tb.Logf("pgtest: stop private server: %v", err)
+		}
+	})
+	return &Server{tb: tb, emb: emb}
+}
+
+// serverDirs makes the directories of a private server: its cluster's,
+// and its socket's, removed when the test ends.
+func serverDirs(tb testing.TB) (dir, sockets string) {
+	tb.Helper()
 	dir, err := os.MkdirTemp("", "clientele-private-pg-")
 	if err != nil {
 		tb.Fatal(err)
@@ -47,23 +105,12 @@ func NewServer(tb testing.TB) *Server {
 	}
 	// The socket's path must fit in 107 bytes: a short name, in a
 	// temporary directory of a short path.
-	sockets, err := os.MkdirTemp(socketBase(), "cpg")
+	sockets, err = os.MkdirTemp(socketBase(), "cpg")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(sockets) })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	emb, err := pg.StartEmbedded(ctx, pg.EmbeddedOptions{Dir: dir, SocketDir: sockets})
-	if err != nil {
-		tb.Fatalf("pgtest: private server: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := emb.Close(); err != nil {
-			tb.Logf("pgtest: stop private server: %v", err)
-		}
-	})
-	return &Server{tb: tb, emb: emb}
+	return dir, sockets
 }
 
 // URL is the connection string of the server's database, through its
