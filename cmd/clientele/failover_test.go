@@ -36,26 +36,9 @@ func TestDatabaseFailover(t *testing.T) {
 	start := time.Now()
 	primary := pgtest.NewServer(t)
 	standby := primary.Standby()
-	getenv := env(map[string]string{
-		"DATABASE_URL":                  pgtest.MultiHostURL(primary, standby),
-		"CLIENTELE_DATA_DIR":            t.TempDir(),
-		"CLIENTELE_LOG_LEVEL":           "info",
-		"CLIENTELE_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
-	})
-	mustRun(t, getenv, "company", "create", "acme", "--name", "ACME Oy")
-	mustRun(t, getenv, "user", "create", "--company", "acme", "--email", "ops@acme.test", "--password", "correct horse battery", "--role", "admin")
-	base, logs, exited, stop := serveForOutage(t, getenv, "--rate-limit", "100000")
-	defer stop()
-	c := &outageClient{t: t, base: base, host: "acme.localhost", http: http.Client{Timeout: 30 * time.Second}}
-	c.token = c.createToken("ops@acme.test", "correct horse battery")
-
-	rcv := newOutageReceiver()
-	defer rcv.Close()
-	dt := c.mustJSON("POST", "/api/datatargets/", `{"datatarget_type":"messages","name":"orders"}`)["datatarget"].(map[string]any)["id"].(string)
-	c.mustJSON("POST", "/api/datatargets/"+dt+"/outlets/", fmt.Sprintf(
-		`{"outlet_type":"webhook","is_batched":true,"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","request":{"url":%q}}`, rcv.URL))
-	poster := c.startPosting(dt)
-	defer poster.stop()
+	svc := startOutageService(t, pgtest.MultiHostURL(primary, standby))
+	defer svc.stop()
+	c, rcv, dt, poster, logs, exited := svc.c, svc.rcv, svc.dt, svc.poster, svc.logs, svc.exited
 
 	perRun, runs := 5_000, 2
 	var runIDs []string

@@ -36,28 +36,9 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	start := time.Now()
 	db := pgtest.NewServer(t)
-	getenv := env(map[string]string{
-		"DATABASE_URL":                  db.URL(),
-		"CLIENTELE_DATA_DIR":            t.TempDir(),
-		"CLIENTELE_LOG_LEVEL":           "info",
-		"CLIENTELE_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
-	})
-	mustRun(t, getenv, "company", "create", "acme", "--name", "ACME Oy")
-	mustRun(t, getenv, "user", "create", "--company", "acme", "--email", "ops@acme.test", "--password", "correct horse battery", "--role", "admin")
-	base, logs, exited, stop := serveForOutage(t, getenv, "--rate-limit", "100000")
-	defer stop()
-	c := &outageClient{t: t, base: base, host: "acme.localhost", http: http.Client{Timeout: 30 * time.Second}}
-	c.token = c.createToken("ops@acme.test", "correct horse battery")
-
-	rcv := newOutageReceiver()
-	defer rcv.Close()
-	dt := c.mustJSON("POST", "/api/datatargets/", `{"datatarget_type":"messages","name":"orders"}`)["datatarget"].(map[string]any)["id"].(string)
-	c.mustJSON("POST", "/api/datatargets/"+dt+"/outlets/", fmt.Sprintf(
-		`{"outlet_type":"webhook","is_batched":true,"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","request":{"url":%q}}`, rcv.URL))
-
-	// Messages are posted all along, before, during and after the outage.
-	poster := c.startPosting(dt)
-	defer poster.stop()
+	svc := startOutageService(t, db.URL())
+	defer svc.stop()
+	c, rcv, dt, poster, logs, exited := svc.c, svc.rcv, svc.dt, svc.poster, svc.logs, svc.exited
 
 	perRun, runs := 50_000, 2
 	if raceEnabled {
@@ -289,6 +270,47 @@ func TestDatabaseOutage(t *testing.T) {
 }
 
 var outageLine = regexp.MustCompile(`"msg":"bus: the subscriber cannot read messages[^\n]*"consumer_group":"([^"]+)"`)
+
+// outageService is serve on a database the test takes away, with the
+// company acme, an admin's token (c), and a messages datatarget (dt) whose
+// batched outlet delivers to rcv, messages posted to it all along by
+// poster: before, during and after the outage.
+type outageService struct {
+	c      *outageClient
+	rcv    *outageReceiver
+	dt     string
+	poster *poster
+	logs   *testlog.Buffer
+	exited <-chan error
+	stop   func()
+}
+
+// startOutageService starts an outageService on databaseURL; stop ends it
+// all.
+func startOutageService(t *testing.T, databaseURL string) *outageService {
+	t.Helper()
+	getenv := env(map[string]string{
+		"DATABASE_URL":                  databaseURL,
+		"CLIENTELE_DATA_DIR":            t.TempDir(),
+		"CLIENTELE_LOG_LEVEL":           "info",
+		"CLIENTELE_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8",
+	})
+	mustRun(t, getenv, "company", "create", "acme", "--name", "ACME Oy")
+	mustRun(t, getenv, "user", "create", "--company", "acme", "--email", "ops@acme.test", "--password", "correct horse battery", "--role", "admin")
+	base, logs, exited, stop := serveForOutage(t, getenv, "--rate-limit", "100000")
+	c := &outageClient{t: t, base: base, host: "acme.localhost", http: http.Client{Timeout: 30 * time.Second}}
+	c.token = c.createToken("ops@acme.test", "correct horse battery")
+	rcv := newOutageReceiver()
+	dt := c.mustJSON("POST", "/api/datatargets/", `{"datatarget_type":"messages","name":"orders"}`)["datatarget"].(map[string]any)["id"].(string)
+	c.mustJSON("POST", "/api/datatargets/"+dt+"/outlets/", fmt.Sprintf(
+		`{"outlet_type":"webhook","is_batched":true,"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","request":{"url":%q}}`, rcv.URL))
+	p := c.startPosting(dt)
+	return &outageService{c: c, rcv: rcv, dt: dt, poster: p, logs: logs, exited: exited, stop: func() {
+		p.stop()
+		stop()
+		rcv.Close()
+	}}
+}
 
 // serveForOutage runs serve in the background like startServe, and also
 // returns its log and a channel that receives its error if it exits: it
