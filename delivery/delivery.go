@@ -64,6 +64,11 @@ func (d *Deliverer) Holder() string { return d.cfg.Holder }
 // leases and returns nil.
 func (d *Deliverer) Run(ctx context.Context) error {
 	defer d.wg.Wait()
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.prune(ctx)
+	}()
 	t := time.NewTicker(d.cfg.PollInterval)
 	defer t.Stop()
 	// While the database is away the dispatcher fails at every poll; it
