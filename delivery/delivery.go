@@ -30,8 +30,9 @@ import (
 
 // Deliverer runs the outlets' workers of one process.
 type Deliverer struct {
-	cfg     Config
-	metrics *metrics
+	cfg      Config
+	metrics  *metrics
+	failures *failureLog
 
 	mu      sync.Mutex
 	running map[string]bool // outlet ids with a worker here
@@ -44,7 +45,7 @@ func New(cfg Config) (*Deliverer, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	d := &Deliverer{cfg: cfg, metrics: newMetrics(), running: map[string]bool{}}
+	d := &Deliverer{cfg: cfg, metrics: newMetrics(), failures: newFailureLog(cfg.Logger, cfg.Now), running: map[string]bool{}}
 	if cfg.Registerer != nil {
 		if err := d.metrics.register(cfg.Registerer); err != nil {
 			return nil, err
