@@ -272,6 +272,9 @@ type outletView struct {
 	Next string
 	// Attempt is the attempt chosen, nil when none.
 	Attempt *attemptView
+	// Control is the outlet's delivery state, parked batches and, for
+	// admins, the addresses of its actions (outlet_control.go).
+	Control outletControl
 }
 
 type logRow struct {
@@ -365,6 +368,9 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	}
 	if page.Next > 0 {
 		v.Next = outletPath(d.ID, o.ID) + "?from=" + formatInt(page.Next) + "#log"
+	}
+	if v.Control, err = c.outletControl(g, o, shown); err != nil {
+		return v, err
 	}
 	if entry > 0 {
 		e, err := c.app.Queries.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, entry)
