@@ -198,7 +198,8 @@ func (d *Deliverer) pruneMessages(ctx context.Context, datatargetID string, floo
 // pruneEntries deletes the log entries of the datatarget's outlets whose
 // batch is below the first message the queue keeps and that are dated
 // before cutoff, as a prefix of each outlet's log (entry numbers stay; the
-// outlet's entry count still counts them).
+// outlet's entry count still counts them). Each statement reads at most a
+// batch of an outlet's oldest entries, as pruneMessages does.
 func (d *Deliverer) pruneEntries(ctx context.Context, companyID, datatargetID string, cutoff time.Time) (int64, error) {
 	var first int64
 	err := d.cfg.Pool.QueryRow(ctx, `SELECT coalesce(least(
@@ -208,16 +209,28 @@ func (d *Deliverer) pruneEntries(ctx context.Context, companyID, datatargetID st
 	if err != nil || first <= 1 {
 		return 0, err
 	}
-	return d.inBatches(ctx, `DELETE FROM outlet_log l USING (
-			SELECT outlet_id, entry_number FROM (
-				SELECT x.outlet_id, x.entry_number,
-					bool_and(coalesce(x.date < $3 AND x.first_message_number + x.batch_size <= $2, false))
-						OVER (PARTITION BY x.outlet_id ORDER BY x.entry_number) AS old
-				FROM outlet_log x
-				WHERE x.outlet_id IN (SELECT id FROM datatarget_outlets WHERE company_id = $4 AND datatarget_id = $1)
-				ORDER BY x.outlet_id, x.entry_number) e
-			WHERE old LIMIT $5) b
-		WHERE l.outlet_id = b.outlet_id AND l.entry_number = b.entry_number`, datatargetID, first, cutoff, companyID)
+	rows, err := d.cfg.Pool.Query(ctx, `SELECT id FROM datatarget_outlets WHERE company_id = $1 AND datatarget_id = $2`, companyID, datatargetID)
+	if err != nil {
+		return 0, fmt.Errorf("delivery: prune: %w", err)
+	}
+	outlets, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("delivery: prune: %w", err)
+	}
+	var total int64
+	for _, id := range outlets {
+		n, err := d.inBatches(ctx, `DELETE FROM outlet_log l WHERE l.outlet_id = $1 AND l.entry_number IN (
+				SELECT entry_number FROM (
+					SELECT entry_number, bool_and(coalesce(date < $3 AND first_message_number + batch_size <= $2, false))
+						OVER (ORDER BY entry_number) AS old
+					FROM outlet_log WHERE outlet_id = $1 ORDER BY entry_number LIMIT $4) e
+				WHERE old)`, id, first, cutoff)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // inBatches runs a statement that prunes at most $N rows (its last
