@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"sort"
 	"strconv"
@@ -101,6 +102,12 @@ func (c *Console) handleDatatarget(g *gin.Context) error {
 		return err
 	}
 	page, err := c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	if pruned := (*readmodels.PrunedError)(nil); errors.As(err, &pruned) {
+		// The messages before were pruned (docs/datatargets.md,
+		// Retention): the list starts at the first one kept.
+		after = pruned.First - 1
+		page, err = c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	}
 	if err != nil {
 		return err
 	}
