@@ -36,6 +36,8 @@ func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 		Datatype       datatarget.Datatype `json:"datatype"`
 		Fields         []string            `json:"fields"`
 		FromStart      bool                `json:"from_start"`
+		// MessageRetentionDays (admin role): docs/datatargets.md, Retention.
+		MessageRetentionDays *int `json:"message_retention_days"`
 	}
 	if err := decodeJSON(c.Request, &req, false); err != nil {
 		return err
@@ -43,7 +45,8 @@ func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 	p, _ := principalOf(c)
 	d, err := s.commands.CreateDatatarget.Handle(commandContext(c), commands.CreateDatatarget{
 		Principal: p, Type: datatarget.Type(req.DatatargetType), Name: req.Name, Description: req.Description,
-		Settings: datatarget.Settings{Datatype: req.Datatype, Fields: req.Fields, FromStart: req.FromStart},
+		Settings:             datatarget.Settings{Datatype: req.Datatype, Fields: req.Fields, FromStart: req.FromStart},
+		MessageRetentionDays: req.MessageRetentionDays,
 	})
 	if err != nil {
 		return err
@@ -72,6 +75,8 @@ func (s *Server) handleUpdateDatatarget(c *gin.Context) error {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
 		Enabled     *bool   `json:"enabled"`
+		// MessageRetentionDays (admin role): docs/datatargets.md, Retention.
+		MessageRetentionDays *int `json:"message_retention_days"`
 	}
 	if err := decodePatch(c.Request, &req); err != nil {
 		return err
@@ -79,7 +84,8 @@ func (s *Server) handleUpdateDatatarget(c *gin.Context) error {
 	p, _ := principalOf(c)
 	id := c.Param("id")
 	if _, err := s.commands.UpdateDatatarget.Handle(commandContext(c), commands.UpdateDatatarget{
-		Principal: p, DatatargetID: id, Patch: datatarget.Patch{Name: req.Name, Description: req.Description, Enabled: req.Enabled},
+		Principal: p, DatatargetID: id, Patch: datatarget.Patch{Name: req.Name, Description: req.Description, Enabled: req.Enabled,
+			MessageRetentionDays: req.MessageRetentionDays},
 	}); err != nil {
 		return err
 	}

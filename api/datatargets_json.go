@@ -15,6 +15,9 @@ type datatargetJSON struct {
 	Enabled           bool         `json:"enabled"`
 	Outlets           []outletJSON `json:"outlets"`
 	LastMessageNumber int64        `json:"last_message_number"`
+	// MessageRetentionDays is the datatarget's own retention of delivered
+	// messages; null: the server's default.
+	MessageRetentionDays *int `json:"message_retention_days"`
 	// Datasync datatargets only; fields null means every field.
 	Datatype  *datatarget.Datatype `json:"datatype,omitempty"`
 	Fields    *[]string            `json:"fields,omitempty"`
@@ -27,7 +30,7 @@ func newDatatargetJSON(d datatarget.Datatarget, p access.Principal) datatargetJS
 	out := datatargetJSON{
 		ID: d.ID, DatatargetType: string(d.Type), Name: d.Name, Description: d.Description,
 		CreatedAt: timestamp(d.CreatedAt), Enabled: d.Enabled, Outlets: make([]outletJSON, 0, len(d.Outlets)),
-		LastMessageNumber: d.LastMessageNumber,
+		LastMessageNumber: d.LastMessageNumber, MessageRetentionDays: d.MessageRetentionDays,
 	}
 	if d.Type == datatarget.Datasync {
 		s := d.Settings

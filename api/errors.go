@@ -39,6 +39,7 @@ var statusOf = map[domain.Code]int{
 	domain.NotFound:         http.StatusNotFound,
 	domain.MethodNotAllowed: http.StatusMethodNotAllowed,
 	domain.Conflict:         http.StatusConflict,
+	domain.Gone:             http.StatusGone,
 	domain.TooLarge:         http.StatusRequestEntityTooLarge,
 	domain.RateLimited:      http.StatusTooManyRequests,
 	domain.Unavailable:      http.StatusServiceUnavailable,

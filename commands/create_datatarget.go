@@ -19,6 +19,8 @@ type CreateDatatarget struct {
 	// Settings are a datasync datatarget's: its datatype, fields and
 	// from_start.
 	Settings datatarget.Settings
+	// MessageRetentionDays (admin role): nil takes the server's default.
+	MessageRetentionDays *int
 }
 
 // CreateDatatargetHandler handles CreateDatatarget.
@@ -49,6 +51,7 @@ func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarge
 	}
 	d, err := datatarget.New(p, NewID(), datatarget.Spec{
 		Type: cmd.Type, Name: cmd.Name, Description: cmd.Description, Settings: cmd.Settings,
+		MessageRetentionDays: cmd.MessageRetentionDays,
 	}, stamp(h.now()))
 	if err != nil {
 		return datatarget.Datatarget{}, err

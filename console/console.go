@@ -115,6 +115,8 @@ func (c *Console) routes() {
 		in(http.MethodGet, "/datatargets/:id/messages/:number", false, c.handleMessage)
 		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/content", false, c.handleOutletContent)
 		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/log/:entry/:part", false, c.handleAttemptRaw)
+		in(http.MethodGet, "/datatargets/:id/outlets/:outlet/control/:action", false, c.handleConfirmOutletAction)
+		in(http.MethodPost, "/datatargets/:id/outlets/:outlet/control/:action", false, c.handleOutletAction)
 	}
 	if c.app.Queries.Campaigns != nil {
 		in(http.MethodGet, "/campaigns", false, c.handleCampaigns)

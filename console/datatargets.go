@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"sort"
 	"strconv"
@@ -101,6 +102,12 @@ func (c *Console) handleDatatarget(g *gin.Context) error {
 		return err
 	}
 	page, err := c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	if pruned := (*readmodels.PrunedError)(nil); errors.As(err, &pruned) {
+		// The messages before were pruned (docs/datatargets.md,
+		// Retention): the list starts at the first one kept.
+		after = pruned.First - 1
+		page, err = c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	}
 	if err != nil {
 		return err
 	}
@@ -272,6 +279,9 @@ type outletView struct {
 	Next string
 	// Attempt is the attempt chosen, nil when none.
 	Attempt *attemptView
+	// Control is the outlet's delivery state, parked batches and, for
+	// admins, the addresses of its actions (outlet_control.go).
+	Control outletControl
 }
 
 type logRow struct {
@@ -365,6 +375,9 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	}
 	if page.Next > 0 {
 		v.Next = outletPath(d.ID, o.ID) + "?from=" + formatInt(page.Next) + "#log"
+	}
+	if v.Control, err = c.outletControl(g, o, shown); err != nil {
+		return v, err
 	}
 	if entry > 0 {
 		e, err := c.app.Queries.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, entry)

@@ -69,6 +69,9 @@ type Config struct {
 	MaxReplyLog int
 	// Prefetch is how many messages a worker reads at once. Default 1,000.
 	Prefetch int
+	// Retention says how long the outlet log's raw texts and delivered
+	// messages are kept (retention.go).
+	Retention Retention
 	// Registerer, if set, registers the delivery metrics.
 	Registerer prometheus.Registerer
 	// Logger receives worker failures. Default slog.Default().
@@ -118,6 +121,7 @@ func (c *Config) setDefaults() {
 		_, _ = rand.Read(b)
 		c.Holder = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
 	}
+	c.Retention.setDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -156,5 +160,6 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("delivery: %s must be positive, got %d", name, n))
 		}
 	}
+	errs = append(errs, c.Retention.validate()...)
 	return errors.Join(errs...)
 }

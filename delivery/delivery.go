@@ -30,8 +30,9 @@ import (
 
 // Deliverer runs the outlets' workers of one process.
 type Deliverer struct {
-	cfg     Config
-	metrics *metrics
+	cfg      Config
+	metrics  *metrics
+	failures *failureLog
 
 	mu      sync.Mutex
 	running map[string]bool // outlet ids with a worker here
@@ -44,7 +45,7 @@ func New(cfg Config) (*Deliverer, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	d := &Deliverer{cfg: cfg, metrics: newMetrics(), running: map[string]bool{}}
+	d := &Deliverer{cfg: cfg, metrics: newMetrics(), failures: newFailureLog(cfg.Logger, cfg.Now), running: map[string]bool{}}
 	if cfg.Registerer != nil {
 		if err := d.metrics.register(cfg.Registerer); err != nil {
 			return nil, err
@@ -64,6 +65,11 @@ func (d *Deliverer) Holder() string { return d.cfg.Holder }
 // leases and returns nil.
 func (d *Deliverer) Run(ctx context.Context) error {
 	defer d.wg.Wait()
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.prune(ctx)
+	}()
 	t := time.NewTicker(d.cfg.PollInterval)
 	defer t.Stop()
 	// While the database is away the dispatcher fails at every poll; it

@@ -106,6 +106,15 @@ func (d *Deliverer) record(ctx context.Context, o outletRef, e datatarget.LogEnt
 // recordAttempt is record, of a parked batch's redelivery when parkedID
 // is not 0 (insertRedelivery).
 func (d *Deliverer) recordAttempt(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration, batch []message, parkedID int64) error {
+	err := d.writeAttempt(ctx, o, e, retryIn, batch, parkedID)
+	if err == nil && e.Status != datatarget.StatusOK {
+		d.failures.note(o, e)
+	}
+	return err
+}
+
+// writeAttempt writes the attempt for recordAttempt.
+func (d *Deliverer) writeAttempt(ctx context.Context, o outletRef, e datatarget.LogEntry, retryIn time.Duration, batch []message, parkedID int64) error {
 	insert := func(q querier) error {
 		if parkedID != 0 {
 			return d.insertRedelivery(ctx, q, o, e, parkedID)

@@ -91,6 +91,14 @@ func (d *Deliverer) work(ctx, held context.Context, o outletRef, st state) error
 		if len(queued) == 0 {
 			return nil
 		}
+		if queued[0].number > st.lastDelivered+1 && st.pendingSize == 0 {
+			// The messages before were pruned (a new outlet, a rewind
+			// below what the queue keeps): start at the first one kept.
+			if err := d.skipPruned(ctx, o, &st, queued[0].number); err != nil {
+				return err
+			}
+			continue
+		}
 		if queued[0].number != st.lastDelivered+1 {
 			return fmt.Errorf("delivery: outlet %s: message %d follows %d", o.outletID, queued[0].number, st.lastDelivered)
 		}

@@ -29,6 +29,9 @@ const (
 	MethodNotAllowed Code = "method_not_allowed"
 	// Conflict: a concurrent change or a duplicate (409).
 	Conflict Code = "conflict"
+	// Gone: what was asked for existed but is no longer kept (410), as
+	// the messages of a datatarget pruned after its retention.
+	Gone Code = "gone"
 	// TooLarge: the request body is over the limit (413).
 	TooLarge Code = "request_too_large"
 	// RateLimited: too many requests (429).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/datatarget"
 )
 
@@ -65,6 +66,11 @@ func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID stri
 		page.Messages[i] = buf[start:end:end]
 		start = end
 	}
+	if first := page.LastMessageNumber - int64(len(page.Messages)) + 1; len(page.Messages) > 0 && first > after+1 {
+		// Numbers are consecutive: a gap before the first is messages
+		// pruned after the datatarget's retention (delivery.Retention).
+		return MessagePage{}, errPruned(after, first)
+	}
 	if len(page.Messages) == 0 {
 		// Nothing follows; say 404 if there is no such datatarget at all.
 		if _, err := q.exists(ctx, companyID, datatargetID); err != nil {
@@ -82,4 +88,34 @@ func (q *Datatargets) exists(ctx context.Context, companyID, id string) (int64, 
 		return 0, notFoundOr(err, errNoDatatarget(), "datatarget")
 	}
 	return last, nil
+}
+
+// PrunedError is the answer of Messages when the messages after the
+// after asked for were pruned after the datatarget's retention
+// (delivery.Retention): a domain Gone error that also says where the
+// kept messages start.
+type PrunedError struct {
+	// First is the number of the first message kept.
+	First int64
+	err   *domain.Error
+}
+
+func (e *PrunedError) Error() string { return e.err.Error() }
+
+// Unwrap returns the domain error, which the API answers (410).
+func (e *PrunedError) Unwrap() error { return e.err }
+
+// errPruned says that the messages after after, up to first, are no
+// longer kept.
+func errPruned(after, first int64) error {
+	return &PrunedError{First: first, err: prunedMessage(after, first)}
+}
+
+func prunedMessage(after, first int64) *domain.Error {
+	if first == after+2 {
+		return domain.Errorf(domain.Gone, "message %d is no longer kept (messages are pruned after the datatarget's retention once every outlet delivered them); the first message kept is %d: retrieve with after=%d",
+			after+1, first, first-1)
+	}
+	return domain.Errorf(domain.Gone, "messages %d to %d are no longer kept (messages are pruned after the datatarget's retention once every outlet delivered them); the first message kept is %d: retrieve with after=%d",
+		after+1, first-1, first, first-1)
 }

@@ -38,7 +38,8 @@ func errNoDatatarget() error { return domain.Errorf(domain.NotFound, "no such da
 // projection those of a datasync datatarget of campaigns in its own.
 const selectDatatarget = `SELECT d.company_id, d.id, d.datatarget_type, d.name, d.description, d.enabled,
 	d.created_by, d.created_at, d.updated_at,
-	greatest(d.last_message_number, coalesce(s.last_message_number, 0), coalesce(g.last_message_number, 0)), d.settings
+	greatest(d.last_message_number, coalesce(s.last_message_number, 0), coalesce(g.last_message_number, 0)), d.settings,
+	d.message_retention_days
 	FROM datatargets d LEFT JOIN datasync_targets s ON s.datatarget_id = d.id
 	LEFT JOIN campaign_sync_targets g ON g.datatarget_id = d.id `
 
@@ -91,7 +92,7 @@ func (q *Datatargets) Datatarget(ctx context.Context, companyID, id string) (dat
 func scanDatatarget(row pgx.CollectableRow) (datatarget.Datatarget, error) {
 	var d datatarget.Datatarget
 	err := row.Scan(&d.CompanyID, &d.ID, &d.Type, &d.Name, &d.Description, &d.Enabled, &d.CreatedBy, &d.CreatedAt, &d.UpdatedAt,
-		&d.LastMessageNumber, &d.Settings)
+		&d.LastMessageNumber, &d.Settings, &d.MessageRetentionDays)
 	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
 	return d, err
 }

@@ -44,6 +44,9 @@ type serveFlags struct {
 	passwordChecks int
 	// sftp configures the SFTP drop directory (sftp.go).
 	sftp sftpFlags
+	// retention says how long the outlet log's raw texts and delivered
+	// messages are kept (delivery.Retention).
+	retention delivery.Retention
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -73,9 +76,21 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.sftp.addr, "sftp-addr", g.getenv("CLIENTELE_SFTP_ADDR"), "serve the SFTP drop directory (docs/sftp.md) on this address, e.g. 127.0.0.1:2222; off when empty (env CLIENTELE_SFTP_ADDR)")
 	fl.StringVar(&f.sftp.hostKey, "sftp-host-key", g.getenv("CLIENTELE_SFTP_HOST_KEY"), "SFTP host key file (OpenSSH format); default <data-dir>/sftp_host_ed25519_key, created on first start (env CLIENTELE_SFTP_HOST_KEY)")
 	fl.StringVar(&f.sftp.dir, "sftp-dir", g.getenv("CLIENTELE_SFTP_DIR"), "directory of the SFTP drop directory's files and import queue; default <data-dir>/sftp (env CLIENTELE_SFTP_DIR)")
+	fl.DurationVar(&f.retention.OKTexts, "outlet-log-retention", envDuration(g.getenv, "CLIENTELE_OUTLET_LOG_RETENTION", delivery.DefaultOKTextRetention), "how long the raw request and reply of a successful webhook attempt are kept (env CLIENTELE_OUTLET_LOG_RETENTION)")
+	fl.DurationVar(&f.retention.FailedTexts, "outlet-log-failed-retention", envDuration(g.getenv, "CLIENTELE_OUTLET_LOG_FAILED_RETENTION", delivery.DefaultFailedTextRetention), "how long the raw request and reply of a failed webhook attempt are kept (env CLIENTELE_OUTLET_LOG_FAILED_RETENTION)")
+	fl.DurationVar(&f.retention.Messages, "datatarget-message-retention", envDuration(g.getenv, "CLIENTELE_DATATARGET_MESSAGE_RETENTION", 0), "how long a datatarget without message_retention_days keeps a message once every outlet delivered it; 0 keeps it for ever (env CLIENTELE_DATATARGET_MESSAGE_RETENTION)")
 	fl.BoolVar(&f.demo, "demo", false, "create a demo company and admin user on first start and print how to log in")
 	fl.BoolVar(&f.demoData, "demo-data", false, "with --demo, load a month of a small shop's customers, products, events, sales, a campaign and datatargets into the demo company while it has no customers")
 	return cmd
+}
+
+// envDuration reads a duration (Go's form, such as 720h) from the
+// environment, def when unset or unreadable.
+func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(getenv(key)); err == nil {
+		return v
+	}
+	return def
 }
 
 func envFloat(getenv func(string) string, key string, def float64) float64 {
@@ -131,6 +146,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	}
 	deliverer, err := delivery.New(delivery.Config{
 		Pool: a.pool, Keys: a.keys, Disable: a.commands.DisableOutlet.BySystem, AllowCIDRs: allow, Logger: a.log, Registerer: a.metrics,
+		Retention: f.retention,
 	})
 	if err != nil {
 		return err

@@ -42,6 +42,9 @@ type Datatarget struct {
 	LastMessageNumber int64
 	// Settings are a datasync datatarget's (zero for messages).
 	Settings Settings
+	// MessageRetentionDays is how long messages every outlet delivered
+	// are kept (0: for ever); nil takes the server's default.
+	MessageRetentionDays *int
 	// Outlets are filled in by the read model, oldest first.
 	Outlets []Outlet
 }
@@ -65,6 +68,8 @@ type Spec struct {
 	// Settings are required for a datasync datatarget (a datatype) and
 	// refused for a messages one.
 	Settings Settings
+	// MessageRetentionDays (admin role): see Datatarget.
+	MessageRetentionDays *int
 }
 
 // New decides whether p may create the datatarget of spec and returns it,
@@ -91,6 +96,11 @@ func New(p access.Principal, id string, spec Spec, now time.Time) (Datatarget, e
 	problems = append(problems, bad...)
 	problems = append(problems, checkName(name)...)
 	problems = append(problems, checkDescription(spec.Description)...)
+	bad, err := checkRetention(p, spec.MessageRetentionDays)
+	if err != nil {
+		return Datatarget{}, err
+	}
+	problems = append(problems, bad...)
 	if len(problems) > 0 {
 		return Datatarget{}, &domain.Error{Code: domain.Validation, Message: "invalid datatarget", Details: problems}
 	}
@@ -98,6 +108,7 @@ func New(p access.Principal, id string, spec Spec, now time.Time) (Datatarget, e
 	return Datatarget{
 		ID: id, CompanyID: p.CompanyID, Type: spec.Type, Name: name, Description: spec.Description,
 		Enabled: true, CreatedAt: now, UpdatedAt: now, CreatedBy: p.CreatedBy(), Settings: settings,
+		MessageRetentionDays: spec.MessageRetentionDays,
 	}, nil
 }
 
@@ -107,6 +118,9 @@ func New(p access.Principal, id string, spec Spec, now time.Time) (Datatarget, e
 type Patch struct {
 	Name, Description *string
 	Enabled           *bool
+	// MessageRetentionDays (admin role) replaces the retention of
+	// delivered messages.
+	MessageRetentionDays *int
 }
 
 // Apply decides whether p may change d with patch and returns d changed.
@@ -133,10 +147,20 @@ func (d Datatarget) Apply(p access.Principal, patch Patch, now time.Time) (out D
 		out.Description = *patch.Description
 		problems = append(problems, checkDescription(out.Description)...)
 	}
+	if patch.MessageRetentionDays != nil && !sameDays(patch.MessageRetentionDays, d.MessageRetentionDays) {
+		bad, err := checkRetention(p, patch.MessageRetentionDays)
+		if err != nil {
+			return d, false, err
+		}
+		problems = append(problems, bad...)
+		days := *patch.MessageRetentionDays
+		out.MessageRetentionDays = &days
+	}
 	if len(problems) > 0 {
 		return d, false, &domain.Error{Code: domain.Validation, Message: "invalid datatarget", Details: problems}
 	}
-	if out.Name == d.Name && out.Description == d.Description && out.Enabled == d.Enabled {
+	if out.Name == d.Name && out.Description == d.Description && out.Enabled == d.Enabled &&
+		sameDays(out.MessageRetentionDays, d.MessageRetentionDays) {
 		return d, false, nil
 	}
 	out.UpdatedAt = now.UTC()

@@ -35,11 +35,14 @@ type Created struct {
 	CreatedBy   string    `json:"created_by"`
 	// Settings: a datasync datatarget's; it follows from this event on.
 	Settings *Settings `json:"settings,omitempty"`
+	// MessageRetentionDays: the datatarget's own, nil for the server's.
+	MessageRetentionDays *int `json:"message_retention_days,omitempty"`
 }
 
 // NewCreated returns the event that records d.
 func NewCreated(d Datatarget) Created {
-	e := Created{ID: d.ID, Type: d.Type, Name: d.Name, Description: d.Description, Enabled: d.Enabled, CreatedAt: d.CreatedAt, CreatedBy: d.CreatedBy}
+	e := Created{ID: d.ID, Type: d.Type, Name: d.Name, Description: d.Description, Enabled: d.Enabled, CreatedAt: d.CreatedAt, CreatedBy: d.CreatedBy,
+		MessageRetentionDays: d.MessageRetentionDays}
 	if !d.Settings.IsZero() {
 		s := d.Settings
 		e.Settings = &s
@@ -50,7 +53,7 @@ func NewCreated(d Datatarget) Created {
 // Datatarget returns the datatarget the event creates in companyID.
 func (e Created) Datatarget(companyID string) Datatarget {
 	d := Datatarget{ID: e.ID, CompanyID: companyID, Type: e.Type, Name: e.Name, Description: e.Description,
-		Enabled: e.Enabled, CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt, CreatedBy: e.CreatedBy}
+		Enabled: e.Enabled, CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt, CreatedBy: e.CreatedBy, MessageRetentionDays: e.MessageRetentionDays}
 	if e.Settings != nil {
 		d.Settings = *e.Settings
 	}
@@ -67,17 +70,21 @@ type Updated struct {
 	Description string    `json:"description"`
 	Enabled     *bool     `json:"enabled,omitempty"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// MessageRetentionDays is the datatarget's own retention of
+	// delivered messages, nil for the server's default.
+	MessageRetentionDays *int `json:"message_retention_days,omitempty"`
 }
 
 // NewUpdated returns the event that records d's new values.
 func NewUpdated(d Datatarget) Updated {
 	enabled := d.Enabled
-	return Updated{ID: d.ID, Name: d.Name, Description: d.Description, Enabled: &enabled, UpdatedAt: d.UpdatedAt}
+	return Updated{ID: d.ID, Name: d.Name, Description: d.Description, Enabled: &enabled, UpdatedAt: d.UpdatedAt,
+		MessageRetentionDays: d.MessageRetentionDays}
 }
 
 // Apply returns d as the event leaves it.
 func (e Updated) Apply(d Datatarget) Datatarget {
-	d.Name, d.Description, d.UpdatedAt = e.Name, e.Description, e.UpdatedAt
+	d.Name, d.Description, d.UpdatedAt, d.MessageRetentionDays = e.Name, e.Description, e.UpdatedAt, e.MessageRetentionDays
 	if e.Enabled != nil {
 		d.Enabled = *e.Enabled
 	}

@@ -40,6 +40,8 @@ type datatargetRow struct {
 	// Settings are a datasync datatarget's, nil ({} in the table) for
 	// messages.
 	Settings *datatarget.Settings `json:"settings"`
+	// MessageRetentionDays: nil takes the server's default.
+	MessageRetentionDays *int `json:"message_retention_days"`
 }
 
 type deletedRow struct {
@@ -73,6 +75,7 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 			created = append(created, datatargetRow{
 				CompanyID: e.Metadata.CompanyID, ID: ev.ID, Type: ev.Type, Name: ev.Name, Description: ev.Description,
 				Enabled: ev.Enabled, CreatedBy: ev.CreatedBy, CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt, Settings: ev.Settings,
+				MessageRetentionDays: ev.MessageRetentionDays,
 			})
 		case datatarget.UpdatedType:
 			if prev, ok := updated[e.StreamID]; !ok || prev.StreamVersion < e.StreamVersion {
@@ -98,6 +101,8 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 		Description string    `json:"description"`
 		Enabled     *bool     `json:"enabled"` // nil before datatargets could be paused
 		UpdatedAt   time.Time `json:"updated_at"`
+		// MessageRetentionDays: nil takes the server's default.
+		MessageRetentionDays *int `json:"message_retention_days"`
 	}
 	var changed []changedRow
 	for _, e := range updated {
@@ -106,23 +111,26 @@ func (Datatargets) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Rec
 			return err
 		}
 		changed = append(changed, changedRow{CompanyID: e.Metadata.CompanyID, ID: ev.ID, Name: ev.Name, Description: ev.Description,
-			Enabled: ev.Enabled, UpdatedAt: ev.UpdatedAt})
+			Enabled: ev.Enabled, UpdatedAt: ev.UpdatedAt, MessageRetentionDays: ev.MessageRetentionDays})
 	}
 
 	var b pgx.Batch
 	if err := bulk.QueueRows(&b, "datatargets", `
-		INSERT INTO datatargets (company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at, settings)
-		SELECT company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at, coalesce(nullif(settings, 'null'), '{}')
+		INSERT INTO datatargets (company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at, settings,
+			message_retention_days)
+		SELECT company_id, id, datatarget_type, name, description, enabled, created_by, created_at, updated_at, coalesce(nullif(settings, 'null'), '{}'),
+			message_retention_days
 		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text, datatarget_type text, name text,
-			description text, enabled boolean, created_by text, created_at timestamptz, updated_at timestamptz, settings jsonb)
+			description text, enabled boolean, created_by text, created_at timestamptz, updated_at timestamptz, settings jsonb,
+			message_retention_days integer)
 		ON CONFLICT (company_id, id) DO NOTHING`, created); err != nil {
 		return err
 	}
 	if err := bulk.QueueRows(&b, "datatargets", `
 		UPDATE datatargets d SET name = r.name, description = r.description, enabled = coalesce(r.enabled, d.enabled),
-			updated_at = r.updated_at
+			updated_at = r.updated_at, message_retention_days = r.message_retention_days
 		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text, name text, description text, enabled boolean,
-			updated_at timestamptz)
+			updated_at timestamptz, message_retention_days integer)
 		WHERE d.company_id = r.company_id AND d.id = r.id`, changed); err != nil {
 		return err
 	}
