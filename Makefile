@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
 ARCHLINT    := github.com/fe3dback/go-arch-lint@v1.13.0
 PKGS      := ./...
 
-.PHONY: build run test lint bench fuzz clean
+.PHONY: build run test lint openapi-lint bench fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clientele
@@ -31,6 +31,17 @@ lint:
 test: lint
 	$(GO) test -race -count=1 -timeout 9m $(PKGS)
 	$(GO) test -count=1 -timeout 5m -run '^(TestDatabaseOutage|TestDatabaseFailover)$$' ./cmd/clientele/
+
+# The OpenAPI document through the JavaScript world's two linters:
+# Redocly's (its recommended rules, less the trailing slashes the interface
+# requires) and swagger-parser's validation, pinned by the lock file in
+# tools/openapi-lint. Not part of make test, which validates the document
+# and every answer in Go (docs/openapi_test.go, systemtest): it installs
+# about 200 MB from the npm registry.
+openapi-lint:
+	cd tools/openapi-lint && npm ci --no-audit --no-fund --loglevel=error
+	cd tools/openapi-lint && npx redocly lint ../../docs/openapi.yaml --config redocly.yaml --format summary
+	cd tools/openapi-lint && node validate.mjs ../../docs/openapi.yaml
 
 # Every Go benchmark once (each sizes its own work), then the load driver:
 # a real `serve` fed through the HTTP API, and a CSV file of
