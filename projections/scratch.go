@@ -28,7 +28,8 @@ const scratchPrefix = "scratch_"
 // reads the tables back (Table); Drop removes them.
 //
 // The copies are UNLOGGED (a crash loses nothing that matters: they are
-// dropped anyway), so the replay writes no WAL.
+// dropped anyway), so the replay writes no WAL, and keep only their
+// unique indexes (dropSecondaryIndexes).
 type Scratch struct {
 	pool       *pgxpool.Pool
 	conn       *pgxpool.Conn // holds the schema's advisory lock
@@ -81,7 +82,7 @@ func (s *Scratch) create(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return dropSecondaryIndexes(ctx, tx, s.schema)
 	})
 }
 
@@ -107,6 +108,30 @@ func dropAbandonedScratches(ctx context.Context, c *pgx.Conn) error {
 		_, err := c.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{name}.Sanitize()+` CASCADE`)
 		_, _ = c.Exec(ctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, scratchLockClass, name)
 		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropSecondaryIndexes drops the indexes of schema's tables but the
+// unique ones (primary keys among them), which the projectors' upserts
+// (ON CONFLICT) need: a Scratch is read once, in key order, and every
+// other index (the GIN ones on documents, those of the identifiers)
+// would only slow the replay.
+func dropSecondaryIndexes(ctx context.Context, tx pgx.Tx, schema string) error {
+	rows, err := tx.Query(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_index i
+		JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND NOT i.indisunique`, schema)
+	if err != nil {
+		return err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if _, err := tx.Exec(ctx, `DROP INDEX `+name); err != nil {
 			return err
 		}
 	}
