@@ -19,6 +19,7 @@ require (
 	github.com/klauspost/compress v1.18.0
 	github.com/nats-io/nats.go v1.37.0
 	github.com/nyaruka/phonenumbers v1.8.1
+	github.com/parquet-go/parquet-go v0.32.0
 	github.com/pkg/sftp v1.13.9
 	github.com/pquerna/otp v1.5.0
 	github.com/pressly/goose/v3 v3.24.3
@@ -76,7 +77,6 @@ require (
 	github.com/oklog/ulid v1.3.1 // indirect
 	github.com/parquet-go/bitpack v1.0.0 // indirect
 	github.com/parquet-go/jsonlite v1.0.0 // indirect
-	github.com/parquet-go/parquet-go v0.32.0 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/pierrec/lz4/v4 v4.1.22 // indirect
 	github.com/pkg/errors v0.9.1 // indirect

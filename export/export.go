@@ -108,7 +108,8 @@ func (s Summary) Records() int64 {
 }
 
 // replayPage is how many events the replay reads and applies per
-// transaction: the memory of the replay is bounded by it.
+// transaction: the memory of the replay is bounded by it (two pages: one
+// applied, the next read ahead).
 const replayPage = 5000
 
 // Run exports the company's read models as of req.AsOf to req.Dir.
@@ -187,25 +188,30 @@ func projectorsOf(all []projections.Projector, tables []Table) ([]projections.Pr
 // replay applies the company's events recorded at or before asOf, up to
 // the head of the log when it begins, to the scratch copies, a page per
 // transaction. Every event of a commit has the commit's time, so whole
-// commits are kept or left.
+// commits are kept or left. The next page is read while one is applied.
 func replay(ctx context.Context, log CompanyLog, scratch *projections.Scratch, companyID string, asOf time.Time, progress func(Progress)) (int64, error) {
 	head, err := log.Head(ctx)
 	if err != nil {
 		return 0, err
 	}
-	var pos eventstore.Position
+	ctx, cancel := context.WithCancel(ctx)
+	pages := make(chan logPage, 1)
+	go func() {
+		defer close(pages)
+		readPages(ctx, log, companyID, head, pages)
+	}()
+	defer func() {
+		cancel()
+		for range pages { // let the reader end
+		}
+	}()
 	var done int64
-	for pos.Less(head) {
-		events, err := log.ReadCompanyLog(ctx, companyID, pos, head, replayPage)
-		if err != nil {
-			return done, err
+	for p := range pages {
+		if p.err != nil {
+			return done, p.err
 		}
-		if len(events) == 0 {
-			break
-		}
-		pos = events[len(events)-1].Position
-		kept := events[:0]
-		for _, e := range events {
+		kept := p.events[:0]
+		for _, e := range p.events {
 			if !e.RecordedAt.After(asOf) {
 				kept = append(kept, e)
 			}
@@ -215,11 +221,35 @@ func replay(ctx context.Context, log CompanyLog, scratch *projections.Scratch, c
 		}
 		done += int64(len(kept))
 		progress(Progress{Done: done})
-		if len(events) < replayPage {
-			break
-		}
 	}
 	return done, nil
+}
+
+// logPage is a page of the company's log, or the error that ended it.
+type logPage struct {
+	events []eventstore.RecordedEvent
+	err    error
+}
+
+// readPages sends the company's log up to head, a page at a time, until
+// it ends, a read fails (that page is the last) or ctx is done.
+func readPages(ctx context.Context, log CompanyLog, companyID string, head eventstore.Position, out chan<- logPage) {
+	var pos eventstore.Position
+	for pos.Less(head) {
+		events, err := log.ReadCompanyLog(ctx, companyID, pos, head, replayPage)
+		if err == nil && len(events) == 0 {
+			return
+		}
+		select {
+		case out <- logPage{events: events, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || len(events) < replayPage {
+			return
+		}
+		pos = events[len(events)-1].Position
+	}
 }
 
 // writeTable writes one file, under a temporary name renamed once whole.

@@ -19,14 +19,14 @@ const writeBatch = 256
 // parquetWriter writes a table's rows to a Parquet file, its columns in
 // the table's order with their logical types, compressed with zstd.
 type parquetWriter struct {
-	w     *parquet.Writer
+	w     *parquet.GenericWriter[any]
 	cols  []Column
 	batch []parquet.Row
 }
 
 func newParquetWriter(out io.Writer, t Table) *parquetWriter {
 	schema := parquet.NewSchema(t.Name, orderedGroup(t.Columns))
-	w := parquet.NewWriter(out, schema,
+	w := parquet.NewGenericWriter[any](out, schema,
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
 		parquet.CreatedBy("clientele export", "", ""))

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,7 +37,14 @@ type Scratch struct {
 	schema     string        // unquoted
 	path       string        // the search_path while Apply runs
 	projectors []Projector
+	// applied counts the events applied; the copies' statistics are
+	// renewed when it reaches analyzeAt, which then doubles.
+	applied, analyzeAt int
 }
+
+// firstAnalyze is how many events a Scratch applies before it first
+// renews the statistics of its copies.
+const firstAnalyze = 10_000
 
 // NewScratch creates the empty copies of the tables of projectors in a
 // new schema, on a connection of pool it keeps until Drop. It first drops
@@ -51,7 +59,7 @@ func NewScratch(ctx context.Context, pool *pgxpool.Pool, projectors []Projector)
 	if err != nil {
 		return nil, fmt.Errorf("projections: scratch: %w", err)
 	}
-	s := &Scratch{pool: pool, conn: conn, schema: scratchPrefix + hex.EncodeToString(id[:]), projectors: projectors}
+	s := &Scratch{analyzeAt: firstAnalyze, pool: pool, conn: conn, schema: scratchPrefix + hex.EncodeToString(id[:]), projectors: projectors}
 	if err := s.create(ctx); err != nil {
 		_ = s.Drop(ctx)
 		return nil, fmt.Errorf("projections: scratch: %w", err)
@@ -155,9 +163,27 @@ func createScratchTables(ctx context.Context, tx pgx.Tx, schema string, tables [
 // copies, in one transaction. A commit that a projector cannot apply
 // fails the replay (a rebuild would park its company; a replay has no
 // later to wait for).
+//
+// The copies are new tables, which autovacuum analyzes late if ever:
+// without statistics the planner joins a page's keys to a copy by
+// scanning all of it (the projectors load the rows they change), and the
+// replay slows with the square of its size. So each time the events
+// applied double, the copies are analyzed.
 func (s *Scratch) Apply(ctx context.Context, events []eventstore.RecordedEvent) error {
 	if len(events) == 0 {
 		return nil
+	}
+	if s.applied += len(events); s.applied >= s.analyzeAt {
+		s.analyzeAt *= 2
+		var tables []string
+		for _, p := range s.projectors {
+			for _, t := range p.Tables() {
+				tables = append(tables, s.Table(t))
+			}
+		}
+		if _, err := s.conn.Exec(ctx, `ANALYZE `+strings.Join(tables, ", ")); err != nil {
+			return fmt.Errorf("projections: scratch: analyze: %w", err)
+		}
 	}
 	return pgx.BeginFunc(ctx, s.conn.Conn(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, s.path); err != nil {
