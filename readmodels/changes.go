@@ -78,63 +78,46 @@ type Change struct {
 }
 
 // changesPage is how many events a read of the log asks for: memory is
-// bounded by it (and a commit), whatever the number of changes, times
-// the pages in flight (changesAhead, the one read ahead and the one
-// written).
-const changesPage = 2000
-
-// changesAhead is how many pages are read ahead of the one being written.
-const changesAhead = 1
-
-// changesBatch is a page of the log with what opening it needs: each
-// event's customer ("" for none) and the customers' data keys.
-type changesBatch struct {
-	events    []eventstore.RecordedEvent
-	customers []string
-	keys      map[string][]byte
-	err       error
-}
+// bounded by it (and a commit), whatever the number of changes.
+const changesPage = 1000
 
 // Each hands each the changes q selects, in log order, reading the log a
 // page at a time. It returns the position to resume from (q.After of the
 // next call), and more: true when it stopped at q.Limit.
-//
-// The next page, and its customers' keys, are read while the current
-// one is opened and written: the two waits on the database overlap the
-// work, and the feed goes as fast as the slower of the two.
 func (c *Changes) Each(ctx context.Context, q ChangesQuery, each func(Change) error) (next eventstore.Position, more bool, err error) {
 	next = q.After
 	head, err := c.log.Head(ctx)
 	if err != nil {
 		return next, false, fmt.Errorf("readmodels: changes: %w", storeerr.Translate(err))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	batches := make(chan changesBatch, changesAhead)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(batches)
-		c.readAhead(ctx, q.CompanyID, next, head, batches)
-	}()
-	defer func() {
-		cancel()
-		for range batches { // let the reader end
-		}
-		<-done
-	}()
 	n := 0
-	for b := range batches {
-		if b.err != nil {
-			return next, false, b.err
+	var customers []string
+	for next.Less(head) {
+		events, err := c.log.ReadCompanyLog(ctx, q.CompanyID, next, head, changesPage)
+		if err != nil {
+			return next, false, fmt.Errorf("readmodels: changes: %w", storeerr.Translate(err))
 		}
-		for i, e := range b.events {
+		if len(events) == 0 {
+			break
+		}
+		// Each event's customer, found once: the keys and the opening
+		// both need it.
+		customers = customers[:0]
+		for _, e := range events {
+			customers = append(customers, customerOf(e.Data))
+		}
+		keys, err := c.customerKeys(ctx, q.CompanyID, customers)
+		if err != nil {
+			return next, false, err
+		}
+		for i, e := range events {
 			next = e.Position
 			if !q.selects(e) {
 				continue
 			}
 			ch := Change{Position: e.Position, CommittedAt: e.RecordedAt.UTC(), Stream: e.StreamID, Type: e.Type,
 				Actor: e.Metadata.Actor, Source: e.Metadata.Source, RunID: e.Metadata.RunID}
-			if ch.Data, err = openChange(e, b.customers[i], b.keys); err != nil {
+			if ch.Data, err = openChange(e, customers[i], keys); err != nil {
 				return next, false, err
 			}
 			if err := each(ch); err != nil {
@@ -144,38 +127,11 @@ func (c *Changes) Each(ctx context.Context, q ChangesQuery, each func(Change) er
 				return next, next.Less(head), nil
 			}
 		}
+		if len(events) < changesPage {
+			break // the range ended
+		}
 	}
 	return next, false, nil
-}
-
-// readAhead sends the company's log from after up to head, page by page,
-// each with its customers' keys, until the range ends, a read fails (the
-// batch that says so is the last) or ctx is done.
-func (c *Changes) readAhead(ctx context.Context, companyID string, after, head eventstore.Position, out chan<- changesBatch) {
-	for after.Less(head) {
-		var b changesBatch
-		b.events, b.err = c.log.ReadCompanyLog(ctx, companyID, after, head, changesPage)
-		if b.err != nil {
-			b.err = fmt.Errorf("readmodels: changes: %w", storeerr.Translate(b.err))
-		} else if len(b.events) == 0 {
-			return
-		} else {
-			b.customers = make([]string, len(b.events))
-			for i, e := range b.events {
-				b.customers[i] = customerOf(e.Data)
-			}
-			b.keys, b.err = c.customerKeys(ctx, companyID, b.customers)
-		}
-		select {
-		case out <- b:
-		case <-ctx.Done():
-			return
-		}
-		if b.err != nil || len(b.events) < changesPage {
-			return // failed, or the range ended
-		}
-		after = b.events[len(b.events)-1].Position
-	}
 }
 
 // selects reports whether the query keeps e.

@@ -225,10 +225,10 @@ func (e *env) positionAfter(a, b string) bool {
 }
 
 // TestChangesAcrossPages reads a log of several of the feed's read
-// pages (changesPage, 2,000 events), each read ahead of the one written:
-// whole, in pages of the API that stop within a read page (the read
-// ahead is abandoned and taken up again from the position), and as
-// NDJSON; every change once, in order, its personal data opened.
+// pages (readmodels' changesPage, 1,000 events): whole, in pages of the
+// API that stop within a read page (the next resumes from the position),
+// and as NDJSON; every change once, in order, its personal data opened
+// with its own customer's key.
 func TestChangesAcrossPages(t *testing.T) {
 	e := newSerialEnv(t)
 	admin := e.userToken(e.admin, acmeHost)
