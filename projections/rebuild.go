@@ -199,15 +199,13 @@ func (rb *rebuilder) prepare(ctx context.Context) error {
 			return err
 		}
 		rb.scratchPath = rb.schema + ", " + rb.searchPath
-		stmts := []string{`DROP SCHEMA IF EXISTS ` + rb.schema + ` CASCADE`, `CREATE SCHEMA ` + rb.schema}
-		for _, t := range rb.p.Tables() {
-			stmts = append(stmts, fmt.Sprintf(`CREATE TABLE %s.%s (LIKE %s INCLUDING ALL)`,
-				rb.schema, pgx.Identifier{t}.Sanitize(), pgx.Identifier{"public", t}.Sanitize()))
-		}
-		for _, s := range stmts {
+		for _, s := range []string{`DROP SCHEMA IF EXISTS ` + rb.schema + ` CASCADE`, `CREATE SCHEMA ` + rb.schema} {
 			if _, err := tx.Exec(ctx, s); err != nil {
 				return fmt.Errorf("%s: %w", s, err)
 			}
+		}
+		if err := createScratchTables(ctx, tx, rb.schema, rb.p.Tables(), ""); err != nil {
+			return err
 		}
 		if rb.kind == KindAsync {
 			return ensureCheckpoint(ctx, tx, rb.p.Name())

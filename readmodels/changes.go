@@ -91,6 +91,7 @@ func (c *Changes) Each(ctx context.Context, q ChangesQuery, each func(Change) er
 		return next, false, fmt.Errorf("readmodels: changes: %w", storeerr.Translate(err))
 	}
 	n := 0
+	var customers []string
 	for next.Less(head) {
 		events, err := c.log.ReadCompanyLog(ctx, q.CompanyID, next, head, changesPage)
 		if err != nil {
@@ -99,18 +100,24 @@ func (c *Changes) Each(ctx context.Context, q ChangesQuery, each func(Change) er
 		if len(events) == 0 {
 			break
 		}
-		keys, err := c.customerKeys(ctx, q.CompanyID, events)
+		// Each event's customer, found once: the keys and the opening
+		// both need it.
+		customers = customers[:0]
+		for _, e := range events {
+			customers = append(customers, customerOf(e.Data))
+		}
+		keys, err := c.customerKeys(ctx, q.CompanyID, customers)
 		if err != nil {
 			return next, false, err
 		}
-		for _, e := range events {
+		for i, e := range events {
 			next = e.Position
 			if !q.selects(e) {
 				continue
 			}
 			ch := Change{Position: e.Position, CommittedAt: e.RecordedAt.UTC(), Stream: e.StreamID, Type: e.Type,
 				Actor: e.Metadata.Actor, Source: e.Metadata.Source, RunID: e.Metadata.RunID}
-			if ch.Data, err = openChange(e, keys); err != nil {
+			if ch.Data, err = openChange(e, customers[i], keys); err != nil {
 				return next, false, err
 			}
 			if err := each(ch); err != nil {
@@ -135,13 +142,14 @@ func (q ChangesQuery) selects(e eventstore.RecordedEvent) bool {
 		(q.Until.IsZero() || !e.RecordedAt.After(q.Until))
 }
 
-// customerKeys loads the data keys of the customers the events name
-// (customer, activity and sale events carry a customer_id), in one query.
-func (c *Changes) customerKeys(ctx context.Context, companyID string, events []eventstore.RecordedEvent) (map[string][]byte, error) {
-	seen := map[string]bool{}
+// customerKeys loads the data keys of the customers (customer, activity
+// and sale events carry a customer_id; "" for an event without one), in
+// one query.
+func (c *Changes) customerKeys(ctx context.Context, companyID string, customers []string) (map[string][]byte, error) {
+	seen := make(map[string]bool, len(customers))
 	var ids []string
-	for _, e := range events {
-		if id := customerOf(e.Data); id != "" && !seen[id] {
+	for _, id := range customers {
+		if id != "" && !seen[id] {
 			seen[id] = true
 			ids = append(ids, id)
 		}
@@ -165,18 +173,18 @@ func customerOf(data []byte) string {
 // redactedValue stands for a credential in the feed.
 const redactedValue = `"[redacted]"`
 
-// openChange returns the data of e as the feed shows it: nil when it
-// names a customer whose key is gone (forgotten), its sealed part opened
+// openChange returns the data of e, which names the customer id (""
+// for none), as the feed shows it: nil when it names a customer whose
+// key is gone (forgotten), its sealed part opened
 // under "opened", its credentials (access.CredentialFields) redacted.
 // It walks the data's members once, copying them as stored (data from
 // jsonb is valid JSON): the feed streams a million changes, and decoding
 // each into a map to encode it again cost most of its time.
-func openChange(e eventstore.RecordedEvent, keys map[string][]byte) (json.RawMessage, error) {
+func openChange(e eventstore.RecordedEvent, id string, keys map[string][]byte) (json.RawMessage, error) {
 	doc := gjson.ParseBytes(e.Data)
 	if !doc.IsObject() {
 		return e.Data, nil
 	}
-	id := customerOf(e.Data)
 	var key []byte
 	if id != "" {
 		if key = keys[id]; key == nil {

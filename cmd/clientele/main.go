@@ -67,6 +67,7 @@ func newRootCommand(stdout, stderr io.Writer, getenv func(string) string) *cobra
 		newImportCommand(g),
 		newHistoryCommand(g),
 		newReceiveCommand(g),
+		newExportCommand(g),
 	)
 	return root
 }
