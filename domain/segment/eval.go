@@ -13,7 +13,7 @@ type Facts struct {
 	// json.Decoder.UseNumber (numbers as json.Number).
 	Customer map[string]any
 	// Events are the customer's non-deleted events.
-	Events []Event
+	Events []Activity
 	// Sales are the customer's counted sales (not deleted, not CANCELLED
 	// or CLOSED).
 	Sales []Sale
@@ -23,8 +23,9 @@ type Facts struct {
 	Member func(key string) (bool, time.Time)
 }
 
-// Event is one of a customer's events as an event leaf reads it.
-type Event struct {
+// Activity is one of a customer's events (the activity entity) as an event
+// leaf reads it.
+type Activity struct {
 	Type string
 	At   time.Time
 	// Fields are the event's own fields, decoded as Customer is.
@@ -267,7 +268,7 @@ func instant(s string) (time.Time, bool) {
 
 // decideEvents decides an event leaf: at least MinCount of the events of
 // its type matching where, within the window.
-func decideEvents(l EventLeaf, events []Event, now time.Time) (bool, time.Time) {
+func decideEvents(l EventLeaf, events []Activity, now time.Time) (bool, time.Time) {
 	var at []time.Time
 	for _, e := range events {
 		if e.Type != l.Type || !matchesWhere(l.Where, e.Fields, now) {

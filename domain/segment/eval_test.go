@@ -142,7 +142,7 @@ func TestDecideFieldWindowsGiveTheNextChange(t *testing.T) {
 }
 
 func TestDecideEvents(t *testing.T) {
-	events := []segment.Event{
+	events := []segment.Activity{
 		{Type: "BROWSE", At: now.Add(-10 * day), Fields: map[string]any{"product_id": "A"}},
 		{Type: "BROWSE", At: now.Add(-2 * day), Fields: map[string]any{"product_id": "B"}},
 		{Type: "BROWSE", At: now.Add(-1 * day), Fields: map[string]any{"product_id": "A"}},
@@ -173,7 +173,7 @@ func TestDecideEvents(t *testing.T) {
 		}
 	}
 	// An event dated ahead enters when its date comes.
-	ahead := []segment.Event{{Type: "BOOKED", At: now.Add(time.Hour)}}
+	ahead := []segment.Activity{{Type: "BOOKED", At: now.Add(time.Hour)}}
 	got, next := segment.Decide(mustRule(t, `{"event":{"type":"BOOKED","within_days":1}}`), segment.Facts{Events: ahead}, now)
 	if got || !next.Equal(now.Add(time.Hour)) {
 		t.Errorf("event ahead: %v next %v", got, next)
@@ -213,7 +213,7 @@ func TestDecideSales(t *testing.T) {
 func TestDecideCombinesNextChanges(t *testing.T) {
 	f := segment.Facts{
 		Customer: map[string]any{"d": "2026-03-14T12:00:00Z"},
-		Events:   []segment.Event{{Type: "BROWSE", At: now.Add(-12 * time.Hour)}},
+		Events:   []segment.Activity{{Type: "BROWSE", At: now.Add(-12 * time.Hour)}},
 		Member: func(key string) (bool, time.Time) {
 			return key == "IN", now.Add(time.Hour)
 		},
@@ -244,7 +244,7 @@ func TestDecideCombinesNextChanges(t *testing.T) {
 // only time moves a lone window.
 func TestDecideAtTheNextChangeFlips(t *testing.T) {
 	r := mustRule(t, `{"event":{"type":"BROWSE","within_days":30}}`)
-	f := segment.Facts{Events: []segment.Event{{Type: "BROWSE", At: now.Add(-29 * day)}}}
+	f := segment.Facts{Events: []segment.Activity{{Type: "BROWSE", At: now.Add(-29 * day)}}}
 	in, next := segment.Decide(r, f, now)
 	if !in || !next.Equal(now.Add(day)) {
 		t.Fatalf("%v next %v", in, next)
