@@ -51,7 +51,7 @@ type keyCounters struct {
 	// stream names the company's keys stream.
 	stream func(companyID string) string
 	mu     sync.Mutex
-	m  map[string]keyCounter
+	m      map[string]keyCounter
 }
 
 // keyCounter is where a company's keys stream stood when last read: its
