@@ -24,5 +24,88 @@ CREATE TABLE segments (
 -- GET /api/segments/ lists a company's segments oldest first.
 CREATE INDEX segments_created ON segments (company_id, created_at, segment_key);
 
+-- The membership of segments, a projection of the log
+-- (projections/segments.Members, async, "segment_members"); every table
+-- below is its own and rebuilt with it. The facts a rule is decided on
+-- are kept per customer: its document, its events and its counted
+-- sales, each as of the commits applied; and the rules as of them too.
+CREATE TABLE segment_rules (
+    company_id  text NOT NULL,
+    segment_key text NOT NULL,
+    rule        text NOT NULL,
+    state       text NOT NULL, -- active | archived
+    PRIMARY KEY (company_id, segment_key)
+);
+-- The customer as retrieval shows it (personal data: removed on a
+-- forget); no row for a deleted or forgotten customer.
+CREATE TABLE segment_customers (
+    company_id  text  NOT NULL,
+    customer_id text  NOT NULL,
+    doc         jsonb NOT NULL,
+    PRIMARY KEY (company_id, customer_id)
+);
+-- The customers' non-deleted events: type, date and clear fields.
+CREATE TABLE segment_activity (
+    company_id  text        NOT NULL,
+    event_id    bigint      NOT NULL,
+    customer_id text        NOT NULL,
+    type        text        NOT NULL,
+    at          timestamptz NOT NULL,
+    fields      jsonb       NOT NULL,
+    PRIMARY KEY (company_id, event_id)
+);
+CREATE INDEX segment_activity_customer ON segment_activity (company_id, customer_id);
+-- The customers' sales, counted or not (a sale may leave and come back).
+CREATE TABLE segment_sales (
+    company_id  text        NOT NULL,
+    sale_id     text        NOT NULL,
+    customer_id text        NOT NULL,
+    at          timestamptz,
+    revenue     bigint      NOT NULL,
+    products    text[]      NOT NULL,
+    counted     boolean     NOT NULL,
+    PRIMARY KEY (company_id, sale_id)
+);
+CREATE INDEX segment_sales_customer ON segment_sales (company_id, customer_id);
+-- The members now; a plain table other read models (exports) may join.
+CREATE TABLE segment_members (
+    company_id  text        NOT NULL,
+    segment_key text        NOT NULL,
+    customer_id text        NOT NULL,
+    entered_at  timestamptz NOT NULL,
+    PRIMARY KEY (company_id, segment_key, customer_id)
+);
+CREATE INDEX segment_members_customer ON segment_members (company_id, customer_id);
+-- Every entry and exit, at the instant the rule became true or false by
+-- the data's own times, with its cause.
+CREATE TABLE segment_history (
+    seq         bigint GENERATED ALWAYS AS IDENTITY,
+    company_id  text        NOT NULL,
+    segment_key text        NOT NULL,
+    customer_id text        NOT NULL,
+    member      boolean     NOT NULL,
+    at          timestamptz NOT NULL,
+    cause       text        NOT NULL,
+    PRIMARY KEY (seq)
+);
+CREATE INDEX segment_history_segment ON segment_history (company_id, segment_key, at, seq);
+-- When each customer's answers next change with no new data: the
+-- earliest next-change instant of its rules. The timer reads the due
+-- ones by due_at.
+CREATE TABLE segment_timers (
+    company_id  text        NOT NULL,
+    customer_id text        NOT NULL,
+    due_at      timestamptz NOT NULL,
+    PRIMARY KEY (company_id, customer_id)
+);
+CREATE INDEX segment_timers_due ON segment_timers (due_at);
+
 -- +goose Down
+DROP TABLE segment_timers;
+DROP TABLE segment_history;
+DROP TABLE segment_members;
+DROP TABLE segment_sales;
+DROP TABLE segment_activity;
+DROP TABLE segment_customers;
+DROP TABLE segment_rules;
 DROP TABLE segments;

@@ -1,0 +1,177 @@
+package systemtest_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clientele/clientele/eventstore/postgres"
+	retrievalproj "github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/projections/segments"
+)
+
+// runSegmentTimers fires the segment timers every interval until the
+// test ends, as the service does.
+func (e *env) runSegmentTimers(every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		segments.RunTimers(ctx, e.pool, every, time.Now, func(err error) { e.t.Errorf("segment timers: %v", err) })
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+}
+
+// historyRow is an entry or exit as segment_history holds it.
+type historyRow struct {
+	Segment, Customer string
+	Member            bool
+	At                time.Time
+	Cause             string
+}
+
+// segmentState returns the members (segment/external id/entered_at) and
+// the history of the company's segments, customers named by external_id.
+func (e *env) segmentState(company string) (members []string, history []historyRow) {
+	e.t.Helper()
+	ctx := context.Background()
+	rows, err := e.pool.Query(ctx, `SELECT m.segment_key, coalesce(c.doc->>'external_id', m.customer_id), m.entered_at
+		FROM segment_members m LEFT JOIN segment_customers c USING (company_id, customer_id)
+		WHERE m.company_id = $1 ORDER BY 1, 2`, company)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for rows.Next() {
+		var s, c string
+		var at time.Time
+		if err := rows.Scan(&s, &c, &at); err != nil {
+			e.t.Fatal(err)
+		}
+		members = append(members, fmt.Sprintf("%s/%s/%s", s, c, at.UTC().Format(time.RFC3339Nano)))
+	}
+	rows, err = e.pool.Query(ctx, `SELECT h.segment_key, h.customer_id, h.member, h.at, h.cause FROM segment_history h
+		WHERE h.company_id = $1 ORDER BY h.seq`, company)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for rows.Next() {
+		var h historyRow
+		if err := rows.Scan(&h.Segment, &h.Customer, &h.Member, &h.At, &h.Cause); err != nil {
+			e.t.Fatal(err)
+		}
+		h.At = h.At.UTC()
+		history = append(history, h)
+	}
+	return members, history
+}
+
+// customerIDOf is the internal id of the customer with external_id ext.
+func (e *env) customerIDOf(company, ext string) string {
+	e.t.Helper()
+	var id string
+	if err := e.pool.QueryRow(context.Background(), `SELECT customer_id FROM segment_customers WHERE company_id = $1 AND doc->>'external_id' = $2`,
+		company, ext).Scan(&id); err != nil {
+		e.t.Fatalf("customer %s: %v", ext, err)
+	}
+	return id
+}
+
+// waitFor polls cond until it holds, failing after limit.
+func (e *env) waitFor(limit time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("waited %s for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSegmentMembersFollowTheLogAndTime: members enter when their data
+// makes the rule true (at the commit), leave when a window passes (at
+// that exact instant, with no new data, seen within the timer's
+// interval), a new segment is backfilled over the company, a change of a
+// customer moves it, and a rebuild of the projection gives the same
+// members and history.
+func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
+	e := newEnv(t)
+	members := segments.NewMembers(e.keys, postgres.EventLog{})
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), members)
+	e.runImports()
+	e.runSegmentTimers(200 * time.Millisecond)
+	admin := e.userToken(e.admin, acmeHost)
+	co := e.acme.ID
+
+	e.createSegment(admin, map[string]any{"segment_key": "hot", "name": "Browsed in Helsinki today", "rule": map[string]any{"all": []any{
+		map[string]any{"field": "city", "eq": "Helsinki"},
+		map[string]any{"event": map[string]any{"type": "BROWSE", "within_days": 1}},
+	}}})
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "c1", "city": "Helsinki"}, {"external_id": "c2", "city": "Turku"},
+		{"external_id": "c3", "city": "Helsinki"}]`)
+	// c1's event is dated so that its one-day window closes a few seconds
+	// from now.
+	eventAt := time.Now().UTC().Add(-24*time.Hour + 4*time.Second).Truncate(time.Second)
+	rej := e.importAll(admin, "/api/events/upload/", fmt.Sprintf(`[{"type": "BROWSE", "label": "home", "date": %q, "customer_id": "c1"},
+		{"type": "BROWSE", "label": "home", "date": %q, "customer_id": "c2"}]`, eventAt.Format(time.RFC3339), eventAt.Format(time.RFC3339)))
+	if len(rej) != 0 {
+		t.Fatalf("events rejected: %v", rej)
+	}
+	c1, c3 := e.customerIDOf(co, "c1"), e.customerIDOf(co, "c3")
+
+	got, history := e.segmentState(co)
+	if len(got) != 1 || len(history) != 1 || history[0].Customer != c1 || !history[0].Member || history[0].Cause != segments.CauseEvent {
+		t.Fatalf("after the event: members %v, history %+v", got, history)
+	}
+	entered := history[0].At
+	if entered.Before(eventAt) || entered.After(time.Now()) {
+		t.Errorf("entered at %s: not the commit's time", entered)
+	}
+
+	// A segment created now is backfilled: c1 and c3 live in Helsinki.
+	e.createSegment(admin, map[string]any{"segment_key": "hel", "name": "Helsinki", "rule": map[string]any{"field": "city", "eq": "Helsinki"}})
+	e.waitProjections()
+	if got, _ := e.segmentState(co); len(got) != 3 {
+		t.Fatalf("after the backfill: %v", got)
+	}
+	// c3 moves: it leaves, by its own change.
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "c3", "city": "Oulu"}]`)
+
+	// The window passes: c1 leaves "hot" at the instant it closed.
+	e.waitFor(30*time.Second, "c1 to leave hot", func() bool {
+		m, _ := e.segmentState(co)
+		return len(m) == 1
+	})
+	got, history = e.segmentState(co)
+	want := []historyRow{
+		{"hot", c1, true, entered, segments.CauseEvent},
+		{"hel", c1, true, history[1].At, segments.CauseRule},
+		{"hel", c3, true, history[1].At, segments.CauseRule},
+		{"hel", c3, false, history[3].At, segments.CauseCustomer},
+		{"hot", c1, false, eventAt.Add(24 * time.Hour), segments.CauseTime},
+	}
+	if diff := cmp.Diff(want, history); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if len(got) != 1 || got[0][:7] != "hel/c1/" {
+		t.Errorf("members %v", got)
+	}
+
+	// clientele projections rebuild segment_members: the same members and
+	// history.
+	e.rebuildAll(members)
+	e.waitFor(10*time.Second, "the rebuilt history", func() bool {
+		_, h := e.segmentState(co)
+		return len(h) == len(history)
+	})
+	againMembers, againHistory := e.segmentState(co)
+	if diff := cmp.Diff(got, againMembers); diff != "" {
+		t.Errorf("members after a rebuild (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(history, againHistory); diff != "" {
+		t.Errorf("history after a rebuild (-before +after):\n%s", diff)
+	}
+}
