@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -85,4 +86,89 @@ func segmentInput(c *gin.Context) (segment.Input, error) {
 		return segment.Input{}, err
 	}
 	return segment.ParseInput(raw)
+}
+
+// segmentParam filters retrieved customers by their membership of a
+// segment now (docs/segments.md), rather than by a field named segment.
+const segmentParam = "segment"
+
+// segmentFilter takes the segment parameter out of q's filters.
+func segmentFilter(q readmodels.PageQuery) (readmodels.PageQuery, error) {
+	filters := q.Filters[:0:0]
+	for _, f := range q.Filters {
+		if f.Field != segmentParam {
+			filters = append(filters, f)
+			continue
+		}
+		if q.Segment != "" || f.Value == "" {
+			return q, invalidParam(segmentParam, "must be one segment_key")
+		}
+		q.Segment = f.Value
+	}
+	q.Filters = filters
+	return q, nil
+}
+
+// handleSegmentCustomers serves GET /api/segments/<segment_key>/customers/:
+// the segment's members now, as customer retrieval shows them, paged as
+// it is (limit, next_url). An unknown segment is 404.
+func (s *Server) handleSegmentCustomers(c *gin.Context) error {
+	p, _ := principalOf(c)
+	if _, err := s.segments.Segment(c.Request.Context(), p.CompanyID, c.Param("key")); err != nil {
+		return err
+	}
+	if _, err := onlyParams(c.Request.URL, []string{"limit", "cursor", "from"}); err != nil {
+		return err
+	}
+	q, err := retrievalQuery(c.Request, p.CompanyID)
+	if err != nil {
+		return err
+	}
+	q.Segment = c.Param("key")
+	return s.writeRetrieval(c, "customers", func(each readmodels.DocFunc) (string, error) {
+		return s.customers.Stream(c.Request.Context(), q, each)
+	})
+}
+
+// handleCustomerSegments serves GET /api/customers/<id>/segments/: the
+// segments the customer is in now, with when it entered each.
+func (s *Server) handleCustomerSegments(c *gin.Context) error {
+	p, _ := principalOf(c)
+	if _, err := onlyParams(c.Request.URL, nil); err != nil {
+		return err
+	}
+	list, err := s.segments.CustomerSegments(c.Request.Context(), p.CompanyID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"segments": list})
+	return nil
+}
+
+// handleSegmentHistory serves GET /api/segments/<segment_key>/history/:
+// the entries and exits, oldest first, of one customer (customer) or all,
+// from and to bounding their instants (RFC 3339; from included, to not).
+func (s *Server) handleSegmentHistory(c *gin.Context) error {
+	p, _ := principalOf(c)
+	params, err := onlyParams(c.Request.URL, []string{"customer", "from", "to"})
+	if err != nil {
+		return err
+	}
+	q := readmodels.SegmentHistoryQuery{CompanyID: p.CompanyID, Key: c.Param("key"), CustomerID: params.Get("customer")}
+	for name, t := range map[string]*time.Time{"from": &q.From, "to": &q.To} {
+		if v := params.Get(name); v != "" {
+			if *t, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return invalidParam(name, "must be a datetime (RFC 3339, 2026-03-01T12:00:00Z)")
+			}
+		}
+	}
+	if _, err := s.segments.Segment(c.Request.Context(), p.CompanyID, q.Key); err != nil {
+		return err
+	}
+	entries, err := s.segments.History(c.Request.Context(), q)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"entries": entries})
+	return nil
 }

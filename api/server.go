@@ -377,6 +377,9 @@ func (s *Server) routes() {
 		s.tenant(http.MethodPost, "/api/segments/", s.handleCreateSegment, requires(segment.MayManage))
 		s.tenant(http.MethodGet, "/api/segments/:key/", s.handleGetSegment)
 		s.tenant(http.MethodPatch, "/api/segments/:key/", s.handlePatchSegment, requires(segment.MayManage))
+		s.tenant(http.MethodGet, "/api/segments/:key/customers/", s.handleSegmentCustomers)
+		s.tenant(http.MethodGet, "/api/segments/:key/history/", s.handleSegmentHistory)
+		s.tenant(http.MethodGet, "/api/customers/:id/segments/", s.handleCustomerSegments)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
-	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
@@ -140,9 +139,13 @@ type Campaigns interface {
 // Segments reads segments; readmodels.Segments implements it.
 type Segments interface {
 	// Segment returns one segment of the company, or NotFound.
-	Segment(ctx context.Context, companyID, key string) (segment.Segment, error)
+	Segment(ctx context.Context, companyID, key string) (readmodels.Segment, error)
 	// Segments returns the company's segments, oldest first.
-	Segments(ctx context.Context, companyID string) ([]segment.Segment, error)
+	Segments(ctx context.Context, companyID string) ([]readmodels.Segment, error)
+	// CustomerSegments returns the segments a customer is in now.
+	CustomerSegments(ctx context.Context, companyID, customerID string) ([]readmodels.CustomerSegment, error)
+	// History returns a segment's entries and exits.
+	History(ctx context.Context, q readmodels.SegmentHistoryQuery) ([]readmodels.HistoryEntry, error)
 }
 
 // ImportRuns reads import runs; readmodels.Imports implements it.

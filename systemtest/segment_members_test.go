@@ -3,6 +3,7 @@ package systemtest_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -159,6 +160,52 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 	if len(got) != 1 || got[0][:7] != "hel/c1/" {
 		t.Errorf("members %v", got)
 	}
+
+	// The read routes answer from the same tables.
+	if got := e.retrieveAll(admin, "customers", withQuery("segment", "hel")).Items; len(got) != 1 || got[0]["external_id"] != "c1" {
+		t.Errorf("?segment=hel: %v", got)
+	}
+	res := e.do(http.MethodGet, "/api/segments/hel/customers/", bearer(admin), withQuery("limit", "1"))
+	res.wantStatus(t, http.StatusOK)
+	var page struct {
+		Customers []map[string]any `json:"customers"`
+		NextURL   string           `json:"next_url"`
+	}
+	res.decode(t, &page)
+	if len(page.Customers) != 1 || page.Customers[0]["external_id"] != "c1" || page.NextURL != "" {
+		t.Errorf("members of hel: %+v", page)
+	}
+	if s := segmentOf(t, e.do(http.MethodGet, "/api/segments/hel/", bearer(admin))); s.Size != 1 {
+		t.Errorf("size of hel %d", s.Size)
+	}
+	res = e.do(http.MethodGet, "/api/customers/"+c1+"/segments/", bearer(admin))
+	var mine struct {
+		Segments []struct {
+			Key       string    `json:"segment_key"`
+			EnteredAt time.Time `json:"entered_at"`
+		} `json:"segments"`
+	}
+	res.wantStatus(t, http.StatusOK)
+	res.decode(t, &mine)
+	if len(mine.Segments) != 1 || mine.Segments[0].Key != "hel" || !mine.Segments[0].EnteredAt.Equal(history[1].At) {
+		t.Errorf("c1's segments: %+v", mine)
+	}
+	res = e.do(http.MethodGet, "/api/segments/hot/history/", bearer(admin), withQuery("customer", c1),
+		withQuery("from", eventAt.Format(time.RFC3339)))
+	var hist struct {
+		Entries []struct {
+			Member bool      `json:"member"`
+			At     time.Time `json:"at"`
+			Cause  string    `json:"cause"`
+		} `json:"entries"`
+	}
+	res.wantStatus(t, http.StatusOK)
+	res.decode(t, &hist)
+	if len(hist.Entries) != 2 || !hist.Entries[1].At.Equal(eventAt.Add(24*time.Hour)) || hist.Entries[1].Cause != "time" {
+		t.Errorf("history of c1 in hot: %+v", hist)
+	}
+	e.do(http.MethodGet, "/api/segments/nope/customers/", bearer(admin)).wantError(t, http.StatusNotFound, "not_found")
+	e.do(http.MethodGet, "/api/segments/hot/history/", bearer(admin), withQuery("from", "yesterday")).wantError(t, http.StatusBadRequest, "invalid_request")
 
 	// clientele projections rebuild segment_members: the same members and
 	// history.

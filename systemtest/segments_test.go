@@ -19,6 +19,7 @@ type segmentJSON struct {
 	State       string         `json:"state"`
 	CreatedAt   string         `json:"created_at"`
 	UpdatedAt   string         `json:"updated_at"`
+	Size        int            `json:"size"`
 }
 
 // segmentOf decodes {"segment": {...}}.
