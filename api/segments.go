@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/clientele/clientele/commands"
+	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -170,5 +171,46 @@ func (s *Server) handleSegmentHistory(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"entries": entries})
+	return nil
+}
+
+// handlePreviewSegment serves POST /api/segments/preview/ (staff role):
+// {"rule"} answers {"size", "sample": [up to 10 customers]}, decided now
+// by the evaluator that keeps the members, saving nothing.
+func (s *Server) handlePreviewSegment(c *gin.Context) error {
+	var body map[string]json.RawMessage
+	if err := decodeJSON(c.Request, &body, false); err != nil {
+		return err
+	}
+	for k := range body {
+		if k != "rule" {
+			return domain.Errorf(domain.Invalid, "the request body must be {\"rule\": ...} only")
+		}
+	}
+	rule, err := segment.ParseRule(body["rule"])
+	if err != nil {
+		return err
+	}
+	p, _ := principalOf(c)
+	ctx := c.Request.Context()
+	err = segment.CheckRefs("", rule, func(key string) (segment.Rule, bool, error) {
+		sg, err := s.segments.Segment(ctx, p.CompanyID, key)
+		if err != nil {
+			if domain.ErrorCode(err) == domain.NotFound {
+				return segment.Rule{}, false, nil
+			}
+			return segment.Rule{}, false, err
+		}
+		r, err := sg.ParsedRule()
+		return r, err == nil, err
+	})
+	if err != nil {
+		return err
+	}
+	preview, err := s.segments.Preview(ctx, p.CompanyID, rule, time.Now())
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, preview)
 	return nil
 }

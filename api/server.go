@@ -376,6 +376,7 @@ func (s *Server) routes() {
 		s.tenant(http.MethodGet, "/api/segments/", s.handleListSegments)
 		s.tenant(http.MethodPost, "/api/segments/", s.handleCreateSegment, requires(segment.MayManage))
 		s.tenant(http.MethodGet, "/api/segments/:key/", s.handleGetSegment)
+		s.tenant(http.MethodPost, "/api/segments/preview/", s.handlePreviewSegment, requires(segment.MayManage))
 		s.tenant(http.MethodPatch, "/api/segments/:key/", s.handlePatchSegment, requires(segment.MayManage))
 		s.tenant(http.MethodGet, "/api/segments/:key/customers/", s.handleSegmentCustomers)
 		s.tenant(http.MethodGet, "/api/segments/:key/history/", s.handleSegmentHistory)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/campaign"
+	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
@@ -146,6 +147,8 @@ type Segments interface {
 	CustomerSegments(ctx context.Context, companyID, customerID string) ([]readmodels.CustomerSegment, error)
 	// History returns a segment's entries and exits.
 	History(ctx context.Context, q readmodels.SegmentHistoryQuery) ([]readmodels.HistoryEntry, error)
+	// Preview decides a rule for the company's customers now.
+	Preview(ctx context.Context, companyID string, rule segment.Rule, now time.Time) (readmodels.SegmentPreview, error)
 }
 
 // ImportRuns reads import runs; readmodels.Imports implements it.

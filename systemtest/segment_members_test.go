@@ -204,6 +204,22 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 	if len(hist.Entries) != 2 || !hist.Entries[1].At.Equal(eventAt.Add(24*time.Hour)) || hist.Entries[1].Cause != "time" {
 		t.Errorf("history of c1 in hot: %+v", hist)
 	}
+	res = e.do(http.MethodPost, "/api/segments/preview/", bearer(admin), jsonBody(map[string]any{"rule": map[string]any{"any": []any{
+		map[string]any{"segment": "hel"}, map[string]any{"field": "city", "eq": "Turku"}}}}))
+	var preview struct {
+		Size   int              `json:"size"`
+		Sample []map[string]any `json:"sample"`
+	}
+	res.wantStatus(t, http.StatusOK)
+	res.decode(t, &preview)
+	if preview.Size != 2 || len(preview.Sample) != 2 || preview.Sample[0]["external_id"] != "c1" || preview.Sample[1]["external_id"] != "c2" {
+		t.Errorf("preview: %+v", preview)
+	}
+	b := e.do(http.MethodPost, "/api/segments/preview/", bearer(admin), jsonBody(map[string]any{"rule": map[string]any{"not": map[string]any{"segment": "zz"}}})).
+		wantError(t, http.StatusUnprocessableEntity, "validation_error")
+	if len(b.Error.Details) != 1 || b.Error.Details[0].Field != "rule.not.segment" {
+		t.Errorf("preview of an unknown segment: %+v", b.Error.Details)
+	}
 	e.do(http.MethodGet, "/api/segments/nope/customers/", bearer(admin)).wantError(t, http.StatusNotFound, "not_found")
 	e.do(http.MethodGet, "/api/segments/hot/history/", bearer(admin), withQuery("from", "yesterday")).wantError(t, http.StatusBadRequest, "invalid_request")
 
