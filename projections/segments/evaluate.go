@@ -209,26 +209,51 @@ func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, at t
 		}
 		timers = append(timers, t)
 	}
+	// Each statement only when it has rows, and the deletions by key
+	// arrays (a join on the primary key), not by a join with a decoded
+	// recordset, whose row count the planner cannot guess.
 	var b pgx.Batch
-	if err := bulk.QueueRows(&b, "segment_members", `
-		WITH c AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, segment_key text, customer_id text,
-			member boolean, at timestamptz, cause text)),
-		gone AS (DELETE FROM segment_members m USING c
-			WHERE NOT c.member AND m.company_id = c.company_id AND m.segment_key = c.segment_key AND m.customer_id = c.customer_id),
-		came AS (INSERT INTO segment_members (company_id, segment_key, customer_id, entered_at)
-			SELECT company_id, segment_key, customer_id, at FROM c WHERE member)
-		INSERT INTO segment_history (company_id, segment_key, customer_id, member, at, cause)
-		SELECT company_id, segment_key, customer_id, member, at, cause FROM c`, changes); err != nil {
+	var exitSeg, exitCust, noTimer []string
+	var entries []change
+	for _, c := range changes {
+		if c.Member {
+			entries = append(entries, c)
+		} else {
+			exitSeg, exitCust = append(exitSeg, c.SegmentKey), append(exitCust, c.CustomerID)
+		}
+	}
+	var due []timer
+	for _, t := range timers {
+		if t.DueAt == nil {
+			noTimer = append(noTimer, t.CustomerID)
+		} else {
+			due = append(due, t)
+		}
+	}
+	if len(exitSeg) > 0 {
+		b.Queue(`DELETE FROM segment_members m USING unnest($2::text[], $3::text[]) AS x(segment_key, customer_id)
+			WHERE m.company_id = $1 AND m.segment_key = x.segment_key AND m.customer_id = x.customer_id`, company, exitSeg, exitCust)
+	}
+	if err := bulk.QueueRows(&b, "segment_members", `INSERT INTO segment_members (company_id, segment_key, customer_id, entered_at)
+		SELECT company_id, segment_key, customer_id, at FROM jsonb_to_recordset($1::jsonb)
+			AS r(company_id text, segment_key text, customer_id text, at timestamptz)`, entries); err != nil {
 		return err
 	}
-	if err := bulk.QueueRows(&b, "segment_members", `
-		WITH t AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, customer_id text, due_at timestamptz)),
-		none AS (DELETE FROM segment_timers s USING t
-			WHERE t.due_at IS NULL AND s.company_id = t.company_id AND s.customer_id = t.customer_id)
-		INSERT INTO segment_timers (company_id, customer_id, due_at)
-		SELECT company_id, customer_id, due_at FROM t WHERE due_at IS NOT NULL
-		ON CONFLICT (company_id, customer_id) DO UPDATE SET due_at = excluded.due_at`, timers); err != nil {
+	if err := bulk.QueueRows(&b, "segment_members", `INSERT INTO segment_history (company_id, segment_key, customer_id, member, at, cause)
+		SELECT company_id, segment_key, customer_id, member, at, cause FROM jsonb_to_recordset($1::jsonb)
+			AS r(company_id text, segment_key text, customer_id text, member boolean, at timestamptz, cause text)`, changes); err != nil {
 		return err
+	}
+	if len(noTimer) > 0 {
+		b.Queue(`DELETE FROM segment_timers WHERE company_id = $1 AND customer_id = ANY($2)`, company, noTimer)
+	}
+	if err := bulk.QueueRows(&b, "segment_members", `INSERT INTO segment_timers (company_id, customer_id, due_at)
+		SELECT company_id, customer_id, due_at FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, customer_id text, due_at timestamptz)
+		ON CONFLICT (company_id, customer_id) DO UPDATE SET due_at = excluded.due_at`, due); err != nil {
+		return err
+	}
+	if b.Len() == 0 {
+		return nil
 	}
 	return bulk.SendBatch(ctx, tx, "segment_members", &b)
 }
