@@ -238,3 +238,53 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 		t.Errorf("history after a rebuild (-before +after):\n%s", diff)
 	}
 }
+
+// TestSegmentMembersLeaveWhenDeletedOrForgotten: a deleted and a
+// forgotten member leave every segment at once, at the commit, with that
+// cause, and the forgotten one's document is gone from the projection.
+func TestSegmentMembersLeaveWhenDeletedOrForgotten(t *testing.T) {
+	e := newEnv(t)
+	e.runProjections(retrievalproj.NewCustomers(e.keys), segments.NewMembers(e.keys, postgres.EventLog{}))
+	e.runImports()
+	admin := e.userToken(e.admin, acmeHost)
+	co := e.acme.ID
+	e.createSegment(admin, map[string]any{"segment_key": "hel", "name": "Helsinki", "rule": map[string]any{"field": "city", "eq": "Helsinki"}})
+	e.createSegment(admin, map[string]any{"segment_key": "mail", "name": "Mailable", "rule": map[string]any{"field": "can_email", "eq": true}})
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "D", "city": "Helsinki", "email": "d@x.test", "can_email": true},
+		{"external_id": "F", "city": "Helsinki", "email": "f@x.test", "can_email": true}, {"external_id": "K", "city": "Helsinki"}]`)
+	d, f := e.customerIDOf(co, "D"), e.customerIDOf(co, "F")
+	if got, _ := e.segmentState(co); len(got) != 5 {
+		t.Fatalf("members %v", got)
+	}
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "D", "is_deleted": true}, {"external_id": "F", "is_forgotten": true}]`)
+	got, history := e.segmentState(co)
+	if len(got) != 1 || got[0][:6] != "hel/K/" {
+		t.Errorf("members after: %v", got)
+	}
+	exits := map[string]string{}
+	var at time.Time
+	for _, h := range history[5:] {
+		if h.Member {
+			t.Errorf("an entry: %+v", h)
+		}
+		exits[h.Segment+"/"+h.Customer] = h.Cause
+		if !at.IsZero() && !h.At.Equal(at) {
+			t.Errorf("exits at %s and %s: not one commit", at, h.At)
+		}
+		at = h.At
+	}
+	want := map[string]string{"hel/" + d: "deleted", "mail/" + d: "deleted", "hel/" + f: "forgotten", "mail/" + f: "forgotten"}
+	if diff := cmp.Diff(want, exits); diff != "" {
+		t.Errorf("exits (-want +got):\n%s", diff)
+	}
+	var docs int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM segment_customers WHERE company_id = $1 AND customer_id = ANY($2)`,
+		co, []string{d, f}).Scan(&docs); err != nil || docs != 0 {
+		t.Errorf("documents of the gone customers: %d (%v)", docs, err)
+	}
+	res := e.do(http.MethodGet, "/api/customers/"+f+"/segments/", bearer(admin))
+	res.wantStatus(t, http.StatusOK)
+	if want := `{"segments":[]}`; string(res.body) != want {
+		t.Errorf("the forgotten customer's segments: %s", res.body)
+	}
+}
