@@ -7,10 +7,10 @@ import (
 
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/campaign"
-	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
