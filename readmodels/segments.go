@@ -38,22 +38,27 @@ type SegmentJSON struct {
 	UpdatedAt   time.Time       `json:"updated_at"`
 	// Size is the number of members now.
 	Size int64 `json:"size"`
+	// ComputedAt is the time of the last change of the company's data
+	// the members reflect; null before the first.
+	ComputedAt *time.Time `json:"computed_at"`
 }
 
 // Segment is a segment with its size.
 type Segment struct {
 	segment.Segment
-	Size int64
+	Size       int64
+	ComputedAt *time.Time
 }
 
 // NewSegmentJSON is s as the API answers it.
 func NewSegmentJSON(s Segment) SegmentJSON {
 	return SegmentJSON{Key: s.Key, Name: s.Name, Description: s.Description, Rule: s.Rule, State: s.State,
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Size: s.Size}
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Size: s.Size, ComputedAt: s.ComputedAt}
 }
 
 const selectSegment = `SELECT company_id, segment_key, name, description, rule_text, state, created_by, created_at,
-	updated_at, (SELECT count(*) FROM segment_members m WHERE m.company_id = s.company_id AND m.segment_key = s.segment_key)
+	updated_at, (SELECT count(*) FROM segment_members m WHERE m.company_id = s.company_id AND m.segment_key = s.segment_key),
+	(SELECT computed_at FROM segment_clock c WHERE c.company_id = s.company_id)
 	FROM segments s `
 
 // Segment returns one segment of the company, or NotFound.
@@ -89,7 +94,11 @@ func (q *Segments) Segments(ctx context.Context, companyID string) ([]Segment, e
 func scanSegment(row pgx.CollectableRow) (Segment, error) {
 	var s Segment
 	var rule string
-	err := row.Scan(&s.CompanyID, &s.Key, &s.Name, &s.Description, &rule, &s.State, &s.CreatedBy, &s.CreatedAt, &s.UpdatedAt, &s.Size)
+	err := row.Scan(&s.CompanyID, &s.Key, &s.Name, &s.Description, &rule, &s.State, &s.CreatedBy, &s.CreatedAt, &s.UpdatedAt, &s.Size, &s.ComputedAt)
+	if s.ComputedAt != nil {
+		t := s.ComputedAt.UTC()
+		s.ComputedAt = &t
+	}
 	s.Rule, s.CreatedAt, s.UpdatedAt = json.RawMessage(rule), s.CreatedAt.UTC(), s.UpdatedAt.UTC()
 	return s, err
 }

@@ -175,8 +175,8 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 	if len(page.Customers) != 1 || page.Customers[0]["external_id"] != "c1" || page.NextURL != "" {
 		t.Errorf("members of hel: %+v", page)
 	}
-	if s := segmentOf(t, e.do(http.MethodGet, "/api/segments/hel/", bearer(admin))); s.Size != 1 {
-		t.Errorf("size of hel %d", s.Size)
+	if s := segmentOf(t, e.do(http.MethodGet, "/api/segments/hel/", bearer(admin))); s.Size != 1 || s.ComputedAt != eventAt.Add(24*time.Hour).Format(time.RFC3339Nano) {
+		t.Errorf("size of hel %d, computed_at %s (the window's end: the last change)", s.Size, s.ComputedAt)
 	}
 	res = e.do(http.MethodGet, "/api/customers/"+c1+"/segments/", bearer(admin))
 	var mine struct {

@@ -20,6 +20,7 @@ type segmentJSON struct {
 	CreatedAt   string         `json:"created_at"`
 	UpdatedAt   string         `json:"updated_at"`
 	Size        int            `json:"size"`
+	ComputedAt  string         `json:"computed_at"`
 }
 
 // segmentOf decodes {"segment": {...}}.

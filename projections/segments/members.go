@@ -58,7 +58,7 @@ func (*Members) Name() string { return "segment_members" }
 // Tables implements Projector.
 func (*Members) Tables() []string {
 	return []string{"segment_rules", "segment_customers", "segment_activity", "segment_sales",
-		"segment_members", "segment_history", "segment_timers"}
+		"segment_members", "segment_history", "segment_timers", "segment_clock"}
 }
 
 // EventTypes implements TypeFilter.
@@ -150,6 +150,9 @@ func (f *commitFacts) touch(id, cause string) {
 func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	f := commitFacts{company: events[0].Metadata.CompanyID, at: events[0].RecordedAt.UTC(),
 		custIDs: map[string]string{}, custUpto: map[string]int64{}, saleUpto: map[string]int64{}, touched: map[string]string{}}
+	if err := tick(ctx, tx, f.company, f.at); err != nil {
+		return err
+	}
 	ruleAt := map[string]int{}
 	for _, e := range events {
 		switch e.Type {
@@ -267,6 +270,13 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 		}
 	}
 	return evaluate(ctx, tx, f.company, decide, f.at, func(id string) string { return f.touched[id] })
+}
+
+// tick records that the company's members reflect its data as of at.
+func tick(ctx context.Context, tx pgx.Tx, company string, at time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO segment_clock (company_id, computed_at) VALUES ($1, $2)
+		ON CONFLICT (company_id) DO UPDATE SET computed_at = greatest(segment_clock.computed_at, excluded.computed_at)`, company, at)
+	return err
 }
 
 // loadRule is a segment's rule and state as the projector holds them.

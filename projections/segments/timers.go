@@ -58,6 +58,9 @@ func fireBatch(ctx context.Context, db Beginner, now time.Time) (int, error) {
 		return 0, err
 	}
 	for _, d := range list {
+		if err := tick(ctx, tx, d.company, d.at.UTC()); err != nil {
+			return 0, err
+		}
 		if err := evaluate(ctx, tx, d.company, []string{d.id}, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
 			return 0, fmt.Errorf("projections: segment_members: timer of %s/%s: %w", d.company, d.id, err)
 		}

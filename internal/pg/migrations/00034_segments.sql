@@ -99,8 +99,16 @@ CREATE TABLE segment_timers (
     PRIMARY KEY (company_id, customer_id)
 );
 CREATE INDEX segment_timers_due ON segment_timers (due_at);
+-- The time of the last change of the company's data the members reflect:
+-- the last commit applied that could move them, or the last timer fired
+-- (a segment's computed_at).
+CREATE TABLE segment_clock (
+    company_id  text        NOT NULL PRIMARY KEY,
+    computed_at timestamptz NOT NULL
+);
 
 -- +goose Down
+DROP TABLE segment_clock;
 DROP TABLE segment_timers;
 DROP TABLE segment_history;
 DROP TABLE segment_members;
