@@ -16,12 +16,12 @@ import (
 
 // runSegmentTimers fires the segment timers every interval until the
 // test ends, as the service does.
-func (e *env) runSegmentTimers(every time.Duration) {
+func (e *env) runSegmentTimers(m *segments.Members, every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		segments.RunTimers(ctx, e.pool, every, time.Now, func(err error) { e.t.Errorf("segment timers: %v", err) })
+		m.RunTimers(ctx, e.pool, every, time.Now, func(err error) { e.t.Errorf("segment timers: %v", err) })
 	}()
 	e.t.Cleanup(func() { cancel(); <-done })
 }
@@ -103,7 +103,7 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 	members := segments.NewMembers(e.keys, postgres.EventLog{})
 	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), members)
 	e.runImports()
-	e.runSegmentTimers(200 * time.Millisecond)
+	e.runSegmentTimers(members, 200*time.Millisecond)
 	admin := e.userToken(e.admin, acmeHost)
 	co := e.acme.ID
 

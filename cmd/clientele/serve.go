@@ -186,7 +186,7 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		segments.RunTimers(runCtx, a.pool, segments.TimerInterval, time.Now, func(err error) {
+		segments.NewMembers(a.keys, a.eventLog()).RunTimers(runCtx, a.pool, segments.TimerInterval, time.Now, func(err error) {
 			a.log.Error("segment timers", "error", err)
 		})
 	}()

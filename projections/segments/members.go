@@ -153,6 +153,11 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 	if err := tick(ctx, tx, f.company, f.at); err != nil {
 		return err
 	}
+	last := events[len(events)-1].Position
+	if _, err := tx.Exec(ctx, `UPDATE segment_clock SET applied_tx = $2, applied_global = $3 WHERE company_id = $1`,
+		f.company, int64(last.TxID), last.Global); err != nil {
+		return err
+	}
 	ruleAt := map[string]int{}
 	for _, e := range events {
 		switch e.Type {

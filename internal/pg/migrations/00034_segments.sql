@@ -102,9 +102,14 @@ CREATE INDEX segment_timers_due ON segment_timers (due_at);
 -- The time of the last change of the company's data the members reflect:
 -- the last commit applied that could move them, or the last timer fired
 -- (a segment's computed_at).
+-- applied_tx and applied_global are the position of the last commit of
+-- the company applied: a timer of the company does not fire while a
+-- commit of it dated before the timer's instant waits to be applied.
 CREATE TABLE segment_clock (
-    company_id  text        NOT NULL PRIMARY KEY,
-    computed_at timestamptz NOT NULL
+    company_id     text        NOT NULL PRIMARY KEY,
+    computed_at    timestamptz NOT NULL,
+    applied_tx     bigint      NOT NULL DEFAULT 0,
+    applied_global bigint      NOT NULL DEFAULT 0
 );
 
 -- +goose Down
