@@ -288,3 +288,39 @@ func TestSegmentMembersLeaveWhenDeletedOrForgotten(t *testing.T) {
 		t.Errorf("the forgotten customer's segments: %s", res.body)
 	}
 }
+
+// TestSegmentMembersFollowSalesAndEventDeletions: a sales leaf counts
+// the customer's counted sales (a cancelled one leaves), with its revenue
+// and its products; a deleted event no longer counts.
+func TestSegmentMembersFollowSalesAndEventDeletions(t *testing.T) {
+	e := newEnv(t)
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), retrievalproj.NewSales(e.keys),
+		segments.NewMembers(e.keys, postgres.EventLog{}))
+	e.runImports()
+	admin := e.userToken(e.admin, acmeHost)
+	co := e.acme.ID
+	e.createSegment(admin, map[string]any{"segment_key": "big", "name": "Big P buyers", "rule": map[string]any{
+		"sales": map[string]any{"min_revenue": 150, "product_id": "P"}}})
+	e.createSegment(admin, map[string]any{"segment_key": "browsers", "name": "Browsers", "rule": map[string]any{
+		"event": map[string]any{"type": "BROWSE", "where": []any{map[string]any{"field": "label", "eq": "home"}}}}})
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "C1"}, {"external_id": "C2"}]`)
+	day := time.Now().UTC().Add(-time.Hour).Format("2006-01-02")
+	e.importAll(admin, "/api/sales/upload/", fmt.Sprintf(`[
+		{"sale_external_id": "S1", "sale_date": %q, "sale_customer_id": "C1", "product_id": "P", "quantity": 2, "unit_price": 100},
+		{"sale_external_id": "S2", "sale_date": %q, "sale_customer_id": "C2", "product_id": "Q", "quantity": 2, "unit_price": 100}]`, day, day))
+	e.importAll(admin, "/api/events/upload/", `[{"type": "BROWSE", "date": "2025-01-02", "customer_id": "C2", "label": "home"},
+		{"type": "BROWSE", "date": "2025-01-02", "customer_id": "C1", "label": "cart"}]`)
+	if got, _ := e.segmentState(co); len(got) != 2 || got[0][:7] != "big/C1/" || got[1][:12] != "browsers/C2/" {
+		t.Fatalf("members %v", got)
+	}
+	e.importAll(admin, "/api/sales/upload/", `[{"sale_external_id": "S1", "sale_state": "CANCELLED"}]`)
+	var id int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT event_id FROM segment_activity WHERE company_id = $1 AND fields->>'label' = 'home'`, co).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	e.importAll(admin, "/api/events/upload/", fmt.Sprintf(`[{"id": %d, "is_deleted": true}]`, id))
+	got, history := e.segmentState(co)
+	if len(got) != 0 || len(history) != 4 || history[2].Cause != segments.CauseSale || history[3].Cause != segments.CauseEvent {
+		t.Errorf("members %v, history %+v", got, history)
+	}
+}
