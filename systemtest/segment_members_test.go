@@ -324,3 +324,35 @@ func TestSegmentMembersFollowSalesAndEventDeletions(t *testing.T) {
 		t.Errorf("members %v, history %+v", got, history)
 	}
 }
+
+// TestSegmentRuleChangeFiresDueTimersFirst: a window that passed before a
+// rule change, its timer not fired yet (no timer loop runs here), is
+// recorded at the instant it passed, not at the change: the backfill
+// fires the due timers on the rules that set them before deciding the
+// new ones, as a rebuild does.
+func TestSegmentRuleChangeFiresDueTimersFirst(t *testing.T) {
+	e := newEnv(t)
+	e.runProjections(retrievalproj.NewCustomers(e.keys), retrievalproj.NewEvents(e.keys), segments.NewMembers(e.keys, postgres.EventLog{}))
+	e.runImports()
+	admin := e.userToken(e.admin, acmeHost)
+	co := e.acme.ID
+	e.createSegment(admin, map[string]any{"segment_key": "hot", "name": "hot", "rule": map[string]any{
+		"event": map[string]any{"type": "BROWSE", "within_days": 1}}})
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "C1"}]`)
+	eventAt := time.Now().UTC().Add(-24*time.Hour + 2*time.Second).Truncate(time.Second)
+	e.importAll(admin, "/api/events/upload/", fmt.Sprintf(`[{"type": "BROWSE", "label": "x", "date": %q, "customer_id": "C1"}]`, eventAt.Format(time.RFC3339)))
+	closes := eventAt.Add(24 * time.Hour)
+	e.waitFor(10*time.Second, "the window to pass", func() bool { return time.Now().After(closes) })
+	e.createSegment(admin, map[string]any{"segment_key": "all", "name": "all", "rule": map[string]any{"field": "id", "exists": true}})
+	e.waitProjections()
+	_, history := e.segmentState(co)
+	c1 := e.customerIDOf(co, "C1")
+	want := []historyRow{
+		{"hot", c1, true, history[0].At, segments.CauseEvent},
+		{"hot", c1, false, closes, segments.CauseTime},
+		{"all", c1, true, history[2].At, segments.CauseRule},
+	}
+	if diff := cmp.Diff(want, history); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+}

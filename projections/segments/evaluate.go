@@ -361,3 +361,17 @@ func fireDue(ctx context.Context, tx pgx.Tx, company string, ids []string, by ti
 		}
 	}
 }
+
+// fireDueCompany fires every timer of the company due by the instant by.
+func fireDueCompany(ctx context.Context, tx pgx.Tx, company string, by time.Time) error {
+	rows, err := tx.Query(ctx, `SELECT customer_id FROM segment_timers WHERE company_id = $1 AND due_at <= $2`, company, by)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	slices.Sort(ids)
+	return fireDue(ctx, tx, company, ids, by)
+}

@@ -254,6 +254,13 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 	if err := fireDue(ctx, tx, f.company, touched, f.at); err != nil {
 		return err
 	}
+	if len(f.rules) > 0 {
+		// The backfill decides every customer at T on the new rules: the
+		// timers due by T fire first, on the rules they were set by.
+		if err := fireDueCompany(ctx, tx, f.company, f.at); err != nil {
+			return err
+		}
+	}
 
 	// Then the facts change.
 	gone, err := m.writeFacts(ctx, tx, &f, sales)
