@@ -33,6 +33,7 @@ import (
 	"github.com/clientele/clientele/domain/campaign"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/domain/segment"
 )
 
 // validate reports what the API needs of the application and is
@@ -82,6 +83,7 @@ type Server struct {
 
 	datatargets app.Datatargets
 	campaigns   app.Campaigns
+	segments    app.Segments
 
 	importers    map[importing.Entity]imports.Importer
 	uploads      app.Uploads
@@ -145,6 +147,7 @@ func NewServer(cfg Config, a app.Application) (*Server, error) {
 
 		datatargets: a.Queries.Datatargets,
 		campaigns:   a.Queries.Campaigns,
+		segments:    a.Queries.Segments,
 
 		importers:    a.Commands.Importers,
 		uploads:      a.Commands.Uploads,
@@ -368,6 +371,16 @@ func (s *Server) routes() {
 		s.tenant(http.MethodPatch, "/api/campaigns/:key/", s.handlePatchCampaign, requires(campaign.MayManage))
 		s.tenant(http.MethodGet, "/api/campaign/actions/", s.handleCampaignStats)
 		s.tenant(http.MethodGet, "/api/beta/campaigns/", s.handleBetaCampaignStats)
+	}
+	if s.segments != nil {
+		s.tenant(http.MethodGet, "/api/segments/", s.handleListSegments)
+		s.tenant(http.MethodPost, "/api/segments/", s.handleCreateSegment, requires(segment.MayManage))
+		s.tenant(http.MethodGet, "/api/segments/:key/", s.handleGetSegment)
+		s.tenant(http.MethodPost, "/api/segments/preview/", s.handlePreviewSegment, requires(segment.MayManage))
+		s.tenant(http.MethodPatch, "/api/segments/:key/", s.handlePatchSegment, requires(segment.MayManage))
+		s.tenant(http.MethodGet, "/api/segments/:key/customers/", s.handleSegmentCustomers)
+		s.tenant(http.MethodGet, "/api/segments/:key/history/", s.handleSegmentHistory)
+		s.tenant(http.MethodGet, "/api/customers/:id/segments/", s.handleCustomerSegments)
 	}
 }
 

@@ -65,6 +65,8 @@ type Queries struct {
 	Datatargets Datatargets
 	// Campaigns reads campaigns and their statistics (optional).
 	Campaigns Campaigns
+	// Segments reads segments (optional).
+	Segments Segments
 	// Imports reads import runs (optional for the API).
 	Imports ImportRuns
 	// SFTPKeys reads the SFTP drop directory's keys (optional).

@@ -10,6 +10,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/importing"
+	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/readmodels"
@@ -134,6 +135,20 @@ type Campaigns interface {
 	CampaignStats(ctx context.Context, q readmodels.StatsQuery) (readmodels.StatsPage, error)
 	// CampaignSalesDays returns a campaign's conversions per day.
 	CampaignSalesDays(ctx context.Context, q readmodels.SalesDaysQuery) ([]readmodels.SalesDay, error)
+}
+
+// Segments reads segments; readmodels.Segments implements it.
+type Segments interface {
+	// Segment returns one segment of the company, or NotFound.
+	Segment(ctx context.Context, companyID, key string) (readmodels.Segment, error)
+	// Segments returns the company's segments, oldest first.
+	Segments(ctx context.Context, companyID string) ([]readmodels.Segment, error)
+	// CustomerSegments returns the segments a customer is in now.
+	CustomerSegments(ctx context.Context, companyID, customerID string) ([]readmodels.CustomerSegment, error)
+	// History returns a segment's entries and exits.
+	History(ctx context.Context, q readmodels.SegmentHistoryQuery) ([]readmodels.HistoryEntry, error)
+	// Preview decides a rule for the company's customers now.
+	Preview(ctx context.Context, companyID string, rule segment.Rule, now time.Time) (readmodels.SegmentPreview, error)
 }
 
 // ImportRuns reads import runs; readmodels.Imports implements it.

@@ -59,6 +59,10 @@ type Commands struct {
 	CreateCampaign CreateCampaignHandler
 	UpdateCampaign UpdateCampaignHandler
 
+	// Segments (docs/segments.md).
+	CreateSegment CreateSegmentHandler
+	UpdateSegment UpdateSegmentHandler
+
 	// SFTP keys of the drop directory (docs/sftp.md).
 	AddSFTPKey    AddSFTPKeyHandler
 	RemoveSFTPKey RemoveSFTPKeyHandler
@@ -92,6 +96,9 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 
 		CreateCampaign: NewCreateCampaignHandler(store, now),
 		UpdateCampaign: NewUpdateCampaignHandler(store, now),
+
+		CreateSegment: NewCreateSegmentHandler(store, now),
+		UpdateSegment: NewUpdateSegmentHandler(store, now),
 
 		AddSFTPKey:    NewAddSFTPKeyHandler(store, now),
 		RemoveSFTPKey: NewRemoveSFTPKeyHandler(store, now),

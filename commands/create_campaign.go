@@ -30,7 +30,7 @@ func NewCreateCampaignHandler(store eventstore.Store, now func() time.Time) Crea
 	if store == nil || now == nil {
 		panic("commands: NewCreateCampaignHandler: nil dependency")
 	}
-	return CreateCampaignHandler{store: store, now: now, keys: &keyCounters{}}
+	return CreateCampaignHandler{store: store, now: now, keys: &keyCounters{stream: campaign.KeysStream}}
 }
 
 // generateAttempts bounds the tries of a creation with a generated key:

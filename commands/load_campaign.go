@@ -42,14 +42,16 @@ func campaignEvents(evs []campaign.Event) []eventstore.Event {
 	return out
 }
 
-// keyCounters remembers, per company, how far this process has read the
-// keys stream, so that generating a key reads only the generations since
+// keyCounters remembers, per company, how far this process has read a
+// keys stream (campaigns', segments'), so that generating a key reads only the generations since
 // (the stream grows by one event per generated key, for ever). It is a
 // hint only: the append expects the version read, so a generation by
 // another process is a conflict, and the retry reads it.
 type keyCounters struct {
-	mu sync.Mutex
-	m  map[string]keyCounter
+	// stream names the company's keys stream.
+	stream func(companyID string) string
+	mu     sync.Mutex
+	m      map[string]keyCounter
 }
 
 // keyCounter is where a company's keys stream stood when last read: its
@@ -63,12 +65,14 @@ func (k *keyCounters) read(ctx context.Context, store eventstore.Store, companyI
 	k.mu.Lock()
 	c := k.m[companyID]
 	k.mu.Unlock()
-	evs, err := store.ReadStream(ctx, campaign.KeysStream(companyID), c.version)
+	evs, err := store.ReadStream(ctx, k.stream(companyID), c.version)
 	if err != nil {
 		return c, err
 	}
 	for _, e := range evs {
-		var ev campaign.KeyGenerated
+		var ev struct {
+			Number int64 `json:"number"`
+		}
 		if err := json.Unmarshal(e.Data, &ev); err != nil {
 			return c, fmt.Errorf("commands: decode %s: %w", e.Type, err)
 		}

@@ -49,6 +49,9 @@ type PageQuery struct {
 	// filter of stringIndexed (the index reads only matching rows).
 	// Retrieval (the API) leaves it 0: its pages are full but the last.
 	MaxScan int
+	// Segment, when not empty, keeps only the members of that segment now
+	// (segment_members; customers only).
+	Segment string
 }
 
 // Page is one page of documents, in id order.
@@ -227,6 +230,9 @@ func (t docTable) inKeyOrder(ctx context.Context, db database, q PageQuery, sql 
 // keyOrdered reports whether every filter of q is one of stringIndexed,
 // whose index holds the rows in page order.
 func (t docTable) keyOrdered(q PageQuery) bool {
+	if q.Segment != "" {
+		return false
+	}
 	for _, f := range q.Filters {
 		if !t.stringIndexed[f.Field] {
 			return false
@@ -301,6 +307,11 @@ func (t docTable) boundedPage(ctx context.Context, db database, q PageQuery) (Pa
 // conditions on doc that they make, each led by " AND ".
 func (t docTable) filterSQL(q PageQuery, args []any) (string, []any) {
 	var where strings.Builder
+	if q.Segment != "" {
+		args = append(args, q.Segment)
+		fmt.Fprintf(&where, " AND %s IN (SELECT customer_id FROM segment_members WHERE company_id = $1 AND segment_key = $%d)",
+			pgx.Identifier{t.id}.Sanitize(), len(args))
+	}
 	for _, f := range q.Filters {
 		if t.stringIndexed[f.Field] {
 			// The field is one of stringIndexed's keys, written in the

@@ -164,6 +164,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 
 			Datatargets: readmodels.NewDatatargets(pool, e.keys),
 			Campaigns:   readmodels.NewCampaigns(pool),
+			Segments:    readmodels.NewSegments(pool),
 			Shops:       readmodels.NewShops(pool),
 			Products:    readmodels.NewProducts(pool),
 			Events:      readmodels.NewEvents(pool),

@@ -29,6 +29,7 @@ import (
 	"github.com/clientele/clientele/projections/datasync"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/projections/segments"
 )
 
 // globals are the flags every subcommand takes.
@@ -211,7 +212,7 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 func asyncProjectors(keys crypto.KeyStore, log eventstore.EventLog) []projections.Projector {
 	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewShops(), retrieval.NewProducts(),
 		retrieval.NewEvents(keys), retrieval.NewSales(keys), datasync.NewDatasync(keys, log),
-		campaignstats.NewCampaignStats()}
+		campaignstats.NewCampaignStats(), segments.NewMembers(keys, log)}
 }
 
 // eventLog is the log the projections read besides the event store port:

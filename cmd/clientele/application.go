@@ -42,6 +42,7 @@ func (a *app) application(baseDomain string) clientele.Application {
 			Sales:            readmodels.NewSales(a.pool),
 			Datatargets:      readmodels.NewDatatargets(a.pool, a.keys),
 			Campaigns:        readmodels.NewCampaigns(a.pool),
+			Segments:         readmodels.NewSegments(a.pool),
 			Imports:          readmodels.NewImports(a.pool),
 			SFTPKeys:         readmodels.NewSFTPKeys(a.pool),
 			ProjectionStatus: a.runtime.CompanyStatus,

@@ -19,6 +19,7 @@ import (
 	"github.com/clientele/clientele/api"
 	"github.com/clientele/clientele/console"
 	"github.com/clientele/clientele/delivery"
+	"github.com/clientele/clientele/projections/segments"
 )
 
 type serveFlags struct {
@@ -196,6 +197,15 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 			demoData.await(runCtx, a)
 		}()
 	}
+	// Segment members leave (or enter) when a window passes, with no new
+	// data: the timers the membership projection sets fire here.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		segments.NewMembers(a.keys, a.eventLog()).RunTimers(runCtx, a.pool, segments.TimerInterval, time.Now, func(err error) {
+			a.log.Error("segment timers", "error", err)
+		})
+	}()
 	// Every customer has a tracking token: those from before tokens get
 	// theirs in the background (a no-op once done).
 	wg.Add(1)

@@ -10,6 +10,7 @@ import (
 	"github.com/clientele/clientele/projections/access"
 	"github.com/clientele/clientele/projections/campaignstats"
 	"github.com/clientele/clientele/projections/datatargets"
+	"github.com/clientele/clientele/projections/segments"
 )
 
 // Inline returns the projectors that run in the append transaction: the
@@ -17,9 +18,10 @@ import (
 // company, its token) and which a client must see at once after creating
 // them; the datatarget queues, which a client that posts reads at once;
 // the SFTP keys, whose removal must end their log-ins at once; and the
-// campaigns, which a client that creates or changes one reads at once.
+// campaigns and the segments, which a client that creates or changes one
+// reads at once.
 func Inline() []projections.Projector {
-	return []projections.Projector{access.Companies{}, access.Users{}, access.Integrations{}, access.AccessTokens{}, datatargets.Datatargets{}, access.SFTPKeys{}, campaignstats.Campaigns{}}
+	return []projections.Projector{access.Companies{}, access.Users{}, access.Integrations{}, access.AccessTokens{}, datatargets.Datatargets{}, access.SFTPKeys{}, campaignstats.Campaigns{}, segments.Segments{}}
 }
 
 // InlineHook is the store hook that applies the Inline projectors to each
