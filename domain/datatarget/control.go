@@ -39,15 +39,14 @@ func (f FailurePolicy) IsZero() bool { return f.MaxAttempts == 0 && f.MaxAgeSeco
 // MaxFailurePolicyAge bounds max_age_seconds: a year.
 const MaxFailurePolicyAge = 365 * 24 * time.Hour
 
-func (f FailurePolicy) check() []domain.FieldError {
-	var problems []domain.FieldError
+// check adds what is wrong with the policy to problems.
+func (f FailurePolicy) check(problems *domain.Problems) {
 	if f.MaxAttempts < 0 || f.MaxAttempts > 1_000_000 {
-		problems = append(problems, domain.FieldError{Field: "failure_policy.max_attempts", Reason: "must be between 1 and 1000000"})
+		problems.Add("failure_policy.max_attempts", "must be between 1 and 1000000")
 	}
 	if f.MaxAgeSeconds < 0 || f.MaxAgeSeconds > int64(MaxFailurePolicyAge/time.Second) {
-		problems = append(problems, domain.FieldError{Field: "failure_policy.max_age_seconds", Reason: "must be between 1 and 31536000"})
+		problems.Add("failure_policy.max_age_seconds", "must be between 1 and 31536000")
 	}
-	return problems
 }
 
 // RequestPatch is a change of an outlet's request; nil fields stay as
@@ -125,8 +124,8 @@ func (o Outlet) Change(p access.Principal, patch OutletPatch) (out Outlet, chang
 			out.DisabledReason = ""
 		}
 	}
-	if problems := checkOutlet(out, interval); len(problems) > 0 {
-		return o, false, &domain.Error{Code: domain.Validation, Message: "invalid outlet", Details: problems}
+	if err := checkOutlet(out, interval); err != nil {
+		return o, false, err
 	}
 	if sameOutlet(o, out) {
 		return o, false, nil
