@@ -14,11 +14,12 @@ import (
 	"github.com/clientele/clientele/domain/datatarget"
 )
 
-// outletJSON is a webhook outlet as answered. The secret is never shown:
-// has_secret (our addition) says whether requests are signed. What may
-// carry a credential (every header but a few harmless ones, the URL's
-// query values and password) is shown only to admins; others see it
-// masked (datatarget.Outlet.RequestFor).
+// outletJSON is a webhook outlet as answered. The secret and the header
+// values are shown in hint form to everyone, admins included: they are
+// sealed at rest and never read back (datatarget.Credentials);
+// has_secret and secret_hint (additions) say whether and with what
+// requests are signed. The URL's query values and password are shown
+// only to admins; others see them masked (datatarget.Outlet.RequestFor).
 type outletJSON struct {
 	ID                         string      `json:"id"`
 	OutletType                 string      `json:"outlet_type"`
@@ -30,6 +31,8 @@ type outletJSON struct {
 	DeliveredBatchCount        int64       `json:"delivered_batch_count"`
 	MinRequestInterval         string      `json:"min_request_interval"`
 	HasSecret                  bool        `json:"has_secret"`
+	// SecretHint is null without a secret.
+	SecretHint *string `json:"secret_hint"`
 	CreatedAt                  string      `json:"created_at"`
 	// FailurePolicy is null when a failing batch is retried for ever.
 	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
@@ -47,8 +50,8 @@ type requestJSON struct {
 	Content json.RawMessage   `json:"content"`
 }
 
-// newOutletJSON answers o to p, its credentials as p may see them
-// (datatarget.Outlet.RequestFor).
+// newOutletJSON answers o to p, its credentials in hint form and its URL
+// as p may see it (datatarget.Outlet.RequestFor).
 func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 	r := o.RequestFor(p)
 	out := outletJSON{
@@ -58,9 +61,13 @@ func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 		LastDeliveredMessageNumber: o.Progress.LastDeliveredMessageNumber,
 		DeliveredBatchCount:        o.Progress.DeliveredBatchCount,
 		MinRequestInterval:         strconv.FormatInt(o.MinRequestInterval.Milliseconds(), 10),
-		HasSecret:                  o.Secret != "", CreatedAt: timestamp(o.CreatedAt),
+		HasSecret:                  o.HasSecret(), CreatedAt: timestamp(o.CreatedAt),
 		FailurePolicy: policyJSON(o.FailurePolicy), ParkedCount: o.Progress.ParkedCount,
 		State: o.Progress.State,
+	}
+	if o.HasSecret() {
+		hint := o.Hints.Secret
+		out.SecretHint = &hint
 	}
 	if t := o.Progress.OldestUndeliveredAt; t != nil {
 		at := timestamp(*t)

@@ -45,7 +45,7 @@ func BenchmarkDatatargets(b *testing.B) {
 	ctx := context.Background()
 	pool := benchDatabase(b)
 	store := postgres.New(pool, projectors.InlineHook(), projections.CommitPublisher{})
-	cmds := commands.New(store, time.Now)
+	cmds := commands.New(store, time.Now, commands.WithSealer(testKeys(b).Keyring))
 	co, err := cmds.CreateCompany.Handle(ctx, commands.CreateCompany{Principal: access.System(""), Slug: "bench", Settings: company.Settings{Name: "Bench"}})
 	if err != nil {
 		b.Fatal(err)

@@ -117,7 +117,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }), logs: &testlog.Buffer{},
+	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }, commands.WithSealer(kr)), logs: &testlog.Buffer{},
 		pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}}
 	e.acme = e.mustCompany(ctx, "acme")
 	e.globex = e.mustCompany(ctx, "globex")

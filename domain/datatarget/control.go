@@ -3,6 +3,7 @@ package datatarget
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clientele/clientele/domain"
@@ -91,7 +92,7 @@ func (o Outlet) Change(p access.Principal, patch OutletPatch) (out Outlet, chang
 			out.Request.Method = *r.Method
 		}
 		if r.Headers != nil {
-			out.Request.Headers = copyHeaders(*r.Headers)
+			out.Request.Headers = keptByHint(*r.Headers, o.Request.Headers)
 		}
 		if r.Format != nil {
 			out.Request.Format = *r.Format
@@ -112,7 +113,7 @@ func (o Outlet) Change(p access.Principal, patch OutletPatch) (out Outlet, chang
 		interval = *patch.MinRequestInterval
 		out.MinRequestInterval = time.Duration(interval) * time.Millisecond
 	}
-	if patch.Secret != nil {
+	if patch.Secret != nil && (*patch.Secret != o.Hints.Secret || o.Secret == "") {
 		out.Secret = *patch.Secret
 	}
 	if patch.FailurePolicy != nil {
@@ -130,11 +131,26 @@ func (o Outlet) Change(p access.Principal, patch OutletPatch) (out Outlet, chang
 	if sameOutlet(o, out) {
 		return o, false, nil
 	}
+	out.Hints = out.Credentials().Hints()
 	return out, true, nil
 }
 
 // MayDelete decides whether p may delete o.
 func (o Outlet) MayDelete(p access.Principal) error { return MayControl(p) }
+
+// keptByHint returns the headers patched, where a value given as the
+// hint of the value the header has (as answered: Credentials.Hints)
+// keeps the value: a client that sends back the request it read, to
+// change its URL, does not replace the credentials with their hints.
+func keptByHint(patched, current map[string]string) map[string]string {
+	out := copyHeaders(patched)
+	for name, value := range out {
+		if old, ok := current[name]; ok && strings.Contains(value, "*") && value == access.TokenHint(old) {
+			out[name] = old
+		}
+	}
+	return out
+}
 
 func copyHeaders(h map[string]string) map[string]string {
 	out := make(map[string]string, len(h))
@@ -146,8 +162,8 @@ func copyHeaders(h map[string]string) map[string]string {
 
 // sameOutlet reports whether a and b are configured alike.
 func sameOutlet(a, b Outlet) bool {
-	x, _ := json.Marshal(NewOutletChanged(a, time.Time{}))
-	y, _ := json.Marshal(NewOutletChanged(b, time.Time{}))
+	x, _ := json.Marshal(outletChanged(a, time.Time{}))
+	y, _ := json.Marshal(outletChanged(b, time.Time{}))
 	return string(x) == string(y)
 }
 

@@ -45,8 +45,14 @@ type Outlet struct {
 	// MinRequestInterval is the least time between the starts of two
 	// requests.
 	MinRequestInterval time.Duration
-	// Secret, when set, signs every request (Standard Webhooks).
+	// Secret, when set, signs every request (Standard Webhooks). It and
+	// the values of Request.Headers are in clear only where opened (the
+	// commands, the deliverer: see Credentials); read from the read model
+	// they are absent, and Hints shows them.
 	Secret string
+	// Hints are the secret and the header values in hint form: what every
+	// answer shows.
+	Hints Credentials
 	// FailurePolicy says when a failing batch is parked (zero: never).
 	FailurePolicy FailurePolicy
 	Enabled       bool
@@ -106,6 +112,7 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 	if err := checkOutlet(o, spec.MinRequestInterval); err != nil {
 		return Outlet{}, err
 	}
+	o.Hints = o.Credentials().Hints()
 	return o, nil
 }
 
