@@ -33,7 +33,7 @@ type outletJSON struct {
 	HasSecret                  bool        `json:"has_secret"`
 	// SecretHint is null without a secret.
 	SecretHint *string `json:"secret_hint"`
-	CreatedAt                  string      `json:"created_at"`
+	CreatedAt  string  `json:"created_at"`
 	// FailurePolicy is null when a failing batch is retried for ever.
 	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
 	ParkedCount   int64                     `json:"parked_count"`
