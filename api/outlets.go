@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -123,21 +125,47 @@ func (s *Server) handleCreateOutlet(c *gin.Context) error {
 		return err
 	}
 	// The read model is inline: it holds the outlet, with its state.
-	if o, err = s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), o.ID); err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})
-	return nil
+	return s.answerOutlet(c, o.ID, true)
 }
 
 // handleGetOutlet serves GET /api/datatargets/<id>/outlets/<outlet_id>/.
 func (s *Server) handleGetOutlet(c *gin.Context) error {
+	return s.answerOutlet(c, c.Param("outlet_id"), false)
+}
+
+// outletWarningJSON is a warning of an answer that succeeded: the field it is
+// about and why (the form of the details of an error).
+type outletWarningJSON struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// outletURLCheckTimeout bounds the look-up of an outlet's host name for
+// its warning; a name that does not resolve within it gets none.
+const outletURLCheckTimeout = 2 * time.Second
+
+// answerOutlet answers {"outlet": ...} with the outlet id of the
+// datatarget of the route, as the read model has it, and, when warn
+// (a creation or a change) and the delivery's guard will refuse its URL
+// (Config.RefusedOutletURL), {"warnings": [{"field": "request.url",
+// "reason": ...}]}: the outlet is kept as asked, and each of its attempts
+// will fail the same way until its URL is changed or the network allowed.
+func (s *Server) answerOutlet(c *gin.Context, id string, warn bool) error {
 	p, _ := principalOf(c)
-	o, err := s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), c.Param("outlet_id"))
+	o, err := s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), id)
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})
+	answer := gin.H{"outlet": newOutletJSON(o, p)}
+	if warn && s.cfg.RefusedOutletURL != nil {
+		// A name is resolved: within a bound, the answer is not held up.
+		ctx, cancel := context.WithTimeout(c.Request.Context(), outletURLCheckTimeout)
+		defer cancel()
+		if why := s.cfg.RefusedOutletURL(ctx, o.Request.URL); why != "" {
+			answer["warnings"] = []outletWarningJSON{{Field: "request.url", Reason: why}}
+		}
+	}
+	c.JSON(http.StatusOK, answer)
 	return nil
 }
 
