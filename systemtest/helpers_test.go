@@ -134,7 +134,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 		RefusedOutletURL: func(ctx context.Context, rawURL string) string {
 			return delivery.RefusedURL(ctx, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, rawURL)
 		},
-		Logger:     slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	acc := readmodels.NewAccess(pool)
 	deps := app.Application{
