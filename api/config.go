@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,6 +71,12 @@ type Config struct {
 	// WriteTimeout bounds the time to answer a request, from its start,
 	// uploads excepted. Default 5 min.
 	WriteTimeout time.Duration
+
+	// RefusedOutletURL returns why the delivery's SSRF guard will refuse
+	// to connect to an outlet's URL, or "" (delivery.RefusedURL with the
+	// deliverer's allowed networks): an outlet created or changed with
+	// such a URL is answered with a warning. Default none: no warning.
+	RefusedOutletURL func(ctx context.Context, rawURL string) string
 }
 
 // Default values of Config.

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -14,11 +16,12 @@ import (
 	"github.com/clientele/clientele/domain/datatarget"
 )
 
-// outletJSON is a webhook outlet as answered. The secret is never shown:
-// has_secret (our addition) says whether requests are signed. What may
-// carry a credential (every header but a few harmless ones, the URL's
-// query values and password) is shown only to admins; others see it
-// masked (datatarget.Outlet.RequestFor).
+// outletJSON is a webhook outlet as answered. The secret and the header
+// values are shown in hint form to everyone, admins included: they are
+// sealed at rest and never read back (datatarget.Credentials);
+// has_secret and secret_hint (additions) say whether and with what
+// requests are signed. The URL's query values and password are shown
+// only to admins; others see them masked (datatarget.Outlet.RequestFor).
 type outletJSON struct {
 	ID                         string      `json:"id"`
 	OutletType                 string      `json:"outlet_type"`
@@ -30,7 +33,9 @@ type outletJSON struct {
 	DeliveredBatchCount        int64       `json:"delivered_batch_count"`
 	MinRequestInterval         string      `json:"min_request_interval"`
 	HasSecret                  bool        `json:"has_secret"`
-	CreatedAt                  string      `json:"created_at"`
+	// SecretHint is null without a secret.
+	SecretHint *string `json:"secret_hint"`
+	CreatedAt  string  `json:"created_at"`
 	// FailurePolicy is null when a failing batch is retried for ever.
 	FailurePolicy *datatarget.FailurePolicy `json:"failure_policy"`
 	ParkedCount   int64                     `json:"parked_count"`
@@ -47,8 +52,8 @@ type requestJSON struct {
 	Content json.RawMessage   `json:"content"`
 }
 
-// newOutletJSON answers o to p, its credentials as p may see them
-// (datatarget.Outlet.RequestFor).
+// newOutletJSON answers o to p, its credentials in hint form and its URL
+// as p may see it (datatarget.Outlet.RequestFor).
 func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 	r := o.RequestFor(p)
 	out := outletJSON{
@@ -58,9 +63,13 @@ func newOutletJSON(o datatarget.Outlet, p access.Principal) outletJSON {
 		LastDeliveredMessageNumber: o.Progress.LastDeliveredMessageNumber,
 		DeliveredBatchCount:        o.Progress.DeliveredBatchCount,
 		MinRequestInterval:         strconv.FormatInt(o.MinRequestInterval.Milliseconds(), 10),
-		HasSecret:                  o.Secret != "", CreatedAt: timestamp(o.CreatedAt),
+		HasSecret:                  o.HasSecret(), CreatedAt: timestamp(o.CreatedAt),
 		FailurePolicy: policyJSON(o.FailurePolicy), ParkedCount: o.Progress.ParkedCount,
 		State: o.Progress.State,
+	}
+	if o.HasSecret() {
+		hint := o.Hints.Secret
+		out.SecretHint = &hint
 	}
 	if t := o.Progress.OldestUndeliveredAt; t != nil {
 		at := timestamp(*t)
@@ -116,21 +125,47 @@ func (s *Server) handleCreateOutlet(c *gin.Context) error {
 		return err
 	}
 	// The read model is inline: it holds the outlet, with its state.
-	if o, err = s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), o.ID); err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})
-	return nil
+	return s.answerOutlet(c, o.ID, true)
 }
 
 // handleGetOutlet serves GET /api/datatargets/<id>/outlets/<outlet_id>/.
 func (s *Server) handleGetOutlet(c *gin.Context) error {
+	return s.answerOutlet(c, c.Param("outlet_id"), false)
+}
+
+// outletWarningJSON is a warning of an answer that succeeded: the field it is
+// about and why (the form of the details of an error).
+type outletWarningJSON struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// outletURLCheckTimeout bounds the look-up of an outlet's host name for
+// its warning; a name that does not resolve within it gets none.
+const outletURLCheckTimeout = 2 * time.Second
+
+// answerOutlet answers {"outlet": ...} with the outlet id of the
+// datatarget of the route, as the read model has it, and, when warn
+// (a creation or a change) and the delivery's guard will refuse its URL
+// (Config.RefusedOutletURL), {"warnings": [{"field": "request.url",
+// "reason": ...}]}: the outlet is kept as asked, and each of its attempts
+// will fail the same way until its URL is changed or the network allowed.
+func (s *Server) answerOutlet(c *gin.Context, id string, warn bool) error {
 	p, _ := principalOf(c)
-	o, err := s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), c.Param("outlet_id"))
+	o, err := s.datatargets.Outlet(c.Request.Context(), p.CompanyID, c.Param("id"), id)
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"outlet": newOutletJSON(o, p)})
+	answer := gin.H{"outlet": newOutletJSON(o, p)}
+	if warn && s.cfg.RefusedOutletURL != nil {
+		// A name is resolved: within a bound, the answer is not held up.
+		ctx, cancel := context.WithTimeout(c.Request.Context(), outletURLCheckTimeout)
+		defer cancel()
+		if why := s.cfg.RefusedOutletURL(ctx, o.Request.URL); why != "" {
+			answer["warnings"] = []outletWarningJSON{{Field: "request.url", Reason: why}}
+		}
+	}
+	c.JSON(http.StatusOK, answer)
 	return nil
 }
 

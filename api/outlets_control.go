@@ -42,7 +42,7 @@ func (s *Server) handleChangeOutlet(c *gin.Context) error {
 		return err
 	}
 	// The read model is inline: it holds the change already.
-	return s.handleGetOutlet(c)
+	return s.answerOutlet(c, c.Param("outlet_id"), true)
 }
 
 // handleDeleteOutlet serves DELETE /api/datatargets/<id>/outlets/<outlet_id>/

@@ -20,16 +20,18 @@ type ChangeOutlet struct {
 
 // ChangeOutletHandler handles ChangeOutlet.
 type ChangeOutletHandler struct {
-	store eventstore.Store
-	now   func() time.Time
+	store  eventstore.Store
+	sealer datatarget.Sealer
+	now    func() time.Time
 }
 
-// NewChangeOutletHandler returns a handler on store.
-func NewChangeOutletHandler(store eventstore.Store, now func() time.Time) ChangeOutletHandler {
-	if store == nil || now == nil {
+// NewChangeOutletHandler returns a handler on store; sealer opens the
+// outlet's credentials and seals them again in the event.
+func NewChangeOutletHandler(store eventstore.Store, sealer datatarget.Sealer, now func() time.Time) ChangeOutletHandler {
+	if store == nil || sealer == nil || now == nil {
 		panic("commands: NewChangeOutletHandler: nil dependency")
 	}
-	return ChangeOutletHandler{store: store, now: now}
+	return ChangeOutletHandler{store: store, sealer: sealer, now: now}
 }
 
 // Handle applies the patch as one OutletChanged event carrying the whole
@@ -57,7 +59,7 @@ func (h ChangeOutletHandler) Handle(ctx context.Context, cmd ChangeOutlet) error
 
 func (h ChangeOutletHandler) try(ctx context.Context, cmd ChangeOutlet, stream string) error {
 	p := cmd.Principal
-	old, version, err := loadOutlet(ctx, h.store, p.CompanyID, cmd.DatatargetID, cmd.OutletID)
+	old, version, err := loadOutlet(ctx, h.store, h.sealer, p.CompanyID, cmd.DatatargetID, cmd.OutletID)
 	if err != nil {
 		return err
 	}
@@ -65,11 +67,15 @@ func (h ChangeOutletHandler) try(ctx context.Context, cmd ChangeOutlet, stream s
 	if err != nil || !changed {
 		return err
 	}
+	ev, err := datatarget.NewOutletChanged(o, stamp(h.now()), h.sealer)
+	if err != nil {
+		return err
+	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: stream, ExpectedVersion: version,
-			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletChangedType, datatarget.NewOutletChanged(o, stamp(h.now())))},
+			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletChangedType, ev)},
 		}},
 	})
 	return err

@@ -29,6 +29,7 @@ import (
 
 	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/storeerr"
 )
@@ -71,8 +72,17 @@ type Commands struct {
 // New returns every handler on store, with now as the clock. The
 // handlers reach the store through typedStore: each command's error comes
 // out typed, and its callers (api) know neither the event store nor
-// PostgreSQL.
-func New(store eventstore.Store, now func() time.Time) Commands {
+// PostgreSQL. Outlets' credentials are sealed with the sealer given by
+// WithSealer; without one, creating or changing an outlet fails.
+func New(store eventstore.Store, now func() time.Time, opts ...Option) Commands {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	sealer := o.sealer
+	if sealer == nil {
+		sealer = noSealer{}
+	}
 	store = typedStore{store}
 	return Commands{
 		CreateCompany:         NewCreateCompanyHandler(store, now),
@@ -86,8 +96,8 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		UpdateDatatarget:       NewUpdateDatatargetHandler(store, now),
 		PostDatatargetMessages: NewPostDatatargetMessagesHandler(store),
 		DeleteDatatarget:       NewDeleteDatatargetHandler(store, now),
-		CreateOutlet:           NewCreateOutletHandler(store, now),
-		ChangeOutlet:           NewChangeOutletHandler(store, now),
+		CreateOutlet:           NewCreateOutletHandler(store, sealer, now),
+		ChangeOutlet:           NewChangeOutletHandler(store, sealer, now),
 		DisableOutlet:          NewDisableOutletHandler(store, now),
 		DeleteOutlet:           NewDeleteOutletHandler(store, now),
 		RewindOutlet:           NewRewindOutletHandler(store, now),
@@ -103,6 +113,29 @@ func New(store eventstore.Store, now func() time.Time) Commands {
 		AddSFTPKey:    NewAddSFTPKeyHandler(store, now),
 		RemoveSFTPKey: NewRemoveSFTPKeyHandler(store, now),
 	}
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	sealer datatarget.Sealer
+}
+
+// WithSealer seals outlets' credentials (their secret and header values)
+// in the events with s: the master key's (crypto.Keyring).
+func WithSealer(s datatarget.Sealer) Option { return func(o *options) { o.sealer = s } }
+
+// noSealer is the sealer of commands built without one: it refuses, so
+// that no credential is ever recorded in clear.
+type noSealer struct{}
+
+func (noSealer) SealEnvelope([]byte, []byte) ([]byte, []byte, error) {
+	return nil, nil, errors.New("commands: no sealer for outlets' credentials (commands.WithSealer)")
+}
+
+func (noSealer) OpenEnvelope([]byte, []byte, []byte) ([]byte, error) {
+	return nil, errors.New("commands: no sealer for outlets' credentials (commands.WithSealer)")
 }
 
 // NewID returns a fresh identifier: a UUIDv7 without dashes.

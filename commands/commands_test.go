@@ -20,6 +20,7 @@ import (
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/memory"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/internal/secret"
 	"github.com/clientele/clientele/projections/projectors"
@@ -47,7 +48,11 @@ var now = time.Date(2025, 5, 6, 7, 8, 9, 0, time.UTC)
 func newCommands(t *testing.T) (commands.Commands, *memory.Store) {
 	t.Helper()
 	store := memory.New()
-	return commands.New(store, func() time.Time { return now }), store
+	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return commands.New(store, func() time.Time { return now }, commands.WithSealer(kr)), store
 }
 
 func mustCompany(t *testing.T, cmds commands.Commands, slug string, domains ...string) company.Company {

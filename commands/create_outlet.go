@@ -19,16 +19,18 @@ type CreateOutlet struct {
 
 // CreateOutletHandler handles CreateOutlet.
 type CreateOutletHandler struct {
-	store eventstore.Store
-	now   func() time.Time
+	store  eventstore.Store
+	sealer datatarget.Sealer
+	now    func() time.Time
 }
 
-// NewCreateOutletHandler returns a handler on store.
-func NewCreateOutletHandler(store eventstore.Store, now func() time.Time) CreateOutletHandler {
-	if store == nil || now == nil {
+// NewCreateOutletHandler returns a handler on store; sealer seals the
+// outlet's credentials in its event.
+func NewCreateOutletHandler(store eventstore.Store, sealer datatarget.Sealer, now func() time.Time) CreateOutletHandler {
+	if store == nil || sealer == nil || now == nil {
 		panic("commands: NewCreateOutletHandler: nil dependency")
 	}
-	return CreateOutletHandler{store: store, now: now}
+	return CreateOutletHandler{store: store, sealer: sealer, now: now}
 }
 
 // Handle creates the outlet, enabled; it delivers from the datatarget's
@@ -49,11 +51,15 @@ func (h CreateOutletHandler) Handle(ctx context.Context, cmd CreateOutlet) (data
 	if err != nil {
 		return datatarget.Outlet{}, err
 	}
+	ev, err := datatarget.NewOutletCreated(o, h.sealer)
+	if err != nil {
+		return datatarget.Outlet{}, err
+	}
 	_, err = h.store.Append(ctx, eventstore.Commit{
 		Metadata: Metadata(ctx, p, p.CompanyID),
 		Streams: []eventstore.StreamAppend{{
 			StreamID: datatarget.OutletStream(p.CompanyID, o.ID), ExpectedVersion: eventstore.NoStream,
-			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletCreatedType, datatarget.NewOutletCreated(o))},
+			Events: []eventstore.Event{eventstore.NewEvent(datatarget.OutletCreatedType, ev)},
 		}},
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ func (h DisableOutletHandler) Handle(ctx context.Context, cmd DisableOutlet) err
 	if err := datatarget.MayManage(p); err != nil {
 		return err
 	}
-	o, version, err := loadOutlet(ctx, h.store, p.CompanyID, cmd.DatatargetID, cmd.OutletID)
+	o, version, err := loadOutlet(ctx, h.store, nil, p.CompanyID, cmd.DatatargetID, cmd.OutletID)
 	if err != nil || !o.Enabled {
 		return err
 	}

@@ -33,24 +33,31 @@ func loadDatatarget(ctx context.Context, store eventstore.Store, companyID, id s
 	return d, version, err
 }
 
-// loadOutlet reads an outlet of a datatarget. An unknown or deleted
+// loadOutlet reads an outlet of a datatarget, its credentials opened
+// with sealer (nil: not opened, their hints only). An unknown or deleted
 // outlet, one of another datatarget, or one of a deleted datatarget, is
 // NotFound.
-func loadOutlet(ctx context.Context, store eventstore.Store, companyID, datatargetID, id string) (datatarget.Outlet, int64, error) {
+func loadOutlet(ctx context.Context, store eventstore.Store, sealer datatarget.Sealer, companyID, datatargetID, id string) (datatarget.Outlet, int64, error) {
 	errNoOutlet := func() error { return domain.Errorf(domain.NotFound, "no such outlet") }
 	deleted := false
 	apply := func(o datatarget.Outlet, e eventstore.RecordedEvent) (datatarget.Outlet, error) {
 		switch e.Type {
 		case datatarget.OutletCreatedType:
 			ev, err := decodeEvent[datatarget.OutletCreated](e)
-			return ev.Outlet(companyID), err
+			if err != nil {
+				return o, err
+			}
+			return ev.Outlet(companyID, sealer)
 		case datatarget.OutletDisabledType:
 			ev, err := decodeEvent[datatarget.OutletDisabled](e)
 			o.Enabled, o.DisabledReason = false, ev.Reason
 			return o, err
 		case datatarget.OutletChangedType:
 			ev, err := decodeEvent[datatarget.OutletChanged](e)
-			return ev.Apply(o), err
+			if err != nil {
+				return o, err
+			}
+			return ev.Apply(o, sealer)
 		case datatarget.OutletDeletedType:
 			deleted = true
 		}

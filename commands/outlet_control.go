@@ -22,7 +22,7 @@ func controlOutlet(ctx context.Context, store eventstore.Store, p access.Princip
 	if err := datatarget.MayControl(p); err != nil {
 		return err
 	}
-	o, version, err := loadOutlet(ctx, store, p.CompanyID, datatargetID, outletID)
+	o, version, err := loadOutlet(ctx, store, nil, p.CompanyID, datatargetID, outletID)
 	if err != nil {
 		return err
 	}

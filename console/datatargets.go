@@ -354,7 +354,7 @@ func (c *Console) outletPage(g *gin.Context, entry int64) (outletView, error) {
 	rows := outletRows(p, []datatarget.Outlet{o}, states)
 	headers := o.RequestFor(p).Headers
 	shown := newBudget()
-	v := outletView{D: d, O: rows[0], Secret: o.Secret != "", Batched: o.IsBatched, MaxBatch: o.MaxBatchSize,
+	v := outletView{D: d, O: rows[0], Secret: o.HasSecret(), Batched: o.IsBatched, MaxBatch: o.MaxBatchSize,
 		Interval: o.MinRequestInterval.String(), Content: shown.json(o.Request.Content, shownValueBytes),
 		ContentDownload: outletPath(d.ID, o.ID) + "/content"}
 	for _, k := range sortedHeaderNames(headers) {

@@ -92,7 +92,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}, cmds: commands.New(store, time.Now),
+	e := &env{t: t, pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}, cmds: commands.New(store, time.Now, commands.WithSealer(kr)),
 		staging: new(atomic.Pointer[chan struct{}])}
 	e.acme = e.mustCompany(ctx, "acme")
 	e.globex = e.mustCompany(ctx, "globex")

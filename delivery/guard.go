@@ -1,9 +1,12 @@
 package delivery
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"syscall"
 )
 
@@ -109,4 +112,39 @@ func (g guard) control(_, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("delivery: dial %q: %w", address, err)
 	}
 	return g.check(addr.WithZone(""))
+}
+
+// RefusedURL returns why the guard, allowing the networks allow, will
+// refuse to connect to rawURL's host, every address of which it refuses
+// (a name is resolved, within ctx): the first of them, as the attempts
+// will say it; "" when one is allowed (the dialler falls back to it), or
+// when the host does not resolve (which the attempts report). An outlet created or changed with such a URL is
+// answered with a warning: the guard refuses it when dialling, since a
+// name may resolve elsewhere by then.
+func RefusedURL(ctx context.Context, allow []netip.Prefix, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	g := guard{allow: allow}
+	addrs := []netip.Addr{}
+	if addr, err := netip.ParseAddr(u.Hostname()); err == nil {
+		addrs = append(addrs, addr)
+	} else if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname()); err != nil {
+		return ""
+	}
+	var first *RefusedAddressError
+	for _, addr := range addrs {
+		var refused *RefusedAddressError
+		if !errors.As(g.check(addr), &refused) {
+			return "" // the dialler falls back to an address allowed
+		}
+		if first == nil {
+			first = refused
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return fmt.Sprintf("the delivery will refuse to connect to %s (%s address); allow it with --webhook-allow-cidrs", first.Addr, first.Why)
 }

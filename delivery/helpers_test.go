@@ -64,7 +64,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(pool.Close)
 	h.pool = pool
 	store := postgres.New(pool, projectors.InlineHook())
-	h.cmds = commands.New(store, time.Now)
+	h.cmds = commands.New(store, time.Now, commands.WithSealer(testKeys(t).Keyring))
 	co, err := h.cmds.CreateCompany.Handle(ctx, commands.CreateCompany{Principal: access.System(""), Slug: "acme", Settings: company.Settings{Name: "Acme"}})
 	if err != nil {
 		t.Fatal(err)

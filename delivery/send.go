@@ -94,7 +94,9 @@ func (s *sender) send(ctx context.Context, batch []message, date time.Time, batc
 	}
 	if reqTotal > 0 && reqTotal <= s.cfg.MaxRequestLog {
 		res.entry.HTTPRequestAvailable = true
-		res.entry.HTTPRequest = text(rawReq)
+		// Stored with the header values masked: they are the outlet's
+		// credentials, sealed at rest and shown to no one.
+		res.entry.HTTPRequest = datatarget.MaskRawHeaders(text(rawReq), s.outlet.Request.Headers)
 	}
 	res.entry.HTTPReply = text(rawReply)
 	if resp != nil {

@@ -20,7 +20,7 @@ import (
 // TestSignedOverTLS: an outlet with a secret signs its requests as
 // Standard Webhooks says (checked with the reference library), keeps the
 // webhook-id of a batch when retrying it, and is logged as readable HTTP
-// even over TLS.
+// even over TLS (its header values masked: datatarget.MaskRawHeaders).
 func TestSignedOverTLS(t *testing.T) {
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	wh, err := standardwebhooks.NewWebhook(secret)
@@ -60,7 +60,9 @@ func TestSignedOverTLS(t *testing.T) {
 		t.Errorf("webhook ids %v", ids)
 	}
 	for _, e := range h.entries(o.ID) {
-		if !strings.HasPrefix(e.HTTPRequest, "POST /hook HTTP/1.1\r\n") || !strings.Contains(e.HTTPRequest, "\r\nwebhook-signature: v1,") {
+		// Stored with the signature and the outlet's header values masked.
+		if !strings.HasPrefix(e.HTTPRequest, "POST /hook HTTP/1.1\r\n") || !strings.Contains(e.HTTPRequest, "\r\nwebhook-signature: ****\r\n") ||
+			!strings.Contains(e.HTTPRequest, "\r\nX-Api-Key: ****\r\n") || !strings.Contains(e.HTTPRequest, "\r\nwebhook-id: msg_") {
 			t.Errorf("raw request over TLS:\n%s", e.HTTPRequest)
 		}
 	}

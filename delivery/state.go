@@ -32,25 +32,34 @@ type state struct {
 	rewindApplied int64
 }
 
-// loadOutlet reads the outlet's configuration; enabled is false when the
-// outlet or its datatarget is disabled.
+// loadOutlet reads the outlet's configuration, its credentials opened
+// (the only place that opens them for a request: its secret signs it and
+// its headers are sent); enabled is false when the outlet or its
+// datatarget is disabled.
 func (d *Deliverer) loadOutlet(ctx context.Context, o outletRef) (datatarget.Outlet, rewind, error) {
 	var out datatarget.Outlet
+	var stored datatarget.StoredOutlet
 	var rw rewind
-	var req []byte
+	var req, key, sealed []byte
 	var interval int64
 	err := d.cfg.Pool.QueryRow(ctx, `SELECT o.request, o.is_batched, o.max_batch_size, o.min_request_interval_ms,
-			o.secret, o.failure_policy, o.enabled AND t.enabled, o.rewind_seq, o.rewind_after
+			o.secret, o.credentials_key, o.sealed_credentials, o.failure_policy, o.enabled AND t.enabled, o.rewind_seq, o.rewind_after
 		FROM datatarget_outlets o JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
 		WHERE o.company_id = $1 AND o.id = $2`, o.companyID, o.outletID).Scan(
-		&req, &out.IsBatched, &out.MaxBatchSize, &interval, &out.Secret, &out.FailurePolicy, &out.Enabled, &rw.seq, &rw.after)
+		&req, &out.IsBatched, &out.MaxBatchSize, &interval, &stored.Secret, &key, &sealed, &out.FailurePolicy, &out.Enabled, &rw.seq, &rw.after)
 	if err != nil {
 		return out, rw, fmt.Errorf("delivery: outlet %s: %w", o.outletID, err)
 	}
 	out.ID, out.CompanyID, out.DatatargetID = o.outletID, o.companyID, o.datatargetID
 	out.MinRequestInterval = time.Duration(interval) * time.Millisecond
-	if err := json.Unmarshal(req, &out.Request); err != nil {
+	if err := json.Unmarshal(req, &stored.Request); err != nil {
 		return out, rw, fmt.Errorf("delivery: outlet %s: request: %w", o.outletID, err)
+	}
+	if sealed != nil {
+		stored.Sealed = &datatarget.SealedCredentials{Key: key, Sealed: sealed}
+	}
+	if out, err = stored.Open(out, d.cfg.Keys.Keyring); err != nil {
+		return out, rw, fmt.Errorf("delivery: outlet %s: %w", o.outletID, err)
 	}
 	return out, rw, nil
 }

@@ -114,7 +114,7 @@ func (q *Datatargets) Outlet(ctx context.Context, companyID, datatargetID, id st
 // its next request.
 func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([]datatarget.Outlet, error) {
 	rows, err := q.db.Query(ctx, `SELECT o.company_id, o.id, o.datatarget_id, o.outlet_type, o.request, o.is_batched,
-		o.max_batch_size, o.min_request_interval_ms, o.secret, o.failure_policy, o.enabled, o.disabled_reason, o.created_by, o.created_at,
+		o.max_batch_size, o.min_request_interval_ms, o.secret, o.sealed_credentials IS NOT NULL, o.failure_policy, o.enabled, o.disabled_reason, o.created_by, o.created_at,
 		pos.n, coalesce(s.delivered_batch_count, 0),
 		(SELECT count(*) FROM outlet_parked p WHERE p.outlet_id = o.id),
 		CASE WHEN NOT o.enabled AND o.disabled_reason <> '' THEN 'disabled'
@@ -135,10 +135,12 @@ func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([
 	}
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (datatarget.Outlet, error) {
 		var o datatarget.Outlet
+		var stored datatarget.StoredOutlet
 		var req []byte
 		var interval int64
+		var sealed bool
 		err := row.Scan(&o.CompanyID, &o.ID, &o.DatatargetID, &o.Type, &req, &o.IsBatched, &o.MaxBatchSize, &interval,
-			&o.Secret, &o.FailurePolicy, &o.Enabled, &o.DisabledReason, &o.CreatedBy, &o.CreatedAt, &o.Progress.LastDeliveredMessageNumber, &o.Progress.DeliveredBatchCount,
+			&stored.Secret, &sealed, &o.FailurePolicy, &o.Enabled, &o.DisabledReason, &o.CreatedBy, &o.CreatedAt, &o.Progress.LastDeliveredMessageNumber, &o.Progress.DeliveredBatchCount,
 			&o.Progress.ParkedCount, &o.Progress.State, &o.Progress.OldestUndeliveredAt)
 		if err != nil {
 			return o, err
@@ -149,10 +151,15 @@ func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([
 			o.Progress.OldestUndeliveredAt = &utc
 		}
 		o.MinRequestInterval = time.Duration(interval) * time.Millisecond
-		if err := json.Unmarshal(req, &o.Request); err != nil {
+		if err := json.Unmarshal(req, &stored.Request); err != nil {
 			return o, fmt.Errorf("request of outlet %s: %w", o.ID, err)
 		}
-		return o, nil
+		if sealed {
+			// Only whether they are sealed matters here: what is answered
+			// is their hints, never opened.
+			stored.Sealed = &datatarget.SealedCredentials{}
+		}
+		return stored.Outlet(o), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("readmodels: outlets: %w", err)

@@ -45,7 +45,8 @@ func TestDatatargetsQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.LastMessageNumber != 25 || len(got.Outlets) != 1 || got.Outlets[0].ID != o.ID || got.Outlets[0].Request.Headers["X-Key"] != "k" {
+	if got.LastMessageNumber != 25 || len(got.Outlets) != 1 || got.Outlets[0].ID != o.ID || got.Outlets[0].Hints.Headers["X-Key"] != "*" ||
+		len(got.Outlets[0].Request.Headers) != 0 {
 		t.Errorf("datatarget %+v", got)
 	}
 	list, err := q.Datatargets(ctx, acme.ID)

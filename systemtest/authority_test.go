@@ -128,11 +128,14 @@ func TestDataQueryDestructionNeedsAdmin(t *testing.T) {
 	}
 }
 
-// TestOutletCredentialsMasked: the values of an outlet's headers but a
-// few harmless ones, the values of its URL's query and the password of
-// its URL are shown to admins only, in every answer that shows the outlet
-// and in the raw request (request line included) and reply of its attempt
-// log; what is sent is unchanged.
+// TestOutletCredentialsMasked: the values of an outlet's headers are
+// shown in hint form to everyone, admins included (they are sealed at
+// rest: datatarget.Credentials), and so is its secret; the values of its
+// URL's query and the password of its URL are shown to admins only. This
+// holds in every answer that shows the outlet; in the raw request of its
+// attempt log the header values are masked for everyone, the request
+// line and the reply's headers for all but admins. What is sent is
+// unchanged.
 func TestOutletCredentialsMasked(t *testing.T) {
 	e := newEnv(t)
 	admin := e.userToken(e.admin, acmeHost)
@@ -173,11 +176,13 @@ func TestOutletCredentialsMasked(t *testing.T) {
 	res.decode(t, &o)
 	oid := o.Outlet.ID
 
-	masked := map[string]string{
-		"Authorization": "****", "X-Api-Key": "****", "x-custom-TOKEN": "****", "Cookie": "****",
-		"Client-Secret": "****", "X-Password": "****", "X-Authenticated-As": "****", "X-Source": "****",
-		"X-Credential": "****", "X-Api-Pass": "****", "X-Signature": "****", "X-Session-Id": "****", "X-JWT": "****",
-		"Content-Type": "application/json", "accept": "application/json",
+	// Hints: a value of 8 characters or fewer masked whole, a longer one
+	// showing 4 characters at each end (access.TokenHint).
+	hints := map[string]string{
+		"Authorization": "Bear*****cr3t", "X-Api-Key": "***", "x-custom-TOKEN": "***", "Cookie": "sess******0kie",
+		"Client-Secret": "**", "X-Password": "**", "X-Authenticated-As": "**", "X-Source": "clie*tele",
+		"X-Credential": "****", "X-Api-Pass": "*****", "X-Signature": "*****", "X-Session-Id": "****", "X-JWT": "****",
+		"Content-Type": "appl********json", "accept": "appl********json",
 	}
 	maskedURL := strings.Replace(rcv.URL, "http://", "http://hook:xxxxx@", 1) + "/hook?api_key=****&region=****&****"
 	type request struct {
@@ -186,9 +191,9 @@ func TestOutletCredentialsMasked(t *testing.T) {
 	}
 	check := func(what string, got request, admin bool) {
 		t.Helper()
-		want := request{maskedURL, masked}
+		want := request{maskedURL, hints}
 		if admin {
-			want = request{hookURL, headers}
+			want = request{hookURL, hints}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", what, diff)
@@ -275,29 +280,34 @@ func TestOutletCredentialsMasked(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	maskedHeaders := []string{"Authorization: ****\r\n", "X-Api-Key: ****\r\n", "X-Custom-Token: ****\r\n", "Cookie: ****\r\n",
+		"X-Source: ****\r\n", "X-Credential: ****\r\n", "X-Api-Pass: ****\r\n", "X-Signature: ****\r\n",
+		"X-Session-Id: ****\r\n", "X-Jwt: ****\r\n", "webhook-signature: ****\r\n",
+		// Set by the outlet: its values are masked, harmless as their names are.
+		"Content-Type: ****\r\n", "Accept: ****\r\n",
+		"User-Agent: Clientele-Webhooks/", "Host: 127.0.0.1:", "Content-Length: ", "webhook-id: msg_", "webhook-timestamp: 1", `{"n":1}`}
+	headerValues := []string{"s3cr3t", "k3y", "t0k", "c00kie", "cr3d", "s1gn4", "s3ss", "jwt0", "clientele", "v1,"}
 	req, reply := entry(admin)
-	for _, s := range []string{"POST /hook?" + query + " HTTP/1.1\r\n", "Authorization: Bearer s3cr3t\r\n", "X-Api-Key: k3y\r\n",
-		"Cookie: session=c00kie\r\n", "X-Jwt: jwt0\r\n", "webhook-signature: v1,"} {
+	for _, s := range append([]string{"POST /hook?" + query + " HTTP/1.1\r\n"}, maskedHeaders...) {
 		if !strings.Contains(req, s) {
 			t.Errorf("the admin's raw request lacks %q:\n%s", s, req)
+		}
+	}
+	for _, secret := range headerValues {
+		if _, headers, _ := strings.Cut(req, "\r\n"); strings.Contains(headers, secret) { // the query is the admin's to read
+			t.Errorf("the admin's raw request shows %q:\n%s", secret, req)
 		}
 	}
 	if !strings.Contains(reply, "Set-Cookie: session=from-the-receiver\r\n") {
 		t.Errorf("the admin's raw reply:\n%s", reply)
 	}
 	req, reply = entry(staff)
-	for _, secret := range []string{"s3cr3t", "k3y", "t0k", "c00kie", "p4ss", "from-the-receiver",
-		"cr3d", "s1gn4", "s3ss", "jwt0", "q1k3y", "eu-w3st", "flag", "clientele", "v1,"} {
+	for _, secret := range append(headerValues, "p4ss", "from-the-receiver", "q1k3y", "eu-w3st", "flag") {
 		if strings.Contains(req, secret) || strings.Contains(reply, secret) {
 			t.Errorf("staff's raw texts show %q:\n%s\n%s", secret, req, reply)
 		}
 	}
-	for _, s := range []string{"POST /hook?api_key=****&region=****&**** HTTP/1.1\r\n",
-		"Authorization: ****\r\n", "X-Api-Key: ****\r\n", "X-Custom-Token: ****\r\n", "Cookie: ****\r\n",
-		"X-Source: ****\r\n", "X-Credential: ****\r\n", "X-Api-Pass: ****\r\n", "X-Signature: ****\r\n",
-		"X-Session-Id: ****\r\n", "X-Jwt: ****\r\n", "webhook-signature: ****\r\n",
-		"Content-Type: application/json\r\n", "Accept: application/json\r\n", "User-Agent: ", "Host: 127.0.0.1:",
-		"Content-Length: ", "webhook-id: msg_", "webhook-timestamp: 1", `{"n":1}`} {
+	for _, s := range append([]string{"POST /hook?api_key=****&region=****&**** HTTP/1.1\r\n"}, maskedHeaders...) {
 		if !strings.Contains(req, s) {
 			t.Errorf("staff's raw request lacks %q:\n%s", s, req)
 		}

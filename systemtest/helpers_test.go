@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"github.com/clientele/clientele/authn"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/commands/imports"
+	"github.com/clientele/clientele/delivery"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/importing"
@@ -117,7 +119,7 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }), logs: &testlog.Buffer{},
+	e := &env{t: t, cmds: commands.New(store, func() time.Time { return created }, commands.WithSealer(kr)), logs: &testlog.Buffer{},
 		pool: pool, store: store, keys: crypto.KeyStore{Keyring: kr}}
 	e.acme = e.mustCompany(ctx, "acme")
 	e.globex = e.mustCompany(ctx, "globex")
@@ -128,7 +130,11 @@ func startEnv(t *testing.T, configure ...func(*api.Config, *app.Application)) *e
 
 	cfg := api.Config{
 		BaseDomain: "localhost",
-		Logger:     slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// The deliverers of the tests allow loopback (runDeliverer).
+		RefusedOutletURL: func(ctx context.Context, rawURL string) string {
+			return delivery.RefusedURL(ctx, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, rawURL)
+		},
+		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	acc := readmodels.NewAccess(pool)
 	deps := app.Application{

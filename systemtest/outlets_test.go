@@ -175,7 +175,7 @@ func TestOutlets(t *testing.T) {
 	res.decode(t, &raw)
 	req, _ := raw["entry"]["http_request"].(string)
 	reply, _ := raw["entry"]["http_reply"].(string)
-	if !strings.HasPrefix(req, "POST /hook HTTP/1.1\r\n") || !strings.Contains(req, "\r\nwebhook-signature: v1,") ||
+	if !strings.HasPrefix(req, "POST /hook HTTP/1.1\r\n") || !strings.Contains(req, "\r\nwebhook-signature: ****\r\n") || !strings.Contains(req, "\r\nX-Api-Key: ****\r\n") ||
 		!strings.Contains(req, `{"type":"orders","data":[{"n":1},`) || !strings.HasPrefix(reply, "HTTP/1.1 500 Internal Server Error\r\n") {
 		t.Errorf("raw texts:\n%s\n%s", req, reply)
 	}

@@ -166,7 +166,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		a.close()
 		return nil, err
 	}
-	a.commands = commands.New(instrumented, time.Now)
+	a.commands = commands.New(instrumented, time.Now, commands.WithSealer(a.keys.Keyring))
 	if err := a.openImports(); err != nil {
 		a.close()
 		return nil, err

@@ -120,6 +120,10 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		}
 	}
 
+	allow, err := parseCIDRs(f.webhookAllowCIDRs)
+	if err != nil {
+		return fmt.Errorf("--webhook-allow-cidrs: %w", err)
+	}
 	application := a.application(f.baseDomain)
 	handler, err := api.NewServer(api.Config{
 		BaseDomain:     f.baseDomain,
@@ -132,6 +136,9 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		Gatherer:       a.metrics,
 		TrustedProxies: splitList(f.trustedProxies),
 		PasswordChecks: f.passwordChecks,
+		RefusedOutletURL: func(ctx context.Context, rawURL string) string {
+			return delivery.RefusedURL(ctx, allow, rawURL)
+		},
 	}, application)
 	if err != nil {
 		return err
@@ -141,10 +148,6 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 		return err
 	}
 
-	allow, err := parseCIDRs(f.webhookAllowCIDRs)
-	if err != nil {
-		return fmt.Errorf("--webhook-allow-cidrs: %w", err)
-	}
 	deliverer, err := delivery.New(delivery.Config{
 		Pool: a.pool, Keys: a.keys, Disable: a.commands.DisableOutlet.BySystem, AllowCIDRs: allow, Logger: a.log, Registerer: a.metrics,
 		Retention: f.retention,

@@ -3,6 +3,7 @@ package datatarget
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clientele/clientele/domain"
@@ -39,15 +40,14 @@ func (f FailurePolicy) IsZero() bool { return f.MaxAttempts == 0 && f.MaxAgeSeco
 // MaxFailurePolicyAge bounds max_age_seconds: a year.
 const MaxFailurePolicyAge = 365 * 24 * time.Hour
 
-func (f FailurePolicy) check() []domain.FieldError {
-	var problems []domain.FieldError
+// check adds what is wrong with the policy to problems.
+func (f FailurePolicy) check(problems *domain.Problems) {
 	if f.MaxAttempts < 0 || f.MaxAttempts > 1_000_000 {
-		problems = append(problems, domain.FieldError{Field: "failure_policy.max_attempts", Reason: "must be between 1 and 1000000"})
+		problems.Add("failure_policy.max_attempts", "must be between 1 and 1000000")
 	}
 	if f.MaxAgeSeconds < 0 || f.MaxAgeSeconds > int64(MaxFailurePolicyAge/time.Second) {
-		problems = append(problems, domain.FieldError{Field: "failure_policy.max_age_seconds", Reason: "must be between 1 and 31536000"})
+		problems.Add("failure_policy.max_age_seconds", "must be between 1 and 31536000")
 	}
-	return problems
 }
 
 // RequestPatch is a change of an outlet's request; nil fields stay as
@@ -92,7 +92,7 @@ func (o Outlet) Change(p access.Principal, patch OutletPatch) (out Outlet, chang
 			out.Request.Method = *r.Method
 		}
 		if r.Headers != nil {
-			out.Request.Headers = copyHeaders(*r.Headers)
+			out.Request.Headers = keptByHint(*r.Headers, o.Request.Headers)
 		}
 		if r.Format != nil {
 			out.Request.Format = *r.Format
@@ -113,7 +113,7 @@ func (o Outlet) Change(p access.Principal, patch OutletPatch) (out Outlet, chang
 		interval = *patch.MinRequestInterval
 		out.MinRequestInterval = time.Duration(interval) * time.Millisecond
 	}
-	if patch.Secret != nil {
+	if patch.Secret != nil && (*patch.Secret != o.Hints.Secret || o.Secret == "") {
 		out.Secret = *patch.Secret
 	}
 	if patch.FailurePolicy != nil {
@@ -125,17 +125,32 @@ func (o Outlet) Change(p access.Principal, patch OutletPatch) (out Outlet, chang
 			out.DisabledReason = ""
 		}
 	}
-	if problems := checkOutlet(out, interval); len(problems) > 0 {
-		return o, false, &domain.Error{Code: domain.Validation, Message: "invalid outlet", Details: problems}
+	if err := checkOutlet(out, interval); err != nil {
+		return o, false, err
 	}
 	if sameOutlet(o, out) {
 		return o, false, nil
 	}
+	out.Hints = out.Credentials().Hints()
 	return out, true, nil
 }
 
 // MayDelete decides whether p may delete o.
 func (o Outlet) MayDelete(p access.Principal) error { return MayControl(p) }
+
+// keptByHint returns the headers patched, where a value given as the
+// hint of the value the header has (as answered: Credentials.Hints)
+// keeps the value: a client that sends back the request it read, to
+// change its URL, does not replace the credentials with their hints.
+func keptByHint(patched, current map[string]string) map[string]string {
+	out := copyHeaders(patched)
+	for name, value := range out {
+		if old, ok := current[name]; ok && strings.Contains(value, "*") && value == access.TokenHint(old) {
+			out[name] = old
+		}
+	}
+	return out
+}
 
 func copyHeaders(h map[string]string) map[string]string {
 	out := make(map[string]string, len(h))
@@ -147,8 +162,8 @@ func copyHeaders(h map[string]string) map[string]string {
 
 // sameOutlet reports whether a and b are configured alike.
 func sameOutlet(a, b Outlet) bool {
-	x, _ := json.Marshal(NewOutletChanged(a, time.Time{}))
-	y, _ := json.Marshal(NewOutletChanged(b, time.Time{}))
+	x, _ := json.Marshal(outletChanged(a, time.Time{}))
+	y, _ := json.Marshal(outletChanged(b, time.Time{}))
 	return string(x) == string(y)
 }
 

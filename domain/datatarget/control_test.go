@@ -2,6 +2,7 @@ package datatarget_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -61,6 +62,34 @@ func TestFailurePolicyExceeded(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.policy.Exceeded(tt.attempts, first, tt.at); got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestOutletProblemsAreCapped: an outlet's problems are collected by
+// domain.Problems, as every validation's are: a request with a thousand
+// bad headers, created or changed, is answered with the first
+// domain.MaxDetails problems and the count of the others.
+func TestOutletProblemsAreCapped(t *testing.T) {
+	headers := map[string]string{}
+	for i := range 1000 {
+		headers[fmt.Sprintf("Bad Header %d", i)] = "x"
+	}
+	d, _ := datatarget.New(staff, "d1", datatarget.Spec{Type: datatarget.Messages, Name: "dt"}, now)
+	_, created := datatarget.NewOutlet(staff, d, "o1", datatarget.OutletSpec{Type: "webhook",
+		Request: datatarget.Request{URL: "https://example.com/", Headers: headers}}, now)
+	o, err := datatarget.NewOutlet(staff, d, "o1", datatarget.OutletSpec{Type: "webhook", Request: datatarget.Request{URL: "https://example.com/"}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, changed := o.Change(admin, datatarget.OutletPatch{Request: &datatarget.RequestPatch{Headers: &headers}})
+	for name, err := range map[string]error{"created": created, "changed": changed} {
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Code != domain.Validation {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(de.Details) != domain.MaxDetails || de.More != 1000-domain.MaxDetails {
+			t.Errorf("%s: %d details and %d more, want %d and %d", name, len(de.Details), de.More, domain.MaxDetails, 1000-domain.MaxDetails)
 		}
 	}
 }

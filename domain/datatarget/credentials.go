@@ -9,49 +9,47 @@ import (
 
 // Credentials of outlets. An outlet's request may carry the receiver's
 // credentials (an API key, a bearer token, a cookie, a signature), which
-// any token of the company could otherwise read back and use elsewhere:
-// they are shown only to whoever access.MayReadCredentials. Since a
+// anyone who reads them could use elsewhere. The signing secret and the
+// header values are sealed at rest and shown to everyone in hint form
+// (Credentials, sealed.go). The rest is masked when answering: the URL's
+// password and query values to whoever may not access.MayReadCredentials
+// (RequestFor), and, in the attempt log, the header values of the raw
+// request to everyone (the worker stores it masked: MaskRawHeaders), its
+// request line, the raw reply and the failure reason to others
+// (LogEntry.For). Since a
 // credential may hide under any header or query parameter name, what is
 // masked is everything but what is known to be harmless: every header
 // value but those of harmlessHeaders, every value of the URL's query,
-// and the URL's password. Masking happens when answering, in outlet
-// answers and in the attempt log's raw request and reply and failure
-// reason (LogEntry.For); what is sent is never changed. Texts the service
-// writes itself about an attempt (its failure reason, its log lines)
-// name the URL masked (MaskURL, MaskText) whoever reads them, so that no
-// credential is kept where it is not needed.
+// and the URL's password. What is sent is never changed. Texts the
+// service writes itself about an attempt (its failure reason, its log
+// lines) name the URL masked (MaskURL, MaskText) whoever reads them, so
+// that no credential is kept where it is not needed.
 
 // Masked replaces a credential shown to a principal that may not see it.
 const Masked = "****"
 
-// RequestFor is the outlet's request as p may see it: as it is when
-// access.MayReadCredentials(p), else its credentials masked. Its headers
-// are a copy either way, never nil.
+// RequestFor is the outlet's request as p may see it: its header values
+// in hint form (Hints), whoever p is; its URL as it is when
+// access.MayReadCredentials(p), else masked (MaskURL). Its headers are a
+// copy, never nil.
 func (o Outlet) RequestFor(p access.Principal) Request {
 	r := o.Request
-	reveal := access.MayReadCredentials(p)
-	headers := make(map[string]string, len(r.Headers))
-	for name, value := range r.Headers {
-		if !reveal && !harmlessHeader(name) {
-			value = Masked
-		}
-		headers[name] = value
-	}
-	r.Headers = headers
-	if !reveal {
+	r.Headers = copyHeaders(o.Hints.Headers)
+	if !access.MayReadCredentials(p) {
 		r.URL = MaskURL(r.URL)
 	}
 	return r
 }
 
-// For is the attempt as p may see it: as it is when
-// access.MayReadCredentials(p), else with the credentials of its raw
-// request and reply masked (MaskRawHTTP) and every URL of its failure
-// reason too (MaskText). Every answer and page that shows an attempt
-// shows For's. The worker writes reasons with the URL masked already;
-// this masks those written before it did.
+// For is the attempt as p may see it: its raw request with its header
+// values masked whoever p is (MaskRawHeaders: the worker stores it so,
+// and this masks those stored before it did); its request line, raw
+// reply and failure reason as they are when access.MayReadCredentials(p),
+// else with their credentials masked (MaskRawHTTP, MaskText). Every answer and page that
+// shows an attempt shows For's.
 func (e LogEntry) For(p access.Principal) LogEntry {
 	if access.MayReadCredentials(p) {
+		e.HTTPRequest = MaskRawHeaders(e.HTTPRequest, nil)
 		return e
 	}
 	e.FailReason = MaskText(e.FailReason)
@@ -141,7 +139,25 @@ func maskRequestLine(line string) string {
 // datatarget's data, is left alone. A message cut short (the log caps
 // its size) keeps the lines it has masked; a name cut before its colon
 // shows no value.
-func MaskRawHTTP(raw string) string {
+func MaskRawHTTP(raw string) string { return maskRawHTTP(raw, true, nil) }
+
+// MaskRawHeaders masks the header values of a raw HTTP/1.1 message as
+// MaskRawHTTP does, and also those of the headers an outlet sets
+// (headers, which may be nil), harmless as their names may be: every one
+// of them is the outlet's credential (Credentials). Its request line is
+// left as it is. The worker stores an attempt's request so, and admins
+// read it so.
+func MaskRawHeaders(raw string, headers map[string]string) string {
+	configured := make(map[string]bool, len(headers))
+	for name := range headers {
+		configured[strings.ToLower(name)] = true
+	}
+	return maskRawHTTP(raw, false, configured)
+}
+
+// maskRawHTTP is MaskRawHTTP, of the request line too when maskLine, that
+// masks the headers named in configured (lower case) whatever their name.
+func maskRawHTTP(raw string, maskLine bool, configured map[string]bool) string {
 	var b strings.Builder
 	b.Grow(len(raw))
 	for n := 0; raw != ""; n++ {
@@ -153,11 +169,13 @@ func MaskRawHTTP(raw string) string {
 		}
 		switch name, _, ok := strings.Cut(text, ":"); {
 		case n == 0:
-			line = maskRequestLine(text) + line[len(text):]
+			if maskLine {
+				line = maskRequestLine(text) + line[len(text):]
+			}
 		case text[0] == ' ' || text[0] == '\t':
 			// The continuation of a folded header's value.
 			line = text[:1] + Masked + line[len(text):]
-		case ok && !harmlessHeader(name):
+		case ok && (!harmlessHeader(name) || configured[strings.ToLower(strings.TrimSpace(name))]):
 			line = name + ": " + Masked + line[len(text):]
 		}
 		b.WriteString(line)

@@ -99,21 +99,39 @@ type Deleted struct {
 }
 
 // OutletChanged records an outlet's whole configuration after a change,
-// whatever changed, so the last one applied is the state.
+// whatever changed, so the last one applied is the state. Its secret and
+// header values are sealed in Credentials (Request's headers are then
+// absent); the events written before they were sealed carry them in
+// clear, in Secret and Request, and are read as they are (see
+// OutletCreated).
 type OutletChanged struct {
-	ID            string         `json:"id"`
-	Request       RequestData    `json:"request"`
-	IsBatched     bool           `json:"is_batched"`
-	MaxBatchSize  int            `json:"max_batch_size"`
-	MinInterval   int64          `json:"min_request_interval_ms"`
-	Secret        string         `json:"secret,omitempty"`
-	FailurePolicy *FailurePolicy `json:"failure_policy,omitempty"`
-	Enabled       bool           `json:"enabled"`
-	ChangedAt     time.Time      `json:"changed_at"`
+	ID            string             `json:"id"`
+	Request       RequestData        `json:"request"`
+	IsBatched     bool               `json:"is_batched"`
+	MaxBatchSize  int                `json:"max_batch_size"`
+	MinInterval   int64              `json:"min_request_interval_ms"`
+	Secret        string             `json:"secret,omitempty"`
+	Credentials   *SealedCredentials `json:"credentials,omitempty"`
+	FailurePolicy *FailurePolicy     `json:"failure_policy,omitempty"`
+	Enabled       bool               `json:"enabled"`
+	ChangedAt     time.Time          `json:"changed_at"`
 }
 
-// NewOutletChanged returns the event that records o's configuration.
-func NewOutletChanged(o Outlet, at time.Time) OutletChanged {
+// NewOutletChanged returns the event that records o's configuration, its
+// credentials sealed with s.
+func NewOutletChanged(o Outlet, at time.Time, s Sealer) (OutletChanged, error) {
+	e := outletChanged(o, at)
+	sealed, err := SealCredentials(s, o.ID, o.Credentials())
+	if err != nil {
+		return OutletChanged{}, err
+	}
+	e.Request.Headers, e.Secret, e.Credentials = nil, "", &sealed
+	return e, nil
+}
+
+// outletChanged is the event of o's configuration with its credentials
+// in clear: what sameOutlet compares, never recorded.
+func outletChanged(o Outlet, at time.Time) OutletChanged {
 	e := OutletChanged{ID: o.ID, Request: newRequestData(o.Request), IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize,
 		MinInterval: o.MinRequestInterval.Milliseconds(), Secret: o.Secret, Enabled: o.Enabled, ChangedAt: at}
 	if !o.FailurePolicy.IsZero() {
@@ -123,12 +141,12 @@ func NewOutletChanged(o Outlet, at time.Time) OutletChanged {
 	return e
 }
 
-// Apply returns o as the event leaves it. Enabling clears the reason the
-// service disabled it for.
-func (e OutletChanged) Apply(o Outlet) Outlet {
-	o.Request, o.IsBatched, o.MaxBatchSize = e.Request.request(), e.IsBatched, e.MaxBatchSize
+// Apply returns o as the event leaves it, its credentials opened with s.
+// Enabling clears the reason the service disabled it for.
+func (e OutletChanged) Apply(o Outlet, s Sealer) (Outlet, error) {
+	o.IsBatched, o.MaxBatchSize = e.IsBatched, e.MaxBatchSize
 	o.MinRequestInterval = time.Duration(e.MinInterval) * time.Millisecond
-	o.Secret, o.Enabled = e.Secret, e.Enabled
+	o.Enabled = e.Enabled
 	o.FailurePolicy = FailurePolicy{}
 	if e.FailurePolicy != nil {
 		o.FailurePolicy = *e.FailurePolicy
@@ -136,7 +154,13 @@ func (e OutletChanged) Apply(o Outlet) Outlet {
 	if o.Enabled {
 		o.DisabledReason = ""
 	}
-	return o
+	return e.Stored().Open(o, s)
+}
+
+// Stored is the outlet's request and secret as the read model keeps them
+// after the event.
+func (e OutletChanged) Stored() StoredOutlet {
+	return storedOutlet(e.Request, e.Secret, e.Credentials)
 }
 
 // OutletDeleted removes an outlet: it answers 404 afterwards and its
@@ -146,18 +170,23 @@ type OutletDeleted struct {
 	DeletedAt time.Time `json:"deleted_at"`
 }
 
-// OutletCreated starts an outlet's stream. It carries the signing secret:
-// the log is the record of the outlet's configuration, as it is of the
-// request headers (which may hold the receiver's credentials too).
+// OutletCreated starts an outlet's stream. It carries the signing secret
+// and the header values sealed (Credentials; Request's headers are then
+// absent): the log is the record of the outlet's configuration, and
+// never holds a credential in clear. The events written before they were
+// sealed carry them in clear, in Secret and Request: they are read as
+// they are (Outlet, Stored), in the log as in the read model, until the
+// outlet is next changed, whose event seals them.
 type OutletCreated struct {
-	ID           string      `json:"id"`
-	DatatargetID string      `json:"datatarget_id"`
-	OutletType   string      `json:"outlet_type"`
-	Request      RequestData `json:"request"`
-	IsBatched    bool        `json:"is_batched"`
-	MaxBatchSize int         `json:"max_batch_size"`
-	MinInterval  int64       `json:"min_request_interval_ms"`
-	Secret       string      `json:"secret,omitempty"`
+	ID           string             `json:"id"`
+	DatatargetID string             `json:"datatarget_id"`
+	OutletType   string             `json:"outlet_type"`
+	Request      RequestData        `json:"request"`
+	IsBatched    bool               `json:"is_batched"`
+	MaxBatchSize int                `json:"max_batch_size"`
+	MinInterval  int64              `json:"min_request_interval_ms"`
+	Secret       string             `json:"secret,omitempty"`
+	Credentials  *SealedCredentials `json:"credentials,omitempty"`
 	// FailurePolicy is nil when batches are retried for ever.
 	FailurePolicy *FailurePolicy `json:"failure_policy,omitempty"`
 	Enabled       bool           `json:"enabled"`
@@ -165,27 +194,56 @@ type OutletCreated struct {
 	CreatedBy     string         `json:"created_by"`
 }
 
-// NewOutletCreated returns the event that records o.
-func NewOutletCreated(o Outlet) OutletCreated {
-	e := OutletCreated{ID: o.ID, DatatargetID: o.DatatargetID, OutletType: o.Type, Request: newRequestData(o.Request),
+// NewOutletCreated returns the event that records o, its credentials
+// sealed with s.
+func NewOutletCreated(o Outlet, s Sealer) (OutletCreated, error) {
+	sealed, err := SealCredentials(s, o.ID, o.Credentials())
+	if err != nil {
+		return OutletCreated{}, err
+	}
+	r := newRequestData(o.Request)
+	r.Headers = nil
+	e := OutletCreated{ID: o.ID, DatatargetID: o.DatatargetID, OutletType: o.Type, Request: r,
 		IsBatched: o.IsBatched, MaxBatchSize: o.MaxBatchSize, MinInterval: o.MinRequestInterval.Milliseconds(),
-		Secret: o.Secret, Enabled: o.Enabled, CreatedAt: o.CreatedAt, CreatedBy: o.CreatedBy}
+		Credentials: &sealed, Enabled: o.Enabled, CreatedAt: o.CreatedAt, CreatedBy: o.CreatedBy}
 	if !o.FailurePolicy.IsZero() {
 		f := o.FailurePolicy
 		e.FailurePolicy = &f
 	}
-	return e
+	return e, nil
 }
 
-// Outlet returns the outlet the event creates in companyID.
-func (e OutletCreated) Outlet(companyID string) Outlet {
-	o := Outlet{ID: e.ID, CompanyID: companyID, DatatargetID: e.DatatargetID, Type: e.OutletType, Request: e.Request.request(),
+// Outlet returns the outlet the event creates in companyID, its
+// credentials opened with s.
+func (e OutletCreated) Outlet(companyID string, s Sealer) (Outlet, error) {
+	o := Outlet{ID: e.ID, CompanyID: companyID, DatatargetID: e.DatatargetID, Type: e.OutletType,
 		IsBatched: e.IsBatched, MaxBatchSize: e.MaxBatchSize, MinRequestInterval: time.Duration(e.MinInterval) * time.Millisecond,
-		Secret: e.Secret, Enabled: e.Enabled, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy}
+		Enabled: e.Enabled, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy}
 	if e.FailurePolicy != nil {
 		o.FailurePolicy = *e.FailurePolicy
 	}
-	return o
+	return e.Stored().Open(o, s)
+}
+
+// Stored is the outlet's request and secret as the read model keeps them
+// after the event.
+func (e OutletCreated) Stored() StoredOutlet {
+	return storedOutlet(e.Request, e.Secret, e.Credentials)
+}
+
+// storedOutlet is what the read model keeps of an event's request,
+// secret and sealed credentials: the hints of the sealed ones (Request's
+// headers are absent then), else the values in clear of an event
+// written before they were sealed.
+func storedOutlet(r RequestData, secret string, sealed *SealedCredentials) StoredOutlet {
+	s := StoredOutlet{Request: r.request(), Secret: secret, Sealed: sealed}
+	if sealed != nil {
+		s.Request.Headers, s.Secret = copyHeaders(sealed.Hints.Headers), sealed.Hints.Secret
+	}
+	if s.Request.Headers == nil {
+		s.Request.Headers = map[string]string{}
+	}
+	return s
 }
 
 // OutletDisabled stops an outlet's deliveries, e.g. when its receiver

@@ -45,8 +45,14 @@ type Outlet struct {
 	// MinRequestInterval is the least time between the starts of two
 	// requests.
 	MinRequestInterval time.Duration
-	// Secret, when set, signs every request (Standard Webhooks).
+	// Secret, when set, signs every request (Standard Webhooks). It and
+	// the values of Request.Headers are in clear only where opened (the
+	// commands, the deliverer: see Credentials); read from the read model
+	// they are absent, and Hints shows them.
 	Secret string
+	// Hints are the secret and the header values in hint form: what every
+	// answer shows.
+	Hints Credentials
 	// FailurePolicy says when a failing batch is parked (zero: never).
 	FailurePolicy FailurePolicy
 	Enabled       bool
@@ -103,10 +109,10 @@ func NewOutlet(p access.Principal, d Datatarget, id string, spec OutletSpec, now
 		MinRequestInterval: time.Duration(spec.MinRequestInterval) * time.Millisecond,
 		Secret:             spec.Secret, FailurePolicy: spec.FailurePolicy, Enabled: true, CreatedAt: now.UTC(), CreatedBy: p.CreatedBy(),
 	}
-	problems := checkOutlet(o, spec.MinRequestInterval)
-	if len(problems) > 0 {
-		return Outlet{}, &domain.Error{Code: domain.Validation, Message: "invalid outlet", Details: problems}
+	if err := checkOutlet(o, spec.MinRequestInterval); err != nil {
+		return Outlet{}, err
 	}
+	o.Hints = o.Credentials().Hints()
 	return o, nil
 }
 
@@ -130,41 +136,39 @@ func withRequestDefaults(r Request) Request {
 }
 
 // checkOutlet returns what is wrong with an outlet's configuration, as
-// created or changed; intervalMS is min_request_interval as asked for.
-func checkOutlet(o Outlet, intervalMS int64) []domain.FieldError {
-	var problems []domain.FieldError
-	add := func(field, reason string) {
-		problems = append(problems, domain.FieldError{Field: field, Reason: reason})
-	}
+// created or changed, as one Validation error (nil when nothing is);
+// intervalMS is min_request_interval as asked for.
+func checkOutlet(o Outlet, intervalMS int64) error {
+	var problems domain.Problems
 	r := o.Request
 	if o.Type != OutletWebhook {
-		add("outlet_type", `must be "webhook"`)
+		problems.Add("outlet_type", `must be "webhook"`)
 	}
 	if reason := URLProblem(r.URL); reason != "" {
-		add("request.url", reason)
+		problems.Add("request.url", reason)
 	}
 	switch r.Method {
 	case "POST", "PUT", "PATCH":
 	default:
-		add("request.method", "must be POST, PUT or PATCH")
+		problems.Add("request.method", "must be POST, PUT or PATCH")
 	}
 	for name, reason := range checkHeaders(r.Headers) {
-		add("request.headers."+name, reason)
+		problems.Add("request.headers."+name, reason)
 	}
 	if r.Format != "json" {
-		add("request.format", `must be "json"`)
+		problems.Add("request.format", `must be "json"`)
 	}
 	if _, err := CompileTemplate(r.Content); err != nil {
-		add("request.content", "must be JSON")
+		problems.Add("request.content", "must be JSON")
 	}
 	if intervalMS < 0 || intervalMS > MaxMinRequestInterval.Milliseconds() {
-		add("min_request_interval", "must be between 0 and 3600000 milliseconds")
+		problems.Add("min_request_interval", "must be between 0 and 3600000 milliseconds")
 	}
 	if o.Secret != "" && !validSecret(o.Secret) {
-		add("secret", `must be "whsec_" followed by 24 to 64 bytes in base64`)
+		problems.Add("secret", `must be "whsec_" followed by 24 to 64 bytes in base64`)
 	}
-	problems = append(problems, o.FailurePolicy.check()...)
-	return problems
+	o.FailurePolicy.check(&problems)
+	return problems.Err(domain.Validation, "invalid outlet")
 }
 
 const SecretPrefix = "whsec_"

@@ -109,7 +109,11 @@ func FuzzOutlet(f *testing.F) {
 				t.Fatalf("the accepted secret gives the key %q %v", key, err)
 			}
 		}
-		stored, err := json.Marshal(datatarget.NewOutletCreated(o))
+		created, err := datatarget.NewOutletCreated(o, testKeyring)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := json.Marshal(created)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +121,11 @@ func FuzzOutlet(f *testing.F) {
 		if err := json.Unmarshal(stored, &ev); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(o, ev.Outlet(o.CompanyID), cmpopts.EquateEmpty()); diff != "" {
+		opened, err := ev.Outlet(o.CompanyID, testKeyring)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(o, opened, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("the outlet as stored differs from the outlet accepted (-accepted +stored):\n%s", diff)
 		}
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore/postgres"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/datatargets"
 	"github.com/clientele/clientele/projections/internal/projectiontest"
@@ -62,7 +63,11 @@ func TestDatatargetsProjection(t *testing.T) {
 	ctx := context.Background()
 	pool := projectiontest.PgtestPool(t)
 	store := projectiontest.InlineStore(pool)
-	cmds := commands.New(store, time.Now)
+	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := commands.New(store, time.Now, commands.WithSealer(kr))
 	co, err := cmds.CreateCompany.Handle(ctx, commands.CreateCompany{Principal: access.System(""), Slug: "acme", Settings: company.Settings{Name: "Acme"}})
 	if err != nil {
 		t.Fatal(err)

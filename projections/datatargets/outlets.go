@@ -35,6 +35,8 @@ type outletRow struct {
 	MaxBatchSize int       `json:"max_batch_size"`
 	MinInterval  int64     `json:"min_request_interval_ms"`
 	Secret       string    `json:"secret"`
+	Key          []byte    `json:"credentials_key"`
+	Sealed       []byte    `json:"sealed_credentials"`
 	Policy       string    `json:"failure_policy"`
 	Enabled      bool      `json:"enabled"`
 	CreatedBy    string    `json:"created_by"`
@@ -48,21 +50,23 @@ func (o *outletRows) add(e eventstore.RecordedEvent) error {
 		if err := bulk.Decode(e, &ev); err != nil {
 			return err
 		}
-		out := ev.Outlet(e.Metadata.CompanyID)
+		stored := ev.Stored()
 		// The request is stored as json text (not jsonb), with the content
 		// template as written.
-		req, err := json.Marshal(out.Request)
+		req, err := json.Marshal(stored.Request)
 		if err != nil {
 			return err
 		}
-		policy, err := json.Marshal(out.FailurePolicy)
+		policy, err := json.Marshal(policyOf(ev.FailurePolicy))
 		if err != nil {
 			return err
 		}
+		key, sealed := sealedColumns(stored)
 		o.created = append(o.created, outletRow{
 			CompanyID: e.Metadata.CompanyID, ID: ev.ID, DatatargetID: ev.DatatargetID, OutletType: ev.OutletType,
 			Request: string(req), IsBatched: ev.IsBatched, MaxBatchSize: ev.MaxBatchSize, MinInterval: ev.MinInterval,
-			Secret: ev.Secret, Policy: string(policy), Enabled: ev.Enabled, CreatedBy: ev.CreatedBy, CreatedAt: ev.CreatedAt,
+			Secret: stored.Secret, Key: key, Sealed: sealed, Policy: string(policy), Enabled: ev.Enabled,
+			CreatedBy: ev.CreatedBy, CreatedAt: ev.CreatedAt,
 		})
 	case datatarget.OutletDisabledType:
 		var ev datatarget.OutletDisabled
@@ -76,23 +80,25 @@ func (o *outletRows) add(e eventstore.RecordedEvent) error {
 		if err := bulk.Decode(e, &ev); err != nil {
 			return err
 		}
-		changed := ev.Apply(datatarget.Outlet{})
-		req, err := json.Marshal(changed.Request)
+		stored := ev.Stored()
+		req, err := json.Marshal(stored.Request)
 		if err != nil {
 			return err
 		}
-		policy, err := json.Marshal(changed.FailurePolicy)
+		policy, err := json.Marshal(policyOf(ev.FailurePolicy))
 		if err != nil {
 			return err
 		}
+		key, sealed := sealedColumns(stored)
 		// Enabling clears the reason the service disabled it for; a
 		// change that leaves it disabled keeps the reason.
 		o.changes = append(o.changes, outletChange{`UPDATE datatarget_outlets SET request = $3::json, is_batched = $4,
 				max_batch_size = $5, min_request_interval_ms = $6, secret = $7, failure_policy = $8::jsonb, enabled = $9,
-				disabled_reason = CASE WHEN $9 THEN '' ELSE disabled_reason END, updated_at = $10
+				disabled_reason = CASE WHEN $9 THEN '' ELSE disabled_reason END, updated_at = $10,
+				credentials_key = $11, sealed_credentials = $12
 			WHERE company_id = $1 AND id = $2`,
-			[]any{e.Metadata.CompanyID, ev.ID, string(req), ev.IsBatched, ev.MaxBatchSize, ev.MinInterval, ev.Secret,
-				string(policy), ev.Enabled, ev.ChangedAt}})
+			[]any{e.Metadata.CompanyID, ev.ID, string(req), ev.IsBatched, ev.MaxBatchSize, ev.MinInterval, stored.Secret,
+				string(policy), ev.Enabled, ev.ChangedAt, key, sealed}})
 	case datatarget.OutletRewoundType:
 		var ev datatarget.OutletRewound
 		if err := bulk.Decode(e, &ev); err != nil {
@@ -130,15 +136,35 @@ func (o *outletRows) add(e eventstore.RecordedEvent) error {
 	return nil
 }
 
+// policyOf is the failure policy an event records (nil: none).
+func policyOf(f *datatarget.FailurePolicy) datatarget.FailurePolicy {
+	if f == nil {
+		return datatarget.FailurePolicy{}
+	}
+	return *f
+}
+
+// sealedColumns are the outlet's credentials_key and sealed_credentials:
+// nil for an event written before its credentials were sealed.
+func sealedColumns(s datatarget.StoredOutlet) (key, sealed []byte) {
+	if s.Sealed == nil {
+		return nil, nil
+	}
+	return s.Sealed.Key, s.Sealed.Sealed
+}
+
 func (o *outletRows) queue(b *pgx.Batch) error {
 	if err := bulk.QueueRows(b, "datatarget_outlets", `
 		INSERT INTO datatarget_outlets (company_id, id, datatarget_id, outlet_type, request, is_batched, max_batch_size,
-			min_request_interval_ms, secret, failure_policy, enabled, created_by, created_at, updated_at)
+			min_request_interval_ms, secret, credentials_key, sealed_credentials, failure_policy, enabled, created_by,
+			created_at, updated_at)
 		SELECT company_id, id, datatarget_id, outlet_type, request::json, is_batched, max_batch_size,
-			min_request_interval_ms, secret, failure_policy::jsonb, enabled, created_by, created_at, created_at
+			min_request_interval_ms, secret, decode(credentials_key, 'base64'), decode(sealed_credentials, 'base64'),
+			failure_policy::jsonb, enabled, created_by, created_at, created_at
 		FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, id text, datatarget_id text, outlet_type text,
 			request text, is_batched boolean, max_batch_size integer, min_request_interval_ms bigint, secret text,
-			failure_policy text, enabled boolean, created_by text, created_at timestamptz)
+			credentials_key text, sealed_credentials text, failure_policy text, enabled boolean, created_by text,
+			created_at timestamptz)
 		ON CONFLICT (company_id, id) DO NOTHING`, o.created); err != nil {
 		return err
 	}
