@@ -72,19 +72,21 @@ func TestDatatargetPages(t *testing.T) {
 		t.Fatalf("datatargets list:\n%s", body)
 	}
 	_, body = staff.do(http.MethodGet, "/console/datatargets/"+dt, nil, nil)
-	if n := strings.Count(body, `<span class="number">`); n != 50 || !strings.Contains(body, "&#34;order&#34;: 50") {
-		t.Fatalf("the first page shows %d messages, want 1 to 50:\n%s", n, body)
+	if n := strings.Count(body, `<span class="number">`); n != 50 || !strings.Contains(body, "&#34;order&#34;: 60") ||
+		strings.Index(body, "#60<") > strings.Index(body, "#11<") || strings.Contains(body, "#10<") {
+		t.Fatalf("the first page shows %d messages, want 60 down to 11:\n%s", n, body)
 	}
 	if !strings.Contains(body, "failing (") {
 		t.Errorf("the outlet is not shown failing")
 	}
-	m := regexp.MustCompile(`href="([^"]+)" id="next"`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`href="([^"]+)" id="older"`).FindStringSubmatch(body)
 	if m == nil {
-		t.Fatal("no next page of messages")
+		t.Fatal("no page of older messages")
 	}
 	_, body = staff.do(http.MethodGet, html.UnescapeString(m[1]), nil, nil)
-	if n := strings.Count(body, `<span class="number">`); n != 10 || !strings.Contains(body, "#60<") || strings.Contains(body, `id="next"`) {
-		t.Fatalf("the second page shows %d messages, want 51 to 60 and no next page", n)
+	if n := strings.Count(body, `<span class="number">`); n != 10 || !strings.Contains(body, "#10<") || !strings.Contains(body, "#1<") ||
+		strings.Contains(body, `id="older"`) || !strings.Contains(body, `id="newer"`) {
+		t.Fatalf("the second page shows %d messages, want 10 down to 1, a newer page and no older one", n)
 	}
 
 	_, body = staff.do(http.MethodGet, "/console/datatargets/"+dt+"/outlets/"+outlet, nil, nil)
