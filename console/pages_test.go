@@ -177,10 +177,15 @@ func TestAccessPage(t *testing.T) {
 	e := newEnv(t)
 	admin := e.client(acmeHost)
 	admin.logIn(e.admin.Email, "")
-	res, body := admin.do(http.MethodPost, "/console/access/tokens", url.Values{
+	res, _ := admin.do(http.MethodPost, "/console/access/tokens", url.Values{
 		"name": {"reader"}, "scopes": {"GET /api/data/customers/\n"}}, sameOrigin)
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/access?created=") {
+		t.Fatalf("create token: %d to %q, want a redirect to the page that shows it", res.StatusCode, res.Header.Get("Location"))
+	}
+	created := res.Header.Get("Location")
+	res, body := admin.do(http.MethodGet, created, nil, nil)
 	if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("create token: %d %s", res.StatusCode, res.Header.Get("Cache-Control"))
+		t.Fatalf("the created token's page: %d %s", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
 	m := regexp.MustCompile(`<pre class="raw" id="token-value">([^<]+)</pre>`).FindStringSubmatch(body)
 	if m == nil {
@@ -193,8 +198,10 @@ func TestAccessPage(t *testing.T) {
 	if status, _ := e.apiCall(value, http.MethodGet, "/api/integrations/", ""); status != http.StatusForbidden {
 		t.Errorf("the token outside its scope: %d, want 403", status)
 	}
-	_, body = admin.do(http.MethodGet, "/console/access", nil, nil)
-	if strings.Contains(body, value) || !strings.Contains(body, "<td>reader</td>") || !strings.Contains(body, "GET /api/data/customers/") {
+	// The page reloaded (its address still names the token) shows the
+	// value no more and creates nothing.
+	_, body = admin.do(http.MethodGet, created, nil, nil)
+	if strings.Contains(body, value) || !strings.Contains(body, "<td>reader</td>") || strings.Count(body, "<td>reader</td>") != 1 || !strings.Contains(body, "GET /api/data/customers/") {
 		t.Fatalf("the access page shows the token's value again, or not the token:\n%s", body)
 	}
 
@@ -207,7 +214,7 @@ func TestAccessPage(t *testing.T) {
 	if !strings.Contains(body, "<td>Webshop</td>") || im == nil {
 		t.Fatalf("the integration is not listed nor offered as an owner:\n%s", body)
 	}
-	res, body = admin.do(http.MethodPost, "/console/access/tokens", url.Values{"name": {"shop token"}, "owner": {im[1]}}, sameOrigin)
+	res, body = admin.postThenGet("/console/access/tokens", url.Values{"name": {"shop token"}, "owner": {im[1]}})
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="token-value"`) {
 		t.Fatalf("token for the integration: %d", res.StatusCode)
 	}
@@ -232,6 +239,16 @@ func TestAccessPage(t *testing.T) {
 	_, body = staff.do(http.MethodGet, "/console/access", nil, nil)
 	if strings.Contains(body, "<td>reader</td>") || strings.Contains(body, "SHA256:") || !strings.Contains(body, "<td>Webshop</td>") {
 		t.Errorf("a staff user sees another user's tokens or the SFTP keys, or not the integrations:\n%s", body)
+	}
+	// Staff are not shown the forms only admins may send: creating an
+	// integration, a token for one, adding an SFTP key.
+	for _, form := range []string{`id="integration-form"`, `id="token-owner"`, `id="token-transfer"`, `id="sftp-key-form"`} {
+		if strings.Contains(body, form) {
+			t.Errorf("a staff user is shown %s", form)
+		}
+	}
+	if !strings.Contains(body, `id="token-form"`) {
+		t.Error("a staff user is not shown the form for its own tokens")
 	}
 	for _, f := range []struct {
 		path string
@@ -307,7 +324,7 @@ func TestRevokeToken(t *testing.T) {
 	revokeRe := regexp.MustCompile(`action="(/console/access/tokens/[0-9a-f]+/revoke)"`)
 	create := func(c *client, name string) (value, revoke string) {
 		t.Helper()
-		_, body := c.do(http.MethodPost, "/console/access/tokens", url.Values{"name": {name}}, sameOrigin)
+		_, body := c.postThenGet("/console/access/tokens", url.Values{"name": {name}})
 		m := tokenRe.FindStringSubmatch(body)
 		if m == nil {
 			t.Fatalf("no token value shown:\n%s", body)
