@@ -14,7 +14,8 @@ import (
 )
 
 // TestBrowserLogInWithTOTP logs in with an email, a password and the
-// current two-factor code, and out again.
+// current two-factor code, and out again: the page then says so. The
+// pages carry the console's icon (an SVG it serves).
 func TestBrowserLogInWithTOTP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -46,7 +47,20 @@ func TestBrowserLogInWithTOTP(t *testing.T) {
 	if !strings.Contains(who, e.totp.Email) || !strings.HasSuffix(at, "/console/customers") {
 		t.Fatalf("after log-in: %q at %s, want %s on the page asked for first", who, at, e.totp.Email)
 	}
-	run(t, ctx, "log out", chromedp.Click(css("#logout")), chromedp.WaitVisible(css("#login-form")))
+	// The page has the console's icon, an SVG the console serves.
+	var icon string
+	run(t, ctx, "read the icon",
+		into(chromedp.Evaluate[string](`fetch(document.querySelector('link[rel="icon"]').href).then(r => r.headers.get("Content-Type") + " " + r.status)`,
+			chromedp.EvalAwaitPromise), &icon))
+	if icon != "image/svg+xml 200" {
+		t.Errorf("the page's icon: %q, want an SVG served by the console", icon)
+	}
+	var out string
+	run(t, ctx, "log out", chromedp.Click(css("#logout")), chromedp.WaitVisible(css("#login-form")),
+		textInto(css("#logged-out"), &out))
+	if out != "You are logged out." {
+		t.Errorf("after log-out the page says %q", out)
+	}
 	run(t, ctx, "open a page after log-out",
 		chromedp.Navigate(e.url(acmeHost, "/console/customers")), chromedp.WaitVisible(css("#login-form")))
 }
