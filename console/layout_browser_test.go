@@ -77,4 +77,3 @@ func runAt(t *testing.T, ctx context.Context, what string, width int64, steps ..
 	t.Helper()
 	run(t, ctx, what, append([]chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(width, 900)}, steps...)...)
 }
-
