@@ -42,8 +42,9 @@ import (
 
 // TestTimelineRunActorTime: each entry of a customer's timeline
 // shows when it was recorded, the run that imported it (a link to the
-// run's page) and who acted: a user for an upload of the user's, a token
-// for one through the API with the token.
+// run's page) and who acted, as people read it: a user's email for an
+// upload of the user's, the token's name and its owner for one through
+// the API with the token.
 func TestTimelineRunActorTime(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -53,7 +54,7 @@ func TestTimelineRunActorTime(t *testing.T) {
 	after1 := time.Now()
 	id := e.waitCustomer(e.acme, "external_id", "T-1")
 
-	tok, value, err := e.cmds.CreateAccessToken.Handle(context.Background(), commands.CreateAccessToken{Principal: e.adminPrincipal(), Name: "importer"})
+	_, value, err := e.cmds.CreateAccessToken.Handle(context.Background(), commands.CreateAccessToken{Principal: e.adminPrincipal(), Name: "importer"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +88,14 @@ func TestTimelineRunActorTime(t *testing.T) {
 	if len(upserts) != 2 {
 		t.Fatalf("the timeline shows %d upserts, want the 2 runs':\n%s", len(upserts), page)
 	}
+	// Newest first: the token's run, then the user's.
+	upserts[0], upserts[1] = upserts[1], upserts[0]
 	for i, want := range []struct {
 		run, actor    string
 		before, after time.Time
 	}{
-		{run1, "users/" + e.admin.ID, before1, after1},
-		{run2, "tokens/" + tok.ID, before2, after2},
+		{run1, e.admin.Email, before1, after1},
+		{run2, e.admin.Email + ", with the token “importer”", before2, after2},
 	} {
 		en := upserts[i]
 		if !strings.Contains(en, `href="/console/imports/`+want.run+`"`) {
