@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands/imports"
 	"github.com/clientele/clientele/domain"
-	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/domain/importing"
 	"github.com/clientele/clientele/internal/ingest"
@@ -294,7 +292,7 @@ func customerName(doc map[string]any, ident map[string]string, id string) string
 // events and sales, at most timelineMax of each, by date, newest first.
 func (c *Console) customerTimeline(ctx context.Context, g *gin.Context, v *customerView, h readmodels.History, n int, shown *budget) error {
 	co := companyOf(g)
-	currency := cmp.Or(co.Currency, company.DefaultCurrency)
+	currency := currencyOf(co)
 	names := newActors(ctx, c.app.Queries, co.ID)
 	var all []timelineEntry
 	for _, e := range h.Events {

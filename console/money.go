@@ -1,10 +1,17 @@
 package console
 
 import (
+	"cmp"
 	"encoding/json"
 	"math/big"
 	"strings"
+
+	"github.com/clientele/clientele/domain/company"
 )
+
+// currencyOf is the company's default currency, the one of its amounts
+// in minor units (sale_total, revenue).
+func currencyOf(co company.Company) string { return cmp.Or(co.Currency, company.DefaultCurrency) }
 
 // Money is stored in minor units of its currency (docs/sales.md: a
 // sale_total of 16700 in EUR is 167.00 EUR); pages show it in major
@@ -30,6 +37,8 @@ func formatMoney(minor any, currency string) string {
 		}
 	case int64:
 		n.SetInt64(v)
+	case int:
+		n.SetInt64(int64(v))
 	case float64:
 		n.SetInt64(int64(v))
 	default:

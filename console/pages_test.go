@@ -143,13 +143,13 @@ func TestCampaignPages(t *testing.T) {
 	c.logIn(e.staff.Email, "")
 	body := c.waitPage("/console/campaigns/spring", "<th>sales</th><td>1</td>")
 	for _, want := range []string{`id="funnel"`, `<title>sent: 2 events</title>`, `<title>opens: 1 events</title>`,
-		"<th>audience</th><td>2</td>", "<th>revenue</th><td>10.00</td>", `id="categories"`, "Uncategorised: 10.00 revenue"} {
+		"<th>audience</th><td>2</td>", "<th>revenue</th><td>10.00 EUR</td>", `id="categories"`, "Uncategorised: 10.00 revenue"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the campaign page lacks %q", want)
 		}
 	}
 	_, body = c.do(http.MethodGet, "/console/campaigns", nil, nil)
-	if !strings.Contains(body, `href="/console/campaigns/spring">Spring sale</a>`) || !strings.Contains(body, "<td>10.00</td>") {
+	if !strings.Contains(body, `href="/console/campaigns/spring">Spring sale</a>`) || !strings.Contains(body, "<td>10.00 EUR</td>") {
 		t.Errorf("the campaigns list lacks spring's figures:\n%s", body)
 	}
 	// The window is the beta endpoint's: a window without the sale.
