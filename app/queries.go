@@ -59,6 +59,9 @@ type Customers interface {
 	// Doc returns one customer, or a domain.NotFound error when retrieval
 	// does not show it.
 	Doc(ctx context.Context, companyID, customerID string) (json.RawMessage, error)
+	// Search returns a page of the customers a typed text finds, at
+	// bounded cost (the console's customer search).
+	Search(ctx context.Context, s readmodels.CustomerSearch) (readmodels.CustomerMatches, error)
 }
 
 // CustomerHistory reads customers' audit histories;

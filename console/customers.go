@@ -42,7 +42,15 @@ type filterRow struct{ Field, Value string }
 
 // customersView is the customers page.
 type customersView struct {
-	Filters []filterRow
+	// Query and Sort are the search typed and its order; Sorts are the
+	// orders offered. Found says how many customers it found ("12", "at
+	// least 1,000"); Prev and Next are the addresses of the pages beside.
+	Query, Sort, Found string
+	Sorts              []sortOption
+	Prev               string
+	// Filtered is true for a search by exact field filters (Filters).
+	Filtered bool
+	Filters  []filterRow
 	// Columns are the fields shown in the list.
 	Columns   []string
 	Customers []customerRow
@@ -56,6 +64,10 @@ type customersView struct {
 	// Fields suggests field names for the search.
 	Fields []string
 }
+
+type sortOption struct{ Value, Label string }
+
+var sortOptions = []sortOption{{"newest", "newest first"}, {"oldest", "oldest first"}, {"name", "by name"}, {"email", "by email"}}
 
 type customerRow struct {
 	ID     string
@@ -79,6 +91,9 @@ var searchFields = []string{"external_id", "email", "phone_number", "customer_to
 // searched carries how many were read before, for the page to say).
 func (c *Console) handleCustomers(g *gin.Context) error {
 	q := g.Request.URL.Query()
+	if len(q["f"]) == 0 {
+		return c.searchCustomers(g)
+	}
 	pq := readmodels.PageQuery{CompanyID: companyOf(g).ID, Limit: pageSize, After: q.Get("after"), MaxScan: searchScanBound}
 	v := customersView{Columns: listColumns, Fields: searchFields}
 	fields, values := q["f"], q["v"]
@@ -129,9 +144,79 @@ func (c *Console) handleCustomers(g *gin.Context) error {
 	if len(v.Filters) == 0 {
 		v.Filters = []filterRow{{}}
 	}
+	v.Filtered, v.Sorts = true, sortOptions
 	c.render(g, http.StatusOK, "customers", "Customers", "customers", v)
 	return nil
 }
+
+// searchCustomers lists the customers a typed text finds (?q=), as
+// readmodels.Customers.Search finds them: case-insensitive prefixes of
+// names, emails and ids, at bounded cost; sorted (?sort=) and paged
+// (?page=) through at most readmodels.SearchMaxMatches matches.
+func (c *Console) searchCustomers(g *gin.Context) error {
+	text := g.Query("q")
+	if len(text) > maxSearchBytes {
+		return domain.Errorf(domain.Invalid, "a search is at most %d characters", maxSearchBytes)
+	}
+	sort := g.Query("sort")
+	if !slices.ContainsFunc(sortOptions, func(o sortOption) bool { return o.Value == sort }) {
+		sort = sortOptions[0].Value
+	}
+	pageNo, err := queryInt(g, "page", 0)
+	if err != nil {
+		return err
+	}
+	pageNo = min(pageNo, readmodels.SearchMaxMatches/pageSize)
+	m, err := c.app.Queries.Customers.Search(g.Request.Context(), readmodels.CustomerSearch{
+		CompanyID: companyOf(g).ID, Text: text, Sort: sort, Offset: int(pageNo) * pageSize, Limit: pageSize})
+	if err != nil {
+		return err
+	}
+	v := customersView{Query: text, Sort: sort, Sorts: sortOptions, Columns: listColumns, Fields: searchFields, Filters: []filterRow{{}}}
+	v.Found = formatCount(float64(m.Total))
+	if m.AtLeast {
+		v.Found = "at least " + v.Found
+	}
+	shown := newBudget()
+	for _, raw := range m.Docs {
+		doc, err := decodeDoc(raw)
+		if err != nil {
+			return err
+		}
+		row := customerRow{ID: fmt.Sprint(doc["id"])}
+		for _, col := range listColumns {
+			row.Values = append(row.Values, shown.cell(doc[col]).Text)
+		}
+		v.Customers = append(v.Customers, row)
+	}
+	at := func(n int64) string {
+		p := url.Values{}
+		if text != "" {
+			p.Set("q", text)
+		}
+		if sort != sortOptions[0].Value {
+			p.Set("sort", sort)
+		}
+		if n > 0 {
+			p.Set("page", strconv.FormatInt(n, 10))
+		}
+		if len(p) == 0 {
+			return Prefix + "/customers"
+		}
+		return Prefix + "/customers?" + p.Encode()
+	}
+	if pageNo > 0 {
+		v.Prev = at(pageNo - 1)
+	}
+	if (pageNo+1)*pageSize < int64(m.Total) {
+		v.Next = at(pageNo + 1)
+	}
+	c.render(g, http.StatusOK, "customers", "Customers", "customers", v)
+	return nil
+}
+
+// maxSearchBytes bounds the text of a search.
+const maxSearchBytes = 200
 
 func decodeDoc(raw json.RawMessage) (map[string]any, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
