@@ -62,6 +62,9 @@ type Customers interface {
 	// Search returns a page of the customers a typed text finds, at
 	// bounded cost (the console's customer search).
 	Search(ctx context.Context, s readmodels.CustomerSearch) (readmodels.CustomerMatches, error)
+	// Overview returns the company's customers, new customers, events
+	// and sales per day since a day (the console's overview).
+	Overview(ctx context.Context, companyID string, since time.Time, loc *time.Location) (readmodels.OverviewFigures, error)
 }
 
 // CustomerHistory reads customers' audit histories;

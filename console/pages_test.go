@@ -34,8 +34,16 @@ func TestOverviewPage(t *testing.T) {
 	if !regexp.MustCompile(`<rect class="chart-ok"[^>]*><title>[^<]*: 2 accepted</title>`).MatchString(body) {
 		t.Errorf("no bar of 2 accepted records in the chart:\n%s", body)
 	}
+	// The headline figures: the 2 customers, new this week.
+	for _, want := range []string{`id="figure-customers"`, `id="figure-new"`, `id="figure-events"`, `id="figure-revenue"`, "0.00 EUR"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the overview lacks %s", want)
+		}
+	}
+	// The projections' lag is the operator's page.
+	_, ops := c.do(http.MethodGet, "/console/operations", nil, nil)
 	for _, name := range []string{"customers", "events", "sales", "campaign_stats"} {
-		if !strings.Contains(body, "<td>"+name+"</td>") {
+		if !strings.Contains(ops, "<td>"+name+"</td>") {
 			t.Errorf("the lag lists no projection %s", name)
 		}
 	}
