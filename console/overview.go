@@ -151,7 +151,7 @@ func (c *Console) headlines(ctx context.Context, co company.Company, now time.Ti
 		{ID: "figure-events", Label: "Events, " + days + " days", Value: eventsValue, Note: "a day, by their date",
 			Trend: newSparkline("Events a day, last "+days+" days", events)},
 		{ID: "figure-revenue", Label: "Revenue, " + days + " days", Value: formatMoney(nRevenue, currencyOf(co)),
-			Note: formatCount(float64(nSales)) + " sales; a day, by their date",
+			Note:  formatCount(float64(nSales)) + " sales; a day, by their date",
 			Trend: newSparkline("Revenue a day, last "+days+" days", revenue)},
 	}, nil
 }
