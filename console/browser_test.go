@@ -164,22 +164,35 @@ func screenshots() string {
 	return filepath.Join("..", dir)
 }
 
-// shot writes a screenshot of the page as name.png for the docs, when
-// they are asked for.
+// shot writes screenshots of the whole page for the docs, when they are
+// asked for: name.png 1280 px wide, as a desktop browser shows it, and
+// name-390.png 390 px wide, as a phone does. The tab is 1280 px wide
+// again after.
 func shot(name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		dir := screenshots()
 		if dir == "" {
 			return nil
 		}
-		png, err := chromedp.FullScreenshot(100)(ctx, t)
-		if err != nil {
-			return err
-		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+		for _, w := range []struct {
+			width  int64
+			suffix string
+		}{{390, "-390"}, {1280, ""}} {
+			if _, err := chromedp.EmulateViewport(w.width, 900)(ctx, t); err != nil {
+				return err
+			}
+			png, err := chromedp.FullScreenshot(100)(ctx, t)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, name+w.suffix+".png"), png, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -66,6 +66,7 @@ func TestBrowserCustomerPage(t *testing.T) {
 		textInto(css("#timeline"), &timeline),
 		evalInto(`[...document.querySelectorAll("#timeline time")].map(t => t.getAttribute("datetime"))`, &times),
 		evalInto(`document.querySelectorAll("#timeline > li").length`, &entries),
+		shot("customer"),
 	)
 	if strings.TrimSpace(heading) != "Liisa Ääkkönen" || !strings.HasPrefix(title, "Liisa Ääkkönen") {
 		t.Errorf("the page is titled %q (%q), want the customer's name", heading, title)

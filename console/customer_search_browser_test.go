@@ -71,6 +71,7 @@ func TestBrowserCustomerSearch(t *testing.T) {
 	}
 	run(t, ctx, "page through the members",
 		chromedp.WaitVisible(css("#next")),
+		shot("customers"),
 		textInto(css("#found"), &found),
 		textInto(css("#customers tbody tr:first-child"), &first),
 		chromedp.Click(css("#next")),

@@ -33,7 +33,6 @@ func TestBrowserOutletFailedAttempt(t *testing.T) {
 	run(t, ctx, "read the overview",
 		chromedp.Navigate(e.url(acmeHost, "/console/")),
 		chromedp.WaitVisible(css("#imports-chart svg")),
-		shot("overview"),
 		textInto(css("#failing tbody"), &failing),
 	)
 	if !strings.Contains(failing, "ERP orders") || !strings.Contains(failing, "500") {

@@ -33,6 +33,7 @@ func TestBrowserOverview(t *testing.T) {
 		"S-1,"+now.AddDate(0, 0, -2).Format(time.RFC3339)+",O-1,16700,P-1,1\nS-2,"+now.AddDate(0, 0, -60).Format(time.RFC3339)+",O-2,5000,P-1,1\n")
 	e.waitCount(e.acme, "activity_events", 13)
 	e.waitCount(e.acme, "sales", 2)
+	e.failingOutlet(2)
 	ctx := tab(t)
 	browserLogIn(t, ctx, e, acmeHost, e.staff.Email, "")
 	figure := func(id string) string {
@@ -46,6 +47,7 @@ func TestBrowserOverview(t *testing.T) {
 		chromedp.WaitVisible(css("#headlines")),
 		evalInto(`document.querySelectorAll("#headlines .headline svg.spark polyline").length`, &sparks),
 		evalInto(`document.querySelectorAll("#lag").length`, &lagTables),
+		shot("overview"),
 	)
 	for id, want := range map[string]string{"figure-customers": "3", "figure-new": "3", "figure-events": "12", "figure-revenue": "167.00 EUR"} {
 		if got := figure(id); got != want {
@@ -77,6 +79,7 @@ func TestBrowserOverview(t *testing.T) {
 	runAt(t, ctx, "open the operations page", 1280,
 		chromedp.Navigate(e.url(acmeHost, "/console/operations")),
 		chromedp.WaitVisible(css("#lag")),
+		shot("operations"),
 		textInto(css("#lag"), &lag),
 	)
 	if !strings.Contains(lag, "customers") {

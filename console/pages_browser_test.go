@@ -57,7 +57,7 @@ func TestBrowserLogInWithTOTP(t *testing.T) {
 	}
 	var out string
 	run(t, ctx, "log out", chromedp.Click(css("#logout")), chromedp.WaitVisible(css("#login-form")),
-		textInto(css("#logged-out"), &out))
+		textInto(css("#logged-out"), &out), shot("logged-out"))
 	if out != "You are logged out." {
 		t.Errorf("after log-out the page says %q", out)
 	}
@@ -102,7 +102,6 @@ func TestBrowserCustomerSearchTimelineForget(t *testing.T) {
 	}
 	run(t, ctx, "read the search's results",
 		chromedp.WaitVisible(css(`#customers a.open`)),
-		shot("customers"),
 		textInto(css("#customers tbody"), &rows),
 	)
 	if !strings.Contains(rows, "ann@example.com") || strings.Contains(rows, "bob@example.com") {
