@@ -164,10 +164,11 @@ func screenshots() string {
 	return filepath.Join("..", dir)
 }
 
-// shot writes screenshots of the whole page for the docs, when they are
-// asked for: name.png 1280 px wide, as a desktop browser shows it, and
-// name-390.png 390 px wide, as a phone does. The tab is 1280 px wide
-// again after.
+// shot writes screenshots of the page for the docs, when they are asked
+// for: name.png 1280 px wide, as a desktop browser shows it, and
+// name-390.png 390 px wide, as a phone does; each the whole page, but at
+// most shotMaxHeight px of it, to keep the images small. The tab is 1280
+// by 900 px again after.
 func shot(name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		dir := screenshots()
@@ -184,7 +185,14 @@ func shot(name string) chromedp.Action[chromedp.Void] {
 			if _, err := chromedp.EmulateViewport(w.width, 900)(ctx, t); err != nil {
 				return err
 			}
-			png, err := chromedp.FullScreenshot(100)(ctx, t)
+			height, err := chromedp.Evaluate[int64](`document.documentElement.scrollHeight`)(ctx, t)
+			if err != nil {
+				return err
+			}
+			if _, err := chromedp.EmulateViewport(w.width, min(max(height, 600), shotMaxHeight))(ctx, t); err != nil {
+				return err
+			}
+			png, err := chromedp.CaptureScreenshot()(ctx, t)
 			if err != nil {
 				return err
 			}
@@ -192,9 +200,13 @@ func shot(name string) chromedp.Action[chromedp.Void] {
 				return err
 			}
 		}
-		return nil
+		_, err := chromedp.EmulateViewport(1280, 900)(ctx, t)
+		return err
 	})
 }
+
+// shotMaxHeight bounds the height of a screenshot for the docs.
+const shotMaxHeight = 2000
 
 // run runs steps in the tab and fails the test on error.
 func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {

@@ -151,9 +151,17 @@ func (c *Console) headlines(ctx context.Context, co company.Company, now time.Ti
 		{ID: "figure-events", Label: "Events, " + days + " days", Value: eventsValue, Note: "a day, by their date",
 			Trend: newSparkline("Events a day, last "+days+" days", events)},
 		{ID: "figure-revenue", Label: "Revenue, " + days + " days", Value: formatMoney(nRevenue, currencyOf(co)),
-			Note:  formatCount(float64(nSales)) + " sales; a day, by their date",
+			Note:  salesNote(nSales),
 			Trend: newSparkline("Revenue a day, last "+days+" days", revenue)},
 	}, nil
+}
+
+// salesNote says how many sales the revenue is of.
+func salesNote(n int64) string {
+	if n == 1 {
+		return "1 sale; a day, by their date"
+	}
+	return formatCount(float64(n)) + " sales; a day, by their date"
 }
 
 // dayLabel labels a day of a chart: its day of the month, with the month
