@@ -89,8 +89,20 @@ func (c *Console) accessPage(g *gin.Context) (accessView, error) {
 	}
 	// The tokens GET /api/access-tokens/ lists to p: its own, or, to an
 	// admin, every token of the company.
+	// Owners and creators are named as people read them: a user's
+	// email, an integration's name.
+	names := newActors(ctx, c.app.Queries, co.ID)
 	for _, t := range access.VisibleAccessTokens(p, tokens) {
-		v.Tokens = append(v.Tokens, newTokenRow(t))
+		r := newTokenRow(t)
+		if r.Owner, err = names.owner(t.OwnerID); err != nil {
+			return v, err
+		}
+		if t.CreatedBy == "system" || t.CreatedBy == "" {
+			r.CreatedBy = "the system"
+		} else if r.CreatedBy, err = names.owner(t.CreatedBy); err != nil {
+			return v, err
+		}
+		v.Tokens = append(v.Tokens, r)
 	}
 	if err := access.MayReadIntegrations(p); err != nil {
 		v.IntegrationsHidden = domain.ErrorMessage(err)

@@ -192,6 +192,9 @@ func shot(name string) chromedp.Action[chromedp.Void] {
 			if _, err := chromedp.EmulateViewport(w.width, min(max(height, 600), shotMaxHeight))(ctx, t); err != nil {
 				return err
 			}
+			if _, err := chromedp.Evaluate[any](`window.scrollTo(0, 0)`)(ctx, t); err != nil {
+				return err
+			}
 			png, err := chromedp.CaptureScreenshot()(ctx, t)
 			if err != nil {
 				return err

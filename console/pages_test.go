@@ -222,7 +222,14 @@ func TestAccessPage(t *testing.T) {
 	if !strings.Contains(body, "<td>Webshop</td>") || im == nil {
 		t.Fatalf("the integration is not listed nor offered as an owner:\n%s", body)
 	}
+	// Tokens are listed by their owners' and creators' names, not ids.
+	if !strings.Contains(body, "<td>"+e.admin.Email+"</td>") || strings.Contains(body, "<td>users/") {
+		t.Errorf("the tokens' owners are not named by email:\n%s", body)
+	}
 	res, body = admin.postThenGet("/console/access/tokens", url.Values{"name": {"shop token"}, "owner": {im[1]}})
+	if !strings.Contains(body, "<td>the integration Webshop</td>") {
+		t.Errorf("the integration's token is not listed as the integration's")
+	}
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="token-value"`) {
 		t.Fatalf("token for the integration: %d", res.StatusCode)
 	}
