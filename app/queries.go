@@ -60,6 +60,12 @@ type Customers interface {
 	// Doc returns one customer, or a domain.NotFound error when retrieval
 	// does not show it.
 	Doc(ctx context.Context, companyID, customerID string) (json.RawMessage, error)
+	// Search returns a page of the customers a typed text finds, at
+	// bounded cost (the console's customer search).
+	Search(ctx context.Context, s readmodels.CustomerSearch) (readmodels.CustomerMatches, error)
+	// Overview returns the company's customers, new customers, events
+	// and sales per day since a day (the console's overview).
+	Overview(ctx context.Context, companyID string, since time.Time, loc *time.Location) (readmodels.OverviewFigures, error)
 }
 
 // CustomerHistory reads customers' audit histories;

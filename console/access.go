@@ -2,7 +2,9 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -61,6 +63,17 @@ func (c *Console) handleAccess(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if id := g.Query("created"); id != "" {
+		// The token just created, shown this once: its value is in the
+		// cookie its creation set, cleared now.
+		if value := createdTokenValue(g, id); value != "" {
+			for _, t := range v.Tokens {
+				if t.ID == id {
+					v.Created = &createdToken{ID: t.ID, Name: t.Name, Owner: t.Owner, Value: value}
+				}
+			}
+		}
+	}
 	c.render(g, http.StatusOK, "access", "Access", "access", v)
 	return nil
 }
@@ -76,8 +89,20 @@ func (c *Console) accessPage(g *gin.Context) (accessView, error) {
 	}
 	// The tokens GET /api/access-tokens/ lists to p: its own, or, to an
 	// admin, every token of the company.
+	// Owners and creators are named as people read them: a user's
+	// email, an integration's name.
+	names := newActors(ctx, c.app.Queries, co.ID)
 	for _, t := range access.VisibleAccessTokens(p, tokens) {
-		v.Tokens = append(v.Tokens, newTokenRow(t))
+		r := newTokenRow(t)
+		if r.Owner, err = names.owner(t.OwnerID); err != nil {
+			return v, err
+		}
+		if t.CreatedBy == "system" || t.CreatedBy == "" {
+			r.CreatedBy = "the system"
+		} else if r.CreatedBy, err = names.owner(t.CreatedBy); err != nil {
+			return v, err
+		}
+		v.Tokens = append(v.Tokens, r)
 	}
 	if err := access.MayReadIntegrations(p); err != nil {
 		v.IntegrationsHidden = domain.ErrorMessage(err)
@@ -121,9 +146,10 @@ func readAccessForm(g *gin.Context) error {
 }
 
 // handleCreateToken creates an access token as POST /api/access-tokens/
-// does (commands.CreateAccessToken) and shows its value, this once: the
-// page is not stored (Cache-Control: no-store) and the value is kept
-// nowhere but in the answer.
+// does (commands.CreateAccessToken) and sends the browser to the access
+// page, which shows its value this once: the value is kept nowhere but in
+// a cookie of a minute that the page clears (createdTokenCookie), and the
+// page is not stored (Cache-Control: no-store).
 func (c *Console) handleCreateToken(g *gin.Context) error {
 	if err := readAccessForm(g); err != nil {
 		return err
@@ -138,12 +164,11 @@ func (c *Console) handleCreateToken(g *gin.Context) error {
 			Principal: principalOf(g), Name: form.Name, OwnerID: form.Owner, Scopes: scopes, TransferPrivileges: form.Transfer,
 		})
 		if err == nil {
-			v, err := c.accessPage(g)
-			if err != nil {
-				return err
-			}
-			v.Created = &createdToken{ID: t.ID, Name: t.Name, Owner: t.OwnerID, Value: value}
-			c.render(g, http.StatusOK, "access", "Access", "access", v)
+			// POST/redirect/GET: the value goes to the page that shows it
+			// in a cookie that page clears, so that a reload of the page
+			// creates nothing and shows the value no more.
+			setCreatedTokenCookie(g, t.ID, value)
+			g.Redirect(http.StatusSeeOther, Prefix+"/access?created="+url.QueryEscape(t.ID)+"#created-token")
 			return nil
 		}
 	}
@@ -167,6 +192,48 @@ func (c *Console) accessRefused(g *gin.Context, form accessForm, err error) erro
 	v.Form, v.Error = form, msg
 	c.render(g, status, "access", "Access", "access", v)
 	return nil
+}
+
+// createdTokenCookie carries a token's value from its creation (the POST)
+// to the page that shows it (the GET it redirects to), and no further:
+// HttpOnly, SameSite=Strict, for the access page's path alone, for a
+// minute at most, and cleared by the page that reads it. The value is
+// the token's id and its value, so that only the page of that token
+// shows it.
+const createdTokenCookie = "clientele_created_token"
+
+// createdTokenLifetime bounds how long a created token's value waits in
+// the browser for its page.
+const createdTokenLifetime = time.Minute
+
+func setCreatedTokenCookie(g *gin.Context, id, value string) {
+	http.SetCookie(g.Writer, &http.Cookie{
+		Name: createdTokenCookie, Value: url.QueryEscape(id) + "." + url.QueryEscape(value), Path: Prefix + "/access",
+		MaxAge: int(createdTokenLifetime.Seconds()), HttpOnly: true, Secure: secure(g.Request), SameSite: http.SameSiteStrictMode,
+	})
+}
+
+// createdTokenValue is the value of the token id just created, from its
+// cookie, which it clears; "" when the cookie is gone or names another.
+func createdTokenValue(g *gin.Context, id string) string {
+	ck, err := g.Request.Cookie(createdTokenCookie)
+	if err != nil {
+		return ""
+	}
+	http.SetCookie(g.Writer, &http.Cookie{
+		Name: createdTokenCookie, Value: "", Path: Prefix + "/access", MaxAge: -1,
+		HttpOnly: true, Secure: secure(g.Request), SameSite: http.SameSiteStrictMode,
+	})
+	gotID, value, ok := strings.Cut(ck.Value, ".")
+	if !ok {
+		return ""
+	}
+	gotID, err1 := url.QueryUnescape(gotID)
+	value, err2 := url.QueryUnescape(value)
+	if err1 != nil || err2 != nil || gotID != id {
+		return ""
+	}
+	return value
 }
 
 // parseScopes reads scopes one a line: "[METHOD] /path".

@@ -164,24 +164,52 @@ func screenshots() string {
 	return filepath.Join("..", dir)
 }
 
-// shot writes a screenshot of the page as name.png for the docs, when
-// they are asked for.
+// shot writes screenshots of the page for the docs, when they are asked
+// for: name.png 1280 px wide, as a desktop browser shows it, and
+// name-390.png 390 px wide, as a phone does; each the whole page, but at
+// most shotMaxHeight px of it, to keep the images small. The tab is 1280
+// by 900 px again after.
 func shot(name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		dir := screenshots()
 		if dir == "" {
 			return nil
 		}
-		png, err := chromedp.FullScreenshot(100)(ctx, t)
-		if err != nil {
-			return err
-		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+		for _, w := range []struct {
+			width  int64
+			suffix string
+		}{{390, "-390"}, {1280, ""}} {
+			if _, err := chromedp.EmulateViewport(w.width, 900)(ctx, t); err != nil {
+				return err
+			}
+			height, err := chromedp.Evaluate[int64](`document.documentElement.scrollHeight`)(ctx, t)
+			if err != nil {
+				return err
+			}
+			if _, err := chromedp.EmulateViewport(w.width, min(max(height, 600), shotMaxHeight))(ctx, t); err != nil {
+				return err
+			}
+			if _, err := chromedp.Evaluate[any](`window.scrollTo(0, 0)`)(ctx, t); err != nil {
+				return err
+			}
+			png, err := chromedp.CaptureScreenshot()(ctx, t)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, name+w.suffix+".png"), png, 0o644); err != nil {
+				return err
+			}
+		}
+		_, err := chromedp.EmulateViewport(1280, 900)(ctx, t)
+		return err
 	})
 }
+
+// shotMaxHeight bounds the height of a screenshot for the docs.
+const shotMaxHeight = 2000
 
 // run runs steps in the tab and fails the test on error.
 func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {

@@ -41,8 +41,8 @@ func TestCampaignSalesOverTime(t *testing.T) {
 	c := e.client(acmeHost)
 	c.logIn(e.staff.Email, "")
 	body := c.waitPage("/console/campaigns/summer", "<th>sales</th><td>4</td>")
-	if !strings.Contains(body, "<th>revenue</th><td>20.50</td>") {
-		t.Errorf("the campaign's revenue is not 20.50 (10.00 + 3.00 + 6.00 + 1.50)")
+	if !strings.Contains(body, "<th>revenue</th><td>20.50 EUR</td>") {
+		t.Errorf("the campaign's revenue is not 20.50 EUR (10.00 + 3.00 + 6.00 + 1.50)")
 	}
 	// By day: the 2nd one sale of 10.00, the 5th two of 9.00, the 30th
 	// one of 1.50; the 31 days of the window each have their bar, the

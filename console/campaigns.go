@@ -57,7 +57,7 @@ func (c *Console) handleCampaigns(g *gin.Context) error {
 			r.HasStats = true
 			r.Audience = formatCount(float64(s.AudienceSize))
 			r.Sent, r.Opens, r.Clicks = formatCount(float64(ev["sent"])), formatCount(float64(ev["opens"])), formatCount(float64(ev["clicks"]))
-			r.Sales, r.Revenue = formatCount(float64(s.Sales.TotalSales)), formatMinor(float64(s.Sales.TotalRevenue))
+			r.Sales, r.Revenue = formatCount(float64(s.Sales.TotalSales)), formatMoney(s.Sales.TotalRevenue, currencyOf(companyOf(g)))
 		}
 		v.Campaigns = append(v.Campaigns, r)
 	}
@@ -137,7 +137,7 @@ func (c *Console) handleCampaign(g *gin.Context) error {
 			{Name: "unreachable", Value: formatCount(float64(s.AudienceUnreachable))},
 			{Name: "no reaction", Value: formatCount(float64(s.AudienceNoReaction))},
 			{Name: "sales", Value: formatCount(float64(s.Sales.TotalSales))},
-			{Name: "revenue", Value: formatMinor(float64(s.Sales.TotalRevenue))},
+			{Name: "revenue", Value: formatMoney(s.Sales.TotalRevenue, currencyOf(companyOf(g)))},
 			{Name: "products per sale", Value: formatCount(s.Sales.AverageProductsCount)},
 		}
 		var cats []chartPoint

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 )
@@ -22,6 +23,9 @@ type chartSeries struct {
 type chartPoint struct {
 	Label  string
 	Values []float64
+	// Title names the bar in full in its segments' titles (a date where
+	// Label is its day of the month); Label when empty.
+	Title string
 }
 
 // barChart is a chart ready for the "barchart" template.
@@ -105,7 +109,7 @@ func newBarChart(id, title string, series []chartSeries, points []chartPoint, fo
 			h := plotH * v / scaleMax
 			y -= h
 			b.Segments = append(b.Segments, chartSegment{
-				Class: series[j].Class, Title: p.Label + ": " + format(v) + " " + series[j].Name,
+				Class: series[j].Class, Title: cmp.Or(p.Title, p.Label) + ": " + format(v) + " " + series[j].Name,
 				X: round1(x), Y: round1(y), W: round1(barW), H: round1(h),
 			})
 		}

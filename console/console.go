@@ -96,6 +96,7 @@ func (c *Console) routes() {
 		c.srv.Handle(method, Prefix+path, upload, c.headers, c.company, c.sameOrigin, c.session, c.adapt(h))
 	}
 	in(http.MethodGet, "/", false, c.handleHome)
+	in(http.MethodGet, "/operations", false, c.handleOperations)
 	in(http.MethodGet, "/customers", false, c.handleCustomers)
 	in(http.MethodGet, "/customers/:id", false, c.handleCustomer)
 	in(http.MethodGet, "/customers/:id/document", false, c.handleCustomerDocument)

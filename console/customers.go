@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -41,7 +42,15 @@ type filterRow struct{ Field, Value string }
 
 // customersView is the customers page.
 type customersView struct {
-	Filters []filterRow
+	// Query and Sort are the search typed and its order; Sorts are the
+	// orders offered. Found says how many customers it found ("12", "at
+	// least 1,000"); Prev and Next are the addresses of the pages beside.
+	Query, Sort, Found string
+	Sorts              []sortOption
+	Prev               string
+	// Filtered is true for a search by exact field filters (Filters).
+	Filtered bool
+	Filters  []filterRow
 	// Columns are the fields shown in the list.
 	Columns   []string
 	Customers []customerRow
@@ -55,6 +64,10 @@ type customersView struct {
 	// Fields suggests field names for the search.
 	Fields []string
 }
+
+type sortOption struct{ Value, Label string }
+
+var sortOptions = []sortOption{{"newest", "newest first"}, {"oldest", "oldest first"}, {"name", "by name"}, {"email", "by email"}}
 
 type customerRow struct {
 	ID     string
@@ -78,6 +91,9 @@ var searchFields = []string{"external_id", "email", "phone_number", "customer_to
 // searched carries how many were read before, for the page to say).
 func (c *Console) handleCustomers(g *gin.Context) error {
 	q := g.Request.URL.Query()
+	if len(q["f"]) == 0 {
+		return c.searchCustomers(g)
+	}
 	pq := readmodels.PageQuery{CompanyID: companyOf(g).ID, Limit: pageSize, After: q.Get("after"), MaxScan: searchScanBound}
 	v := customersView{Columns: listColumns, Fields: searchFields}
 	fields, values := q["f"], q["v"]
@@ -128,9 +144,79 @@ func (c *Console) handleCustomers(g *gin.Context) error {
 	if len(v.Filters) == 0 {
 		v.Filters = []filterRow{{}}
 	}
+	v.Filtered, v.Sorts = true, sortOptions
 	c.render(g, http.StatusOK, "customers", "Customers", "customers", v)
 	return nil
 }
+
+// searchCustomers lists the customers a typed text finds (?q=), as
+// readmodels.Customers.Search finds them: case-insensitive prefixes of
+// names, emails and ids, at bounded cost; sorted (?sort=) and paged
+// (?page=) through at most readmodels.SearchMaxMatches matches.
+func (c *Console) searchCustomers(g *gin.Context) error {
+	text := g.Query("q")
+	if len(text) > maxSearchBytes {
+		return domain.Errorf(domain.Invalid, "a search is at most %d characters", maxSearchBytes)
+	}
+	sort := g.Query("sort")
+	if !slices.ContainsFunc(sortOptions, func(o sortOption) bool { return o.Value == sort }) {
+		sort = sortOptions[0].Value
+	}
+	pageNo, err := queryInt(g, "page", 0)
+	if err != nil {
+		return err
+	}
+	pageNo = min(pageNo, readmodels.SearchMaxMatches/pageSize)
+	m, err := c.app.Queries.Customers.Search(g.Request.Context(), readmodels.CustomerSearch{
+		CompanyID: companyOf(g).ID, Text: text, Sort: sort, Offset: int(pageNo) * pageSize, Limit: pageSize})
+	if err != nil {
+		return err
+	}
+	v := customersView{Query: text, Sort: sort, Sorts: sortOptions, Columns: listColumns, Fields: searchFields, Filters: []filterRow{{}}}
+	v.Found = formatCount(float64(m.Total))
+	if m.AtLeast {
+		v.Found = "at least " + v.Found
+	}
+	shown := newBudget()
+	for _, raw := range m.Docs {
+		doc, err := decodeDoc(raw)
+		if err != nil {
+			return err
+		}
+		row := customerRow{ID: fmt.Sprint(doc["id"])}
+		for _, col := range listColumns {
+			row.Values = append(row.Values, shown.cell(doc[col]).Text)
+		}
+		v.Customers = append(v.Customers, row)
+	}
+	at := func(n int64) string {
+		p := url.Values{}
+		if text != "" {
+			p.Set("q", text)
+		}
+		if sort != sortOptions[0].Value {
+			p.Set("sort", sort)
+		}
+		if n > 0 {
+			p.Set("page", strconv.FormatInt(n, 10))
+		}
+		if len(p) == 0 {
+			return Prefix + "/customers"
+		}
+		return Prefix + "/customers?" + p.Encode()
+	}
+	if pageNo > 0 {
+		v.Prev = at(pageNo - 1)
+	}
+	if (pageNo+1)*pageSize < int64(m.Total) {
+		v.Next = at(pageNo + 1)
+	}
+	c.render(g, http.StatusOK, "customers", "Customers", "customers", v)
+	return nil
+}
+
+// maxSearchBytes bounds the text of a search.
+const maxSearchBytes = 200
 
 func decodeDoc(raw json.RawMessage) (map[string]any, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -144,7 +230,9 @@ func decodeDoc(raw json.RawMessage) (map[string]any, error) {
 
 // customerView is a customer's page.
 type customerView struct {
-	ID                 string
+	ID string
+	// Name is the person's name, else an identifier, for the title.
+	Name               string
 	Forgotten, Deleted bool
 	// Fields are the customer as retrieval shows it, by name; nil when
 	// the read model does not show it (deleted, or not yet projected).
@@ -153,9 +241,13 @@ type customerView struct {
 	// is the address of the customer as retrieval answers it.
 	Cut      bool
 	Download string
-	Timeline []timelineRow
-	Events   []map[string]string
-	Sales    []map[string]string
+	// Timeline is a page of the customer's record changes, events and
+	// sales together, newest first; Newer and Older are the addresses of
+	// the pages beside it ("" when none), and Capped says the timeline
+	// stops at the newest timelineMax events and sales.
+	Timeline     []timelineEntry
+	Newer, Older string
+	Capped       bool
 	// Run is the run of a delete or forget just asked for.
 	Run *runView
 	// CanDestroy is whether the user may delete and forget.
@@ -170,26 +262,52 @@ type valueRow struct {
 	Value shownText
 }
 
-// timelineRow is one event of the customer's history.
-type timelineRow struct {
-	Version              int64
-	At                   string
-	Type                 string
-	RunID, Actor, Source string
-	Changes              []valueRow
-	Fields               []string
-	Redacted             bool
-	CorrelationID        string
+// timelineEntry is one entry of a customer's timeline: a change of its
+// record (an event of its history), an event or a sale that names it.
+type timelineEntry struct {
+	At time.Time
+	// Kind is "change", "event" or "sale"; Title says what happened and
+	// Type is the history's event type or the event's type.
+	Kind, Title, Type string
+	Version           int64
+	// RunID, Actor and Source are who recorded a change: Actor as people
+	// read it (an email, an integration, a token's name).
+	RunID, Actor, Source, CorrelationID string
+	Changes                             []valueRow
+	Fields                              []string
+	Redacted                            bool
+	// Details are an event's or a sale's figures (a sale's total with
+	// its currency).
+	Details []fieldRow
 }
 
-// handleCustomer shows a customer: its fields, its whole history in
-// order, and the events and sales that name it. A forgotten customer
-// shows as forgotten and nothing more.
+// When is the entry's time as the page shows it.
+func (e timelineEntry) When() string { return e.At.UTC().Format("2006-01-02 15:04:05.000 UTC") }
+
+// Datetime is the entry's time for the <time> element.
+func (e timelineEntry) Datetime() string { return e.At.UTC().Format(time.RFC3339Nano) }
+
+// timelinePage is the length of a page of the timeline; timelineMax
+// bounds the events and the sales a timeline reads (the newest of each),
+// whatever page is asked for.
+const (
+	timelinePage = 50
+	timelineMax  = 1000
+)
+
+// handleCustomer shows a customer: its fields and its timeline (the
+// changes of its record, its events and its sales by date, newest first,
+// a page at a time: ?page=<n>). A forgotten customer shows as forgotten
+// and nothing more.
 func (c *Console) handleCustomer(g *gin.Context) error {
 	ctx := g.Request.Context()
 	co := companyOf(g)
 	id := g.Param("id")
 	h, err := c.app.Queries.CustomerHistory.Customer(ctx, co.ID, id)
+	if err != nil {
+		return err
+	}
+	pageNo, err := queryInt(g, "page", 0)
 	if err != nil {
 		return err
 	}
@@ -209,9 +327,9 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 	if err != nil && domain.ErrorCode(err) != domain.NotFound {
 		return err
 	}
+	var doc map[string]any
 	if err == nil {
-		doc, err := decodeDoc(raw)
-		if err != nil {
+		if doc, err = decodeDoc(raw); err != nil {
 			return err
 		}
 		names := make([]string, 0, len(doc))
@@ -223,22 +341,130 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 			v.Fields = append(v.Fields, valueRow{Name: k, Value: shown.cell(doc[k])})
 		}
 	}
-	for _, e := range h.Events {
-		v.Timeline = append(v.Timeline, timelineRow{
-			Version: e.Version, At: e.RecordedAt.Format("2006-01-02 15:04:05.000 UTC"), Type: e.Type,
-			RunID: e.Metadata.RunID, Actor: e.Metadata.Actor, Source: e.Metadata.Source,
-			CorrelationID: e.Metadata.CorrelationID, Changes: changeRows(e.Changes, shown), Fields: e.Fields, Redacted: e.Redacted,
-		})
-	}
-	if v.Events, err = activityOf(ctx, c.app.Queries.Events, co.ID, id, []string{"id", "type", "date", "product_id", "path"}, shown); err != nil {
-		return err
-	}
-	if v.Sales, err = activityOf(ctx, c.app.Queries.Sales, co.ID, id, []string{"sale_external_id", "sale_date", "sale_state", "sale_total"}, shown); err != nil {
+	// The name is a stored value too: shown within a cell's bound.
+	v.Name, _ = cutText(customerName(doc, identityOf(h), id), nameBytes)
+	if err := c.customerTimeline(ctx, g, &v, h, int(min(pageNo, timelineMax/timelinePage)), shown); err != nil {
 		return err
 	}
 	v.Cut = shown.cut
-	c.render(g, http.StatusOK, "customer", "Customer", "customers", v)
+	c.render(g, http.StatusOK, "customer", v.Name, "customers", v)
 	return nil
+}
+
+// nameBytes bounds the customer's name in the page's title and heading.
+const nameBytes = 200
+
+// customerName is how the page names a customer: first and last name,
+// else its email, external id or phone number, else its id.
+func customerName(doc map[string]any, ident map[string]string, id string) string {
+	str := func(k string) string { s, _ := doc[k].(string); return strings.TrimSpace(s) }
+	if n := strings.TrimSpace(str("first_name") + " " + str("last_name")); n != "" {
+		return n
+	}
+	for _, f := range []string{customer.FieldEmail, customer.FieldExternalID, customer.FieldPhoneNumber} {
+		if s := str(f); s != "" {
+			return s
+		}
+		if s := ident[f]; s != "" {
+			return s
+		}
+	}
+	return "Customer " + id
+}
+
+// customerTimeline fills v's timeline with page n: the customer's
+// history (read whole, as the history endpoint reads it) with its newest
+// events and sales, at most timelineMax of each, by date, newest first.
+func (c *Console) customerTimeline(ctx context.Context, g *gin.Context, v *customerView, h readmodels.History, n int, shown *budget) error {
+	co := companyOf(g)
+	currency := currencyOf(co)
+	names := newActors(ctx, c.app.Queries, co.ID)
+	var all []timelineEntry
+	for _, e := range h.Events {
+		actor, err := names.name(e.Metadata.Actor)
+		if err != nil {
+			return err
+		}
+		all = append(all, timelineEntry{
+			At: e.RecordedAt, Kind: "change", Title: changeTitle(e.Type), Type: e.Type, Version: e.Version,
+			RunID: e.Metadata.RunID, Actor: actor, Source: e.Metadata.Source, CorrelationID: e.Metadata.CorrelationID,
+			Changes: changeRows(e.Changes, shown), Fields: e.Fields, Redacted: e.Redacted,
+		})
+	}
+	// The pages up to n, and one entry more, come from at most that many
+	// of each.
+	limit := min((n+1)*timelinePage+1, timelineMax)
+	events, err := activityDocs(ctx, c.app.Queries.Events, co.ID, v.ID, limit)
+	if err != nil {
+		return err
+	}
+	sales, err := activityDocs(ctx, c.app.Queries.Sales, co.ID, v.ID, limit)
+	if err != nil {
+		return err
+	}
+	v.Capped = len(events) == timelineMax || len(sales) == timelineMax
+	for _, doc := range events {
+		e := timelineEntry{At: docTime(doc["date"]), Kind: "event", Type: shown.cell(doc["type"]).Text}
+		e.Title = "Event " + e.Type
+		for _, f := range []string{"product_id", "path", "campaign_key", "value"} {
+			if val := shown.cell(doc[f]).Text; val != "" {
+				e.Details = append(e.Details, fieldRow{Name: strings.TrimSuffix(f, "_id"), Value: val})
+			}
+		}
+		all = append(all, e)
+	}
+	for _, doc := range sales {
+		e := timelineEntry{At: docTime(doc["sale_date"]), Kind: "sale", Title: "Sale " + shown.cell(doc["sale_external_id"]).Text}
+		if total, ok := doc["sale_total"]; ok {
+			e.Details = append(e.Details, fieldRow{Name: "total", Value: formatMoney(total, currency)})
+		}
+		if cur, _ := doc["sale_currency"].(string); cur != "" && cur != currency {
+			if total, ok := doc["sale_total_in_currency"]; ok {
+				e.Details = append(e.Details, fieldRow{Name: "in " + cur, Value: formatMoney(total, cur)})
+			}
+		}
+		if st := shown.cell(doc["sale_state"]).Text; st != "" {
+			e.Details = append(e.Details, fieldRow{Name: "state", Value: st})
+		}
+		all = append(all, e)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.After(all[j].At) })
+	from := min(n*timelinePage, len(all))
+	to := min(from+timelinePage, len(all))
+	v.Timeline = all[from:to]
+	base := Prefix + "/customers/" + url.PathEscape(v.ID)
+	if n > 0 {
+		v.Newer = base + "?page=" + strconv.Itoa(n-1) + "#timeline"
+	}
+	if to < len(all) && (n+1)*timelinePage < timelineMax {
+		v.Older = base + "?page=" + strconv.Itoa(n+1) + "#timeline"
+	}
+	return nil
+}
+
+// changeTitle says what a history event did to the record.
+func changeTitle(typ string) string {
+	switch typ {
+	case "CustomerUpserted":
+		return "Record changed"
+	case "CustomerDeleted":
+		return "Deleted"
+	case "CustomerForgotten":
+		return "Forgotten"
+	}
+	return typ
+}
+
+// docTime reads a document's date (RFC 3339, or a date), the zero time
+// when it has none.
+func docTime(v any) time.Time {
+	s, _ := v.(string)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
 }
 
 // handleCustomerDocument answers the customer as retrieval answers it,
@@ -329,27 +555,23 @@ func identityOf(h readmodels.History) map[string]string {
 	return out
 }
 
-// activityOf reads the customer's newest events or sales, at most
-// pageSize, as rows of columns.
-func activityOf(ctx context.Context, r app.Activity, companyID, customerID string, columns []string, shown *budget) ([]map[string]string, error) {
+// activityDocs reads the customer's newest events or sales, at most
+// limit, newest first.
+func activityDocs(ctx context.Context, r app.Activity, companyID, customerID string, limit int) ([]map[string]any, error) {
 	if r == nil {
 		return nil, nil
 	}
-	docs, err := r.OfCustomer(ctx, companyID, customerID, pageSize)
+	docs, err := r.OfCustomer(ctx, companyID, customerID, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]map[string]string, 0, len(docs))
+	out := make([]map[string]any, 0, len(docs))
 	for _, raw := range docs {
 		doc, err := decodeDoc(raw)
 		if err != nil {
 			return nil, err
 		}
-		row := map[string]string{}
-		for _, col := range columns {
-			row[col] = shown.cell(doc[col]).Text
-		}
-		out = append(out, row)
+		out = append(out, doc)
 	}
 	return out, nil
 }

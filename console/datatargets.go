@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -60,16 +61,18 @@ func (c *Console) handleDatatargets(g *gin.Context) error {
 }
 
 // datatargetView is a datatarget's page: its outlets and a page of its
-// messages.
+// messages, newest first.
 type datatargetView struct {
 	D        datatarget.Datatarget
 	Fields   string
 	Outlets  []outletRow
 	Messages []messageRow
-	// After is the number the page of messages starts after.
-	After int64
-	// Next and Prev are the addresses of the next and first pages.
-	Next, First string
+	// From and To are the numbers of the page's newest and oldest
+	// messages (0 when the page is empty).
+	From, To int64
+	// Newer and Older are the addresses of the neighbouring pages, ""
+	// when there is none; Newest that of the first page.
+	Newer, Older, Newest string
 }
 
 type outletRow struct {
@@ -83,13 +86,21 @@ type outletRow struct {
 type messageRow struct {
 	Number int64
 	Body   shownText
+	// Summary is the message on one line, cut short: what its collapsed
+	// row shows.
+	Summary string
 	// Download is the address of the whole message.
 	Download string
 }
 
+// summaryBytes bounds a collapsed message's line.
+const summaryBytes = 160
+
 // handleDatatarget shows a datatarget: its outlets with their state and
-// its messages, a page at a time (?after=<number>), as
-// GET /api/datatargets/<id>/retrieve/?after= reads them.
+// its messages newest first, a page at a time (?before=<number> for
+// older ones), each collapsed to a line until opened. A page is a range
+// of GET /api/datatargets/<id>/retrieve/?after=, read as the API reads
+// it.
 func (c *Console) handleDatatarget(g *gin.Context) error {
 	ctx := g.Request.Context()
 	co := companyOf(g)
@@ -97,43 +108,63 @@ func (c *Console) handleDatatarget(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	after, err := queryInt(g, "after", 0)
+	before, err := queryInt(g, "before", 0)
 	if err != nil {
 		return err
 	}
-	page, err := c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
-	if pruned := (*readmodels.PrunedError)(nil); errors.As(err, &pruned) {
-		// The messages before were pruned (docs/datatargets.md,
-		// Retention): the list starts at the first one kept.
-		after = pruned.First - 1
-		page, err = c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, pageSize)
+	// Messages are numbered consecutively: the page ends at the newest
+	// message below before and holds the pageSize below that.
+	last := d.LastMessageNumber
+	if before > 0 {
+		last = min(last, before-1)
 	}
-	if err != nil {
-		return err
-	}
+	after := max(0, last-pageSize)
 	states, err := c.app.Queries.Datatargets.OutletStates(ctx, co.ID, d.ID)
 	if err != nil {
 		return err
 	}
-	v := datatargetView{D: d, After: after, Outlets: outletRows(principalOf(g), d.Outlets, states)}
+	v := datatargetView{D: d, Outlets: outletRows(principalOf(g), d.Outlets, states)}
 	for i, f := range d.Settings.Fields {
 		if i > 0 {
 			v.Fields += ", "
 		}
 		v.Fields += f
 	}
-	shown := newBudget()
-	for i, m := range page.Messages {
-		// Messages are numbered consecutively: the page's last is
-		// LastMessageNumber.
-		n := page.LastMessageNumber - int64(len(page.Messages)-1-i)
-		v.Messages = append(v.Messages, messageRow{Number: n, Body: shown.json(m, shownValueBytes), Download: messagePath(d.ID, n)})
+	first := int64(1) // the first message kept
+	if last > after {
+		page, err := c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, int(last-after))
+		if pruned := (*readmodels.PrunedError)(nil); errors.As(err, &pruned) {
+			// The messages before were pruned (docs/datatargets.md,
+			// Retention): the page starts at the first one kept.
+			first, after = pruned.First, min(last, pruned.First-1)
+			page, err = readmodels.MessagePage{}, nil
+			if last > after {
+				page, err = c.app.Queries.Datatargets.Messages(ctx, co.ID, d.ID, after, int(last-after))
+			}
+		}
+		if err != nil {
+			return err
+		}
+		shown := newBudget()
+		for i := len(page.Messages) - 1; i >= 0; i-- {
+			n := page.LastMessageNumber - int64(len(page.Messages)-1-i)
+			body := shown.json(page.Messages[i], shownValueBytes)
+			summary, _ := cutText(strings.Join(strings.Fields(body.Text), " "), summaryBytes)
+			v.Messages = append(v.Messages, messageRow{Number: n, Body: body, Summary: summary, Download: messagePath(d.ID, n)})
+		}
 	}
-	if len(page.Messages) == pageSize && page.LastMessageNumber < d.LastMessageNumber {
-		v.Next = datatargetPath(d.ID) + "?after=" + formatInt(page.LastMessageNumber) + "#messages"
+	if len(v.Messages) > 0 {
+		v.From, v.To = v.Messages[0].Number, v.Messages[len(v.Messages)-1].Number
+		if v.To > first {
+			v.Older = datatargetPath(d.ID) + "?before=" + formatInt(v.To) + "#messages"
+		}
 	}
-	if after > 0 {
-		v.First = datatargetPath(d.ID) + "#messages"
+	if last < d.LastMessageNumber {
+		v.Newest = datatargetPath(d.ID) + "#messages"
+		v.Newer = v.Newest
+		if newer := last + pageSize + 1; newer <= d.LastMessageNumber {
+			v.Newer = datatargetPath(d.ID) + "?before=" + formatInt(newer) + "#messages"
+		}
 	}
 	c.render(g, http.StatusOK, "datatarget", d.Name, "datatargets", v)
 	return nil
@@ -196,13 +227,7 @@ func (c *Console) handleMessage(g *gin.Context) error {
 // handleOutletContent answers an outlet's content template as it is
 // stored, for download.
 func (c *Console) handleOutletContent(g *gin.Context) error {
-	ctx := g.Request.Context()
-	co := companyOf(g)
-	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
-	if err != nil {
-		return err
-	}
-	o, err := c.app.Queries.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
+	_, o, err := c.outletOf(g)
 	if err != nil {
 		return err
 	}
@@ -219,17 +244,11 @@ func (c *Console) handleAttemptRaw(g *gin.Context) error {
 	if err != nil || n < 1 || (part != "request" && part != "reply") {
 		return domain.Errorf(domain.NotFound, "no such log entry")
 	}
-	ctx := g.Request.Context()
-	co := companyOf(g)
-	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	d, o, err := c.outletOf(g)
 	if err != nil {
 		return err
 	}
-	o, err := c.app.Queries.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
-	if err != nil {
-		return err
-	}
-	e, err := c.app.Queries.Datatargets.LogEntry(ctx, co.ID, d.ID, o.ID, n)
+	e, err := c.app.Queries.Datatargets.LogEntry(g.Request.Context(), companyOf(g).ID, d.ID, o.ID, n)
 	if err != nil {
 		return err
 	}
@@ -240,6 +259,19 @@ func (c *Console) handleAttemptRaw(g *gin.Context) error {
 	}
 	download(g, "attempt-"+formatInt(n)+"-"+part+".txt", "text/plain; charset=utf-8", []byte(text))
 	return nil
+}
+
+// outletOf reads the datatarget and the outlet the address names
+// (:id, :outlet), each NotFound when the company has no such one.
+func (c *Console) outletOf(g *gin.Context) (datatarget.Datatarget, datatarget.Outlet, error) {
+	ctx := g.Request.Context()
+	co := companyOf(g)
+	d, err := c.app.Queries.Datatargets.Datatarget(ctx, co.ID, g.Param("id"))
+	if err != nil {
+		return d, datatarget.Outlet{}, err
+	}
+	o, err := c.app.Queries.Datatargets.Outlet(ctx, co.ID, d.ID, g.Param("outlet"))
+	return d, o, err
 }
 
 func messagePath(datatargetID string, n int64) string {

@@ -372,3 +372,15 @@ func (e *env) waitRow(co company.Company, table string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// postThenGet sends a form as do does, and when it is answered with a
+// redirect (POST/redirect/GET), loads the page it redirects to, as a
+// browser does: the answer and page are the page's.
+func (c *client) postThenGet(path string, form url.Values) (*http.Response, string) {
+	c.t.Helper()
+	res, body := c.do(http.MethodPost, path, form, sameOrigin)
+	if res.StatusCode != http.StatusSeeOther {
+		return res, body
+	}
+	return c.do(http.MethodGet, res.Header.Get("Location"), nil, nil)
+}

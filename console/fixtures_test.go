@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/commands"
 	"github.com/clientele/clientele/domain/access"
+	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
@@ -147,5 +149,25 @@ func (c *client) waitPage(path, want string) string {
 			c.t.Fatalf("GET %s never showed %q; last:\n%s", path, want, body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitCount waits until a read model's table holds n rows of the
+// company.
+func (e *env) waitCount(co company.Company, table string, n int) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var got int
+		if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM `+pgx.Identifier{table}.Sanitize()+` WHERE company_id = $1`, co.ID).Scan(&got); err != nil {
+			e.t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%d rows in %s after 30 s, want %d", got, table, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

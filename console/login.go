@@ -12,6 +12,8 @@ import (
 // logInView is what the log-in page shows.
 type logInView struct {
 	Email, Next, Error string
+	// LoggedOut is true on the page a log-out leads to.
+	LoggedOut bool
 }
 
 // maxFormBytes bounds the forms the console reads (log-in, confirmations):
@@ -23,7 +25,7 @@ func (c *Console) handleLogInForm(g *gin.Context) error {
 		g.Redirect(http.StatusSeeOther, safeNext(g.Query("next")))
 		return nil
 	}
-	c.render(g, http.StatusOK, "login", "Log in", "", logInView{Next: safeNext(g.Query("next"))})
+	c.render(g, http.StatusOK, "login", "Log in", "", logInView{Next: safeNext(g.Query("next")), LoggedOut: g.Query("logged_out") != ""})
 	return nil
 }
 
@@ -76,7 +78,7 @@ func (c *Console) handleLogOut(g *gin.Context) error {
 		}
 	}
 	clearSessionCookie(g)
-	g.Redirect(http.StatusSeeOther, Prefix+"/login")
+	g.Redirect(http.StatusSeeOther, Prefix+"/login?logged_out=1")
 	return nil
 }
 

@@ -34,8 +34,16 @@ func TestOverviewPage(t *testing.T) {
 	if !regexp.MustCompile(`<rect class="chart-ok"[^>]*><title>[^<]*: 2 accepted</title>`).MatchString(body) {
 		t.Errorf("no bar of 2 accepted records in the chart:\n%s", body)
 	}
+	// The headline figures: the 2 customers, new this week.
+	for _, want := range []string{`id="figure-customers"`, `id="figure-new"`, `id="figure-events"`, `id="figure-revenue"`, "0.00 EUR"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the overview lacks %s", want)
+		}
+	}
+	// The projections' lag is the operator's page.
+	_, ops := c.do(http.MethodGet, "/console/operations", nil, nil)
 	for _, name := range []string{"customers", "events", "sales", "campaign_stats"} {
-		if !strings.Contains(body, "<td>"+name+"</td>") {
+		if !strings.Contains(ops, "<td>"+name+"</td>") {
 			t.Errorf("the lag lists no projection %s", name)
 		}
 	}
@@ -72,19 +80,21 @@ func TestDatatargetPages(t *testing.T) {
 		t.Fatalf("datatargets list:\n%s", body)
 	}
 	_, body = staff.do(http.MethodGet, "/console/datatargets/"+dt, nil, nil)
-	if n := strings.Count(body, `<span class="number">`); n != 50 || !strings.Contains(body, "&#34;order&#34;: 50") {
-		t.Fatalf("the first page shows %d messages, want 1 to 50:\n%s", n, body)
+	if n := strings.Count(body, `<span class="number">`); n != 50 || !strings.Contains(body, "&#34;order&#34;: 60") ||
+		strings.Index(body, "#60<") > strings.Index(body, "#11<") || strings.Contains(body, "#10<") {
+		t.Fatalf("the first page shows %d messages, want 60 down to 11:\n%s", n, body)
 	}
 	if !strings.Contains(body, "failing (") {
 		t.Errorf("the outlet is not shown failing")
 	}
-	m := regexp.MustCompile(`href="([^"]+)" id="next"`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`href="([^"]+)" id="older"`).FindStringSubmatch(body)
 	if m == nil {
-		t.Fatal("no next page of messages")
+		t.Fatal("no page of older messages")
 	}
 	_, body = staff.do(http.MethodGet, html.UnescapeString(m[1]), nil, nil)
-	if n := strings.Count(body, `<span class="number">`); n != 10 || !strings.Contains(body, "#60<") || strings.Contains(body, `id="next"`) {
-		t.Fatalf("the second page shows %d messages, want 51 to 60 and no next page", n)
+	if n := strings.Count(body, `<span class="number">`); n != 10 || !strings.Contains(body, "#10<") || !strings.Contains(body, "#1<") ||
+		strings.Contains(body, `id="older"`) || !strings.Contains(body, `id="newer"`) {
+		t.Fatalf("the second page shows %d messages, want 10 down to 1, a newer page and no older one", n)
 	}
 
 	_, body = staff.do(http.MethodGet, "/console/datatargets/"+dt+"/outlets/"+outlet, nil, nil)
@@ -143,13 +153,13 @@ func TestCampaignPages(t *testing.T) {
 	c.logIn(e.staff.Email, "")
 	body := c.waitPage("/console/campaigns/spring", "<th>sales</th><td>1</td>")
 	for _, want := range []string{`id="funnel"`, `<title>sent: 2 events</title>`, `<title>opens: 1 events</title>`,
-		"<th>audience</th><td>2</td>", "<th>revenue</th><td>10.00</td>", `id="categories"`, "Uncategorised: 10.00 revenue"} {
+		"<th>audience</th><td>2</td>", "<th>revenue</th><td>10.00 EUR</td>", `id="categories"`, "Uncategorised: 10.00 revenue"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the campaign page lacks %q", want)
 		}
 	}
 	_, body = c.do(http.MethodGet, "/console/campaigns", nil, nil)
-	if !strings.Contains(body, `href="/console/campaigns/spring">Spring sale</a>`) || !strings.Contains(body, "<td>10.00</td>") {
+	if !strings.Contains(body, `href="/console/campaigns/spring">Spring sale</a>`) || !strings.Contains(body, "<td>10.00 EUR</td>") {
 		t.Errorf("the campaigns list lacks spring's figures:\n%s", body)
 	}
 	// The window is the beta endpoint's: a window without the sale.
@@ -177,10 +187,15 @@ func TestAccessPage(t *testing.T) {
 	e := newEnv(t)
 	admin := e.client(acmeHost)
 	admin.logIn(e.admin.Email, "")
-	res, body := admin.do(http.MethodPost, "/console/access/tokens", url.Values{
+	res, _ := admin.do(http.MethodPost, "/console/access/tokens", url.Values{
 		"name": {"reader"}, "scopes": {"GET /api/data/customers/\n"}}, sameOrigin)
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/console/access?created=") {
+		t.Fatalf("create token: %d to %q, want a redirect to the page that shows it", res.StatusCode, res.Header.Get("Location"))
+	}
+	created := res.Header.Get("Location")
+	res, body := admin.do(http.MethodGet, created, nil, nil)
 	if res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("create token: %d %s", res.StatusCode, res.Header.Get("Cache-Control"))
+		t.Fatalf("the created token's page: %d %s", res.StatusCode, res.Header.Get("Cache-Control"))
 	}
 	m := regexp.MustCompile(`<pre class="raw" id="token-value">([^<]+)</pre>`).FindStringSubmatch(body)
 	if m == nil {
@@ -193,8 +208,10 @@ func TestAccessPage(t *testing.T) {
 	if status, _ := e.apiCall(value, http.MethodGet, "/api/integrations/", ""); status != http.StatusForbidden {
 		t.Errorf("the token outside its scope: %d, want 403", status)
 	}
-	_, body = admin.do(http.MethodGet, "/console/access", nil, nil)
-	if strings.Contains(body, value) || !strings.Contains(body, "<td>reader</td>") || !strings.Contains(body, "GET /api/data/customers/") {
+	// The page reloaded (its address still names the token) shows the
+	// value no more and creates nothing.
+	_, body = admin.do(http.MethodGet, created, nil, nil)
+	if strings.Contains(body, value) || !strings.Contains(body, "<td>reader</td>") || strings.Count(body, "<td>reader</td>") != 1 || !strings.Contains(body, "GET /api/data/customers/") {
 		t.Fatalf("the access page shows the token's value again, or not the token:\n%s", body)
 	}
 
@@ -207,7 +224,14 @@ func TestAccessPage(t *testing.T) {
 	if !strings.Contains(body, "<td>Webshop</td>") || im == nil {
 		t.Fatalf("the integration is not listed nor offered as an owner:\n%s", body)
 	}
-	res, body = admin.do(http.MethodPost, "/console/access/tokens", url.Values{"name": {"shop token"}, "owner": {im[1]}}, sameOrigin)
+	// Tokens are listed by their owners' and creators' names, not ids.
+	if !strings.Contains(body, "<td>"+e.admin.Email+"</td>") || strings.Contains(body, "<td>users/") {
+		t.Errorf("the tokens' owners are not named by email:\n%s", body)
+	}
+	res, body = admin.postThenGet("/console/access/tokens", url.Values{"name": {"shop token"}, "owner": {im[1]}})
+	if !strings.Contains(body, "<td>the integration Webshop</td>") {
+		t.Errorf("the integration's token is not listed as the integration's")
+	}
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="token-value"`) {
 		t.Fatalf("token for the integration: %d", res.StatusCode)
 	}
@@ -232,6 +256,16 @@ func TestAccessPage(t *testing.T) {
 	_, body = staff.do(http.MethodGet, "/console/access", nil, nil)
 	if strings.Contains(body, "<td>reader</td>") || strings.Contains(body, "SHA256:") || !strings.Contains(body, "<td>Webshop</td>") {
 		t.Errorf("a staff user sees another user's tokens or the SFTP keys, or not the integrations:\n%s", body)
+	}
+	// Staff are not shown the forms only admins may send: creating an
+	// integration, a token for one, adding an SFTP key.
+	for _, form := range []string{`id="integration-form"`, `id="token-owner"`, `id="token-transfer"`, `id="sftp-key-form"`} {
+		if strings.Contains(body, form) {
+			t.Errorf("a staff user is shown %s", form)
+		}
+	}
+	if !strings.Contains(body, `id="token-form"`) {
+		t.Error("a staff user is not shown the form for its own tokens")
 	}
 	for _, f := range []struct {
 		path string
@@ -307,7 +341,7 @@ func TestRevokeToken(t *testing.T) {
 	revokeRe := regexp.MustCompile(`action="(/console/access/tokens/[0-9a-f]+/revoke)"`)
 	create := func(c *client, name string) (value, revoke string) {
 		t.Helper()
-		_, body := c.do(http.MethodPost, "/console/access/tokens", url.Values{"name": {name}}, sameOrigin)
+		_, body := c.postThenGet("/console/access/tokens", url.Values{"name": {name}})
 		m := tokenRe.FindStringSubmatch(body)
 		if m == nil {
 			t.Fatalf("no token value shown:\n%s", body)

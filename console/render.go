@@ -90,6 +90,7 @@ var nav = []navItem{
 	{Section: "datatargets", Label: "Datatargets", Path: Prefix + "/datatargets"},
 	{Section: "campaigns", Label: "Campaigns", Path: Prefix + "/campaigns"},
 	{Section: "access", Label: "Access", Path: Prefix + "/access"},
+	{Section: "operations", Label: "Operations", Path: Prefix + "/operations"},
 }
 
 // view is what every page is given.

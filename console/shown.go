@@ -2,7 +2,10 @@ package console
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -186,8 +189,74 @@ func (w *boundedWriter) newline(depth int) {
 	w.writeString(strings.Repeat("  ", min(depth, shownDepth)))
 }
 
+// readableString is the JSON string literal s (quotes included) with its
+// \u escapes of printable characters written as the characters
+// ("\u00c4kk\u00f6nen" is shown "Ääkkönen", a surrogate pair as its one
+// character) and "\/" as "/": the same string to a JSON reader, as a
+// person reads it. Escapes of what a person cannot see or that JSON needs
+// escaped (control and format characters such as U+202E, the quote, the
+// backslash, a lone surrogate) stay as they are, as does a malformed
+// escape. It reads each byte once.
+func readableString(s []byte) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		switch s[i+1] {
+		case '/':
+			b.WriteByte('/')
+			i++
+			continue
+		case 'u':
+			r, n := unicodeEscape(s[i:])
+			if n > 0 && r != '"' && r != '\\' && unicode.IsPrint(r) {
+				b.WriteRune(r)
+				i += n - 1
+				continue
+			}
+		}
+		// Any other escape is kept whole: its two bytes.
+		b.WriteByte(c)
+		b.WriteByte(s[i+1])
+		i++
+	}
+	return b.String()
+}
+
+// unicodeEscape reads the \uXXXX escape at the start of s, with the
+// low half that follows a high surrogate: the character and the bytes
+// read, or n 0 when it is not one whole character.
+func unicodeEscape(s []byte) (r rune, n int) {
+	hex4 := func(s []byte) (rune, bool) {
+		if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(s[2:6]), 16, 32)
+		return rune(v), err == nil
+	}
+	r, ok := hex4(s)
+	if !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	lo, ok := hex4(s[6:])
+	if !ok {
+		return 0, 0
+	}
+	if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+		return pair, 12
+	}
+	return 0, 0
+}
+
 // indentBounded writes JSON text raw indented by two spaces a level, as
-// json.Indent does, but at most limit bytes (an ellipsis ends a text cut
+// json.Indent does, its strings readable (readableString), but at most limit bytes (an ellipsis ends a text cut
 // short) and shownDepth levels deep: a deeper array or object is written
 // [...] or {...}. cut reports whether anything was left out. It reads
 // each byte of raw at most once and stops when the text is full: steps,
@@ -248,7 +317,7 @@ func indentBounded(raw []byte, limit int) (text string, cut bool, steps int) {
 				w.newline(depth)
 			}
 			end := stringEnd(raw, i)
-			w.writeString(string(raw[i:end]))
+			w.writeString(readableString(raw[i:end]))
 			i = end
 		default:
 			if pending {

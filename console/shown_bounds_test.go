@@ -63,9 +63,10 @@ func TestStoredValuesShowBounded(t *testing.T) {
 	if len(links) != 3 {
 		t.Fatalf("%d download links, want one for each of the 3 messages too large to show:\n%.3000s", len(links), page)
 	}
-	for i, want := range []string{deep, wide, long} {
+	// Newest first: message 3 (long), 2 (wide), 1 (deep).
+	for i, want := range []string{long, wide, deep} {
 		path := links[i][1]
-		if wantPath := "/console/datatargets/" + d.ID + "/messages/" + itoa(i+1); path != wantPath {
+		if wantPath := "/console/datatargets/" + d.ID + "/messages/" + itoa(3-i); path != wantPath {
 			t.Errorf("link %d is %s, want %s", i+1, path, wantPath)
 		}
 		res, got := c.do(http.MethodGet, path, nil, nil)

@@ -74,3 +74,22 @@ func TestShownBounds(t *testing.T) {
 		t.Errorf("a page past its budget shows %+v", s)
 	}
 }
+
+// TestShownCharacters: strings show their characters, not the \u escapes
+// they were stored with ("Ääkkönen", an emoji from its surrogate pair),
+// in indented JSON and in cells; what cannot be seen (a control or
+// format character, a lone surrogate) and what JSON must escape stay
+// escaped, so the text is still the same JSON value.
+func TestShownCharacters(t *testing.T) {
+	b := newBudget()
+	got := b.json([]byte(`{"name":"\u00c4\u00e4kk\u00f6nen","smile":"\ud83d\ude00","url":"a\/b","hidden":"\u202e\u0000\ud800\"\\\n"}`), shownValueBytes)
+	want := "{\n  \"name\": \"Ääkkönen\",\n  \"smile\": \"😀\",\n  \"url\": \"a/b\",\n  \"hidden\": \"\\u202e\\u0000\\ud800\\\"\\\\\\n\"\n}"
+	if got.Text != want {
+		t.Errorf("shown\n%s\nwant\n%s", got.Text, want)
+	}
+	// A cell of an object (compact JSON of a decoded document, which
+	// json.Marshal writes with \u003c for <) shows the characters too.
+	if c := b.cell(map[string]any{"a": "<Ääkkönen>"}); c.Text != "{\n  \"a\": \"<Ääkkönen>\"\n}" {
+		t.Errorf("cell: %q", c.Text)
+	}
+}
