@@ -354,14 +354,20 @@ func checkLogs(fin finalState) result {
 // windows measures, for each fault kind, the longest span of 503
 // answers around a fault: from the first to the last 503 answered
 // between the fault's start and 30 s after it was healed (the kill and
-// the restart of a node, NATS back, the standby promoted).
+// the restart of a node, NATS back, the standby promoted), or the next
+// fault's start if that comes first.
 func windows(entries []entry) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for _, f := range faultWindows(entries) {
+	faults := faultWindows(entries)
+	for i, f := range faults {
 		kind := strings.TrimPrefix(f.Op, "fault:")
+		until := f.End.Add(30 * time.Second)
+		if i+1 < len(faults) && faults[i+1].Start.Before(until) {
+			until = faults[i+1].Start
+		}
 		var first, last time.Time
 		for _, a := range entries {
-			if a.Client == "nemesis" || a.Status != 503 || a.End.Before(f.Start) || a.End.After(f.End.Add(30*time.Second)) {
+			if a.Client == "nemesis" || a.Status != 503 || a.End.Before(f.Start) || a.End.After(until) {
 				continue
 			}
 			if first.IsZero() || a.Start.Before(first) {

@@ -191,6 +191,7 @@ func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, e
 		}
 	}
 	start := time.Now()
+	report := start.Add(15 * time.Second)
 	var state string
 	for {
 		if ctx.Err() != nil {
@@ -225,6 +226,10 @@ func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, e
 		state = fmt.Sprintf("%d of %d runs open; delivered %d and %d of %d messages", open, len(runIDs), batched, single, fin.lastNum)
 		if e.Status == 200 && open == 0 && batched >= fin.lastNum && single >= fin.lastNum {
 			break
+		}
+		if time.Now().After(report) {
+			logf("settling: %s", state)
+			report = report.Add(15 * time.Second)
 		}
 		if time.Since(start) > 5*time.Minute {
 			return readFinal(a, c, rcv, dt, fin), errors.New(state)

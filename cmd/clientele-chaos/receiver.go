@@ -48,17 +48,17 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	draw := r.rnd.IntN(100)
 	r.mu.Unlock()
 	switch {
-	case draw < 10:
+	case draw < 6:
 		r.mu.Lock()
 		r.failed++
 		r.mu.Unlock()
 		http.Error(w, "chaos: refused", http.StatusInternalServerError)
 		return
-	case draw < 15:
+	case draw < 9:
 		r.mu.Lock()
 		r.slow++
 		r.mu.Unlock()
-		time.Sleep(2 * time.Second) // a slow receiver, the fault itself
+		time.Sleep(1500 * time.Millisecond) // a slow receiver, the fault itself
 	}
 	b := batch{}
 	if m := webhookID.FindStringSubmatch(req.Header.Get("webhook-id")); m != nil {

@@ -24,7 +24,7 @@ type workload struct {
 
 const (
 	uploaders          = 4
-	identitiesPerOwner = 12
+	identitiesPerOwner = 25
 	posters            = 2
 )
 
@@ -78,9 +78,9 @@ func (w *workload) upload(ctx context.Context, u int) {
 			id := identity(u, rnd.IntN(identitiesPerOwner))
 			rec := map[string]any{"external_id": id}
 			switch d := rnd.IntN(100); {
-			case d < 3 && exists[id] && !gone[id]:
+			case d < 2 && exists[id] && !gone[id]:
 				rec["is_deleted"] = true
-			case d < 5 && exists[id]:
+			case d < 3 && exists[id]:
 				rec["is_forgotten"] = true
 			case d < 25 && exists[id]:
 				rec["tags.add"] = []string{tagPool[rnd.IntN(len(tagPool))]}
@@ -128,13 +128,16 @@ func (w *workload) upload(ctx context.Context, u int) {
 // sequence number, so that every message is distinct.
 func (w *workload) post(ctx context.Context, p int) {
 	rnd := rand.New(rand.NewPCG(w.seed, uint64(200+p)))
-	for seq := 0; pause(ctx, time.Duration(50+rnd.IntN(200))*time.Millisecond); seq++ {
+	// About 4 messages a second in all: as many as the unbatched outlet,
+	// one request per message to a receiver that fails and stalls some,
+	// delivers, so that it is not left behind by the end of the run.
+	for seq := 0; pause(ctx, time.Duration(400+rnd.IntN(800))*time.Millisecond); seq++ {
 		base := w.pick(rnd)
 		if base == "" {
 			continue
 		}
 		var msgs []map[string]any
-		for i := range 1 + rnd.IntN(3) {
+		for i := range 1 + rnd.IntN(2) {
 			msgs = append(msgs, map[string]any{"poster": p, "post": seq, "i": i})
 		}
 		body, _ := json.Marshal(map[string]any{"messages": msgs})
