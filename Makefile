@@ -1,6 +1,6 @@
 # Clientele. `make run` serves on an embedded PostgreSQL; `make test` runs
 # every test (it starts its own PostgreSQL); `make bench` runs the long
-# benchmarks.
+# benchmarks; `make chaos` runs several nodes under faults at random.
 GO        ?= go
 BIN       := bin/clientele
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
