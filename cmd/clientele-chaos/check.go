@@ -130,6 +130,8 @@ type finalState struct {
 	lastNum   int
 	batches   map[string][]batch // accepted by the receiver, by outlet path
 	logs      map[string]string  // node logs by file name
+	// projections is `clientele projections status` once every lag is 0.
+	projections []projection
 }
 
 type importRun struct {
@@ -154,6 +156,7 @@ func check(entries []entry, fin finalState) []result {
 		checkMessages(entries, fin),
 		checkDelivery("/batched", fin),
 		checkDelivery("/single", fin),
+		checkProjections(fin),
 		checkLogs(fin),
 	}
 }
@@ -336,6 +339,37 @@ func checkDelivery(path string, fin finalState) result {
 		r.fail("delivered up to message %d of %d", next-1, fin.lastNum)
 	}
 	r.detail = fmt.Sprintf("%d requests accepted, %d sent again", len(fin.batches[path]), resends)
+	return r
+}
+
+// checkProjections: each async projector adds a commit's events to its
+// events_applied in the transaction that applies the commit, so at the
+// head of the log it equals the number of events in the log (an inline
+// projection's count) exactly when no commit was skipped or applied
+// twice, which the read models alone cannot show (they are upserts).
+func checkProjections(fin finalState) result {
+	r := result{name: "every async projector applied each event of the log once", ok: true}
+	var events int64 = -1
+	for _, p := range fin.projections {
+		if p.kind == "inline" {
+			events = p.applied
+		}
+	}
+	if events < 0 {
+		r.fail("no inline projection to count the log's events: %+v", fin.projections)
+		return r
+	}
+	async := 0
+	for _, p := range fin.projections {
+		if p.kind != "async" {
+			continue
+		}
+		async++
+		if p.applied != events {
+			r.fail("%s applied %d events of a log of %d", p.name, p.applied, events)
+		}
+	}
+	r.detail = fmt.Sprintf("%d async projectors, %d events", async, events)
 	return r
 }
 

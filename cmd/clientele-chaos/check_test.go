@@ -11,7 +11,8 @@ import (
 // A history of two uploads and a post, answered 200, with the final reads
 // that agree with it: every invariant passes; each departure from it (a
 // record lost, a forgotten person retrieved, a message missing, an
-// undelivered message, a 500, an internal error logged) fails the
+// undelivered message, a 500, a commit applied twice, an internal error
+// logged) fails the
 // invariant that covers it (and may fail others that see it too).
 func TestCheckerFindsEachViolation(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
@@ -34,6 +35,8 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 			lastNum:   2,
 			batches:   map[string][]batch{"/batched": {{First: 1, Messages: []string{`{"a":1}`, `{"a":2}`}}}, "/single": {{First: 1, Messages: []string{`{"a":1}`}}, {First: 2, Messages: []string{`{"a":2}`}}}},
 			logs:      map[string]string{"node-0.log": `{"level":"WARN","msg":"request failed","status":503}`},
+			projections: []projection{{name: "customer_index", kind: "inline", applied: 7},
+				{name: "customers", kind: "async", applied: 7}, {name: "events", kind: "async", applied: 7}},
 		}
 	}
 	failing := func(results []result) []string {
@@ -82,6 +85,10 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 		{"a hang", func(h []entry, f *finalState) []entry {
 			return append(h, entry{Client: "reader", Op: "query", Err: "context deadline exceeded", Start: t0, End: t0.Add(requestTimeout)})
 		}, "503 with Retry-After"},
+		{"a commit applied twice by a projector", func(h []entry, f *finalState) []entry {
+			f.projections[2].applied = 9
+			return h
+		}, "each event of the log once"},
 		{"a panic logged", func(h []entry, f *finalState) []entry {
 			f.logs["node-1.log"] = "panic: runtime error"
 			return h

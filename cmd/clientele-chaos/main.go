@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -237,6 +238,21 @@ func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, e
 		time.Sleep(500 * time.Millisecond)
 	}
 	logf("settled in %v: %s", time.Since(start).Round(time.Millisecond), state)
+	for {
+		rows, err := projectionStatus(ctx, c)
+		lagging := err != nil
+		for _, r := range rows {
+			lagging = lagging || r.lag != 0
+		}
+		if !lagging {
+			fin.projections = rows
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			return readFinal(a, c, rcv, dt, fin), fmt.Errorf("projections still lag: %+v %v", rows, err)
+		}
+		time.Sleep(time.Second)
+	}
 	return readFinal(a, c, rcv, dt, fin), nil
 }
 
@@ -290,6 +306,42 @@ func readFinal(a *api, c *cluster, rcv *receiver, dt string, fin finalState) fin
 		fin.logs[name] = string(b)
 	}
 	return fin
+}
+
+// projection is a row of `clientele projections status`.
+type projection struct {
+	name, kind   string
+	lag, applied int64
+}
+
+// projectionStatus runs `clientele projections status` on the database
+// the nodes use (the multi-host URL finds the primary of now) and reads
+// its table: NAME KIND CHECKPOINT HEAD LAG EVENTS/S APPLIED UPDATED
+// STALLED.
+func projectionStatus(ctx context.Context, c *cluster) ([]projection, error) {
+	cmd := exec.CommandContext(ctx, c.bin, "projections", "status", "--sample", "0")
+	cmd.Env = c.env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("projections status: %w", err)
+	}
+	var rows []projection
+	for _, line := range strings.Split(string(out), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) != 9 {
+			break // the table ends; the parked companies may follow
+		}
+		lag, err1 := strconv.ParseInt(f[4], 10, 64)
+		applied, err2 := strconv.ParseInt(f[6], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("projections status: a row I cannot read: %q", line)
+		}
+		rows = append(rows, projection{name: f[0], kind: f[1], lag: lag, applied: applied})
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("projections status: no rows in %q", out)
+	}
+	return rows, nil
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
