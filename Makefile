@@ -1,6 +1,6 @@
 # Clientele. `make run` serves on an embedded PostgreSQL; `make test` runs
 # every test (it starts its own PostgreSQL); `make bench` runs the long
-# benchmarks.
+# benchmarks; `make chaos` runs several nodes under faults at random.
 GO        ?= go
 BIN       := bin/clientele
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
 ARCHLINT    := github.com/fe3dback/go-arch-lint@v1.13.0
 PKGS      := ./...
 
-.PHONY: build run test lint openapi-lint bench fuzz clean
+.PHONY: build run test lint openapi-lint bench fuzz chaos clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/clientele
@@ -81,6 +81,15 @@ fuzz:
 	    -fuzzminimizetime $(FUZZMINIMIZETIME) -parallel $(FUZZPARALLEL) $$pkg || failed="$$failed $$t"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
+
+# Faults at random on three serve nodes (NATS JetStream, PostgreSQL with a
+# synchronous standby), checked from the clients' history; see
+# docs/operations.md, "Faults at random: make chaos". CHAOS_SEED repeats a
+# run's schedule; a failing run keeps its folder (it names it).
+CHAOS_DURATION ?= 10m
+CHAOS_SEED     ?=
+chaos: build
+	CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) $(GO) run ./cmd/clientele-chaos -bin $(BIN)
 
 clean:
 	rm -rf bin

@@ -1,0 +1,365 @@
+// Command clientele-chaos runs Clientele on several nodes under faults at
+// random and checks, from the history of what its clients were told and
+// the final reads, that the service kept its promises (make chaos; see
+// docs/operations.md, "Faults at random: make chaos").
+//
+// It starts PostgreSQL as a primary and a synchronous standby, a NATS
+// JetStream server and three serve processes of the built binary on them,
+// a webhook receiver that fails and stalls some requests, and concurrent
+// clients (customer uploads, message posts, reads) for -duration, while
+// it kills a node and starts it again, kills NATS and starts it again, and
+// kills the PostgreSQL primary and promotes the standby, at seeded times.
+// It prints one line per invariant and "N passed, M failed", and keeps
+// the run folder (history.jsonl, the nodes' logs, the seed) of a failing
+// run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	code, err := run()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+func run() (int, error) {
+	duration := flag.Duration("duration", envDuration("CHAOS_DURATION", 10*time.Minute), "how long the workload runs (env CHAOS_DURATION)")
+	seed := flag.Uint64("seed", envSeed("CHAOS_SEED"), "seed of the fault schedule and the workload (env CHAOS_SEED; default: from the clock)")
+	bin := flag.String("bin", "bin/clientele", "the clientele binary to run (make chaos builds it)")
+	root := flag.String("dir", os.TempDir(), "where to make the run folder")
+	keep := flag.Bool("keep", false, "keep the run folder of a passing run too")
+	flag.Parse()
+
+	binPath, err := filepath.Abs(*bin)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := os.Stat(binPath); err != nil {
+		return 0, fmt.Errorf("no binary at %s: build it first (go build -o %s ./cmd/clientele)", binPath, *bin)
+	}
+	dir := filepath.Join(*root, fmt.Sprintf("clientele-chaos-%d-%s", *seed, time.Now().UTC().Format("20060102T150405")))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	// The PostgreSQL servers run as an unprivileged user, who must enter it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return 0, err
+	}
+	logf := func(format string, args ...any) {
+		fmt.Printf("%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05.000")}, args...)...)
+	}
+	logf("seed %d, duration %v, run folder %s", *seed, *duration, dir)
+	_ = os.WriteFile(filepath.Join(dir, "seed"), []byte(fmt.Sprintf("CHAOS_SEED=%d CHAOS_DURATION=%v\n", *seed, *duration)), 0o644)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	setupCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	c, err := startCluster(setupCtx, binPath, dir, 3)
+	cancel()
+	defer c.close()
+	if err != nil {
+		return 0, fmt.Errorf("setup (run folder %s): %w", dir, err)
+	}
+	logf("PostgreSQL primary and standby, NATS and 3 nodes up: %s", strings.Join(c.bases(), " "))
+
+	rcv := newReceiver(*seed)
+	defer rcv.Close()
+	base := c.bases()[0]
+	token, err := createToken(base)
+	if err != nil {
+		return 0, err
+	}
+	a := &api{token: token}
+	a.http.Timeout = requestTimeout
+	dt, err := setupDatatarget(a, base, rcv.URL)
+	if err != nil {
+		return 0, err
+	}
+	hist, err := newHistory(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		return 0, err
+	}
+	defer hist.close()
+
+	faults := schedule(*seed, *duration)
+	for _, f := range faults {
+		logf("planned: %s at %v (down %v, node %d)", f.Kind, f.At.Round(time.Millisecond), f.Down, f.Node)
+	}
+	w := &workload{c: c, api: a, hist: hist, dt: dt, seed: *seed}
+	start := time.Now()
+	runCtx, cancelRun := context.WithTimeout(ctx, *duration)
+	defer cancelRun()
+	injected := make(chan error, 1)
+	go func() { injected <- inject(runCtx, c, hist, faults, start, logf) }()
+	w.run(runCtx)
+	if err := <-injected; err != nil {
+		return 0, fmt.Errorf("%w (run folder %s)", err, dir)
+	}
+	if ctx.Err() != nil {
+		return 0, errors.New("interrupted")
+	}
+	logf("workload stopped: %d requests; settling", len(hist.all()))
+
+	entries := hist.all()
+	fin, err := settle(ctx, a, c, rcv, dt, entries, logf)
+	if err != nil {
+		logf("did not settle: %v", err)
+	}
+	results := check(entries, fin)
+	passed, failed := 0, 0
+	for _, r := range results {
+		verdict := "PASS"
+		if r.ok {
+			passed++
+		} else {
+			verdict = "FAIL"
+			failed++
+		}
+		fmt.Printf("%s %s", verdict, r.name)
+		if r.detail != "" {
+			fmt.Printf(" (%s)", r.detail)
+		}
+		fmt.Println()
+		for _, p := range r.problems {
+			fmt.Println("     ", p)
+		}
+	}
+	for kind, d := range windows(entries) {
+		fmt.Printf("longest 503 window, %s: %v\n", kind, d.Round(time.Millisecond))
+	}
+	fmt.Printf("receiver: %d requests refused (500), %d answered slowly\n", rcv.failed, rcv.slow)
+	fmt.Printf("%d passed, %d failed\n", passed, failed)
+	if failed > 0 || err != nil {
+		fmt.Printf("kept the run folder %s (CHAOS_SEED=%d)\n", dir, *seed)
+		return 1, nil
+	}
+	if !*keep {
+		c.close()
+		_ = os.RemoveAll(dir)
+	}
+	return 0, nil
+}
+
+// setupDatatarget makes a messages datatarget with a batched and an
+// unbatched webhook outlet to the receiver.
+func setupDatatarget(a *api, base, rcvURL string) (string, error) {
+	e := a.call(base, "POST", "/api/datatargets/", []byte(`{"datatarget_type":"messages","name":"orders"}`))
+	var v struct{ Datatarget struct{ ID string } }
+	if e.Status != 200 || json.Unmarshal(e.Answer, &v) != nil {
+		return "", fmt.Errorf("create datatarget: %d %s %s", e.Status, e.Answer, e.Err)
+	}
+	for _, o := range []struct {
+		path    string
+		batched bool
+	}{{"/batched", true}, {"/single", false}} {
+		body := fmt.Sprintf(`{"outlet_type":"webhook","is_batched":%v,"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","request":{"url":%q}}`, o.batched, rcvURL+o.path)
+		if e := a.call(base, "POST", "/api/datatargets/"+v.Datatarget.ID+"/outlets/", []byte(body)); e.Status != 200 {
+			return "", fmt.Errorf("create outlet: %d %s %s", e.Status, e.Answer, e.Err)
+		}
+	}
+	return v.Datatarget.ID, nil
+}
+
+// settle waits, up to 5 minutes, until every acknowledged run has ended
+// and both outlets delivered every message, then reads the final state.
+func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, entries []entry, logf func(string, ...any)) (finalState, error) {
+	fin := finalState{runs: map[string]importRun{}, customers: map[string]customerView{}, batches: map[string][]batch{}, logs: map[string]string{}}
+	var runIDs []string
+	for _, e := range entries {
+		if e.Op == "upload" && e.Status == 200 {
+			var ans struct {
+				RunID string `json:"run_id"`
+			}
+			_ = json.Unmarshal(e.Answer, &ans)
+			runIDs = append(runIDs, ans.RunID)
+		}
+	}
+	start := time.Now()
+	report := start.Add(15 * time.Second)
+	var state string
+	for {
+		if ctx.Err() != nil {
+			return fin, ctx.Err()
+		}
+		base := c.bases()[0]
+		open := 0
+		for _, id := range runIDs {
+			if r, ok := fin.runs[id]; ok && (r.State == "completed" || r.State == "failed") {
+				continue
+			}
+			e := a.call(base, "GET", "/api/imports/"+id+"/", nil)
+			var v struct{ Import importRun }
+			if e.Status == 200 && json.Unmarshal(e.Answer, &v) == nil {
+				fin.runs[id] = v.Import
+			}
+			if r := fin.runs[id]; r.State != "completed" && r.State != "failed" {
+				open++
+			}
+		}
+		e := a.call(base, "GET", "/api/datatargets/"+dt+"/", nil)
+		var v struct {
+			Datatarget struct {
+				Last int `json:"last_message_number"`
+			}
+		}
+		if e.Status == 200 {
+			_ = json.Unmarshal(e.Answer, &v)
+			fin.lastNum = v.Datatarget.Last
+		}
+		batched, single := rcv.delivered("/batched"), rcv.delivered("/single")
+		state = fmt.Sprintf("%d of %d runs open; delivered %d and %d of %d messages", open, len(runIDs), batched, single, fin.lastNum)
+		if e.Status == 200 && open == 0 && batched >= fin.lastNum && single >= fin.lastNum {
+			break
+		}
+		if time.Now().After(report) {
+			logf("settling: %s", state)
+			report = report.Add(15 * time.Second)
+		}
+		if time.Since(start) > 5*time.Minute {
+			return readFinal(a, c, rcv, dt, fin), errors.New(state)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	logf("settled in %v: %s", time.Since(start).Round(time.Millisecond), state)
+	for {
+		rows, err := projectionStatus(ctx, c)
+		lagging := err != nil
+		for _, r := range rows {
+			lagging = lagging || r.lag != 0
+		}
+		if !lagging {
+			fin.projections = rows
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			return readFinal(a, c, rcv, dt, fin), fmt.Errorf("projections still lag: %+v %v", rows, err)
+		}
+		time.Sleep(time.Second)
+	}
+	return readFinal(a, c, rcv, dt, fin), nil
+}
+
+// readFinal reads the customers, the queue, the receiver and the logs.
+func readFinal(a *api, c *cluster, rcv *receiver, dt string, fin finalState) finalState {
+	base := c.bases()[0]
+	for next := "/api/data/customers/?limit=1000"; next != ""; {
+		e := a.call(base, "GET", next, nil)
+		var page struct {
+			Customers []json.RawMessage
+			NextURL   string `json:"next_url"`
+		}
+		if e.Status != 200 || json.Unmarshal(e.Answer, &page) != nil {
+			break
+		}
+		for _, raw := range page.Customers {
+			var cv customerView
+			var flags struct {
+				IsForgotten bool `json:"is_forgotten"`
+			}
+			_ = json.Unmarshal(raw, &cv)
+			_ = json.Unmarshal(raw, &flags)
+			if flags.IsForgotten {
+				fin.forgotten++
+			}
+			if cv.ExternalID != "" {
+				fin.customers[cv.ExternalID] = cv
+			}
+		}
+		next = ""
+		if i := strings.Index(page.NextURL, "/api/"); i >= 0 {
+			next = page.NextURL[i:]
+		}
+	}
+	for len(fin.queue) < fin.lastNum {
+		e := a.call(base, "GET", fmt.Sprintf("/api/datatargets/%s/retrieve/?after=%d&limit=1000", dt, len(fin.queue)), nil)
+		var page struct{ Messages []json.RawMessage }
+		if e.Status != 200 || json.Unmarshal(e.Answer, &page) != nil || len(page.Messages) == 0 {
+			break
+		}
+		for _, m := range page.Messages {
+			fin.queue = append(fin.queue, canonical(m))
+		}
+	}
+	for _, p := range []string{"/batched", "/single"} {
+		fin.batches[p] = rcv.batches(p)
+	}
+	for _, nd := range c.nodes {
+		name := fmt.Sprintf("node-%d.log", nd.index)
+		b, _ := os.ReadFile(filepath.Join(c.dir, name))
+		fin.logs[name] = string(b)
+	}
+	return fin
+}
+
+// projection is a row of `clientele projections status`.
+type projection struct {
+	name, kind   string
+	lag, applied int64
+}
+
+// projectionStatus runs `clientele projections status` on the database
+// the nodes use (the multi-host URL finds the primary of now) and reads
+// its table: NAME KIND CHECKPOINT HEAD LAG EVENTS/S APPLIED UPDATED
+// STALLED.
+func projectionStatus(ctx context.Context, c *cluster) ([]projection, error) {
+	cmd := exec.CommandContext(ctx, c.bin, "projections", "status", "--sample", "0")
+	cmd.Env = c.env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("projections status: %w", err)
+	}
+	var rows []projection
+	for _, line := range strings.Split(string(out), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) != 9 {
+			break // the table ends; the parked companies may follow
+		}
+		lag, err1 := strconv.ParseInt(f[4], 10, 64)
+		applied, err2 := strconv.ParseInt(f[6], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("projections status: a row I cannot read: %q", line)
+		}
+		rows = append(rows, projection{name: f[0], kind: f[1], lag: lag, applied: applied})
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("projections status: no rows in %q", out)
+	}
+	return rows, nil
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+		fmt.Fprintf(os.Stderr, "chaos: %s=%q is no duration (such as 90s or 10m); using %v\n", name, v, def)
+	}
+	return def
+}
+
+func envSeed(name string) uint64 {
+	if v := os.Getenv(name); v != "" {
+		if s, err := strconv.ParseUint(v, 10, 64); err == nil {
+			return s
+		}
+		fmt.Fprintf(os.Stderr, "chaos: %s=%q is no number; using the clock\n", name, v)
+	}
+	return uint64(time.Now().UnixNano() % 1_000_000_000)
+}

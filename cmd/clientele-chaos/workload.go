@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+)
+
+// workload is the clients of a run: customer uploaders, each over an
+// identity set of its own (so that the order of its uploads, which it
+// makes one at a time, is the order the model applies), message posters
+// and a reader.
+type workload struct {
+	c    *cluster
+	api  *api
+	hist *history
+	dt   string
+	seed uint64
+}
+
+const (
+	uploaders          = 4
+	identitiesPerOwner = 25
+	posters            = 2
+)
+
+var tagPool = []string{"vip", "newsletter", "b2b", "churn-risk", "outage"}
+
+// identity is the external_id of identity i of uploader u.
+func identity(u, i int) string { return fmt.Sprintf("k%d-%d", u, i) }
+
+// pick returns a node's base at random, "" when none is up.
+func (w *workload) pick(rnd *rand.Rand) string {
+	bases := w.c.bases()
+	if len(bases) == 0 {
+		return ""
+	}
+	return bases[rnd.IntN(len(bases))]
+}
+
+// run runs every client until ctx ends.
+func (w *workload) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for u := range uploaders {
+		wg.Go(func() { w.upload(ctx, u) })
+	}
+	for p := range posters {
+		wg.Go(func() { w.post(ctx, p) })
+	}
+	wg.Go(func() { w.read(ctx) })
+	wg.Wait()
+}
+
+// pause waits d or until ctx ends, and reports whether to go on.
+func pause(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// upload sends small customer uploads over uploader u's identities. What
+// it believes exists only steers the choice of operations; the checker
+// works from the history.
+func (w *workload) upload(ctx context.Context, u int) {
+	rnd := rand.New(rand.NewPCG(w.seed, uint64(100+u)))
+	exists := map[string]bool{}
+	gone := map[string]bool{} // deleted or forgotten: rejected from then on
+	for pause(ctx, time.Duration(50+rnd.IntN(250))*time.Millisecond) {
+		var records []map[string]any
+		for range 1 + rnd.IntN(4) {
+			id := identity(u, rnd.IntN(identitiesPerOwner))
+			rec := map[string]any{"external_id": id}
+			switch d := rnd.IntN(100); {
+			case d < 2 && exists[id] && !gone[id]:
+				rec["is_deleted"] = true
+			case d < 3 && exists[id]:
+				rec["is_forgotten"] = true
+			case d < 25 && exists[id]:
+				rec["tags.add"] = []string{tagPool[rnd.IntN(len(tagPool))]}
+			case d < 40 && exists[id]:
+				rec["tags.remove"] = []string{tagPool[rnd.IntN(len(tagPool))]}
+			case d < 60:
+				rec["first_name"] = fmt.Sprintf("name-%d", rnd.IntN(1000))
+			default:
+				rec["first_name"] = fmt.Sprintf("name-%d", rnd.IntN(1000))
+				var tags []string
+				for _, t := range tagPool {
+					if rnd.IntN(2) == 0 {
+						tags = append(tags, t)
+					}
+				}
+				if len(tags) == 0 {
+					tags = tagPool[:1]
+				}
+				rec["tags"] = tags
+			}
+			records = append(records, rec)
+		}
+		base := w.pick(rnd)
+		if base == "" {
+			continue
+		}
+		body, _ := json.Marshal(map[string]any{"customers": records})
+		e := w.api.call(base, "POST", "/api/customers/upload/", body)
+		e.Client, e.Op = fmt.Sprintf("uploader-%d", u), "upload"
+		w.hist.add(e)
+		if e.Status == 200 {
+			for _, rec := range records {
+				id := rec["external_id"].(string)
+				if rec["is_deleted"] != nil || rec["is_forgotten"] != nil {
+					gone[id] = true
+				} else if !gone[id] {
+					exists[id] = true
+				}
+			}
+		}
+	}
+}
+
+// post posts small batches of messages, each naming its poster and a
+// sequence number, so that every message is distinct.
+func (w *workload) post(ctx context.Context, p int) {
+	rnd := rand.New(rand.NewPCG(w.seed, uint64(200+p)))
+	// About 4 messages a second in all: as many as the unbatched outlet,
+	// one request per message to a receiver that fails and stalls some,
+	// delivers, so that it is not left behind by the end of the run.
+	for seq := 0; pause(ctx, time.Duration(400+rnd.IntN(800))*time.Millisecond); seq++ {
+		base := w.pick(rnd)
+		if base == "" {
+			continue
+		}
+		var msgs []map[string]any
+		for i := range 1 + rnd.IntN(2) {
+			msgs = append(msgs, map[string]any{"poster": p, "post": seq, "i": i})
+		}
+		body, _ := json.Marshal(map[string]any{"messages": msgs})
+		e := w.api.call(base, "POST", "/api/datatargets/"+w.dt+"/post/", body)
+		e.Client, e.Op = fmt.Sprintf("poster-%d", p), "post"
+		w.hist.add(e)
+	}
+}
+
+// read retrieves customers and runs a data query now and then.
+func (w *workload) read(ctx context.Context) {
+	rnd := rand.New(rand.NewPCG(w.seed, 300))
+	for pause(ctx, time.Duration(500+rnd.IntN(1000))*time.Millisecond) {
+		base := w.pick(rnd)
+		if base == "" {
+			continue
+		}
+		var e entry
+		if rnd.IntN(2) == 0 {
+			e = w.api.call(base, "GET", "/api/data/customers/?limit=20", nil)
+			e.Op = "retrieve"
+		} else {
+			e = w.api.call(base, "POST", "/api/data/query/",
+				[]byte(`{"datatype":"events","match":{"type":"CHAOS_NONE"},"update":{"is_deleted":true}}`))
+			e.Op = "query"
+		}
+		e.Client = "reader"
+		if len(e.Answer) > 2000 {
+			e.Answer = nil // retrievals are long; their status is what is checked
+		}
+		w.hist.add(e)
+	}
+}
+
+// faultKinds are the faults a run injects, each at least once.
+var faultKinds = []string{"node-kill", "nats-kill", "pg-failover"}
+
+// fault is one planned fault: at At after the start, down for Down.
+type fault struct {
+	Kind string
+	At   time.Duration
+	Down time.Duration
+	Node int
+}
+
+// schedule plans the faults of a run of duration d from seed: each kind
+// once, and further node kills, one every 30 s or so, spread over the
+// first 80% of the run (the rest lets the service settle under load).
+func schedule(seed uint64, d time.Duration) []fault {
+	rnd := rand.New(rand.NewPCG(seed, 400))
+	kinds := slices.Clone(faultKinds)
+	for range int(d/(30*time.Second)) - len(kinds) {
+		kinds = append(kinds, "node-kill")
+	}
+	rnd.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	slot := d * 8 / 10 / time.Duration(len(kinds))
+	var out []fault
+	for i, k := range kinds {
+		f := fault{Kind: k, At: d/20 + time.Duration(i)*slot + time.Duration(rnd.Int64N(int64(slot/3))), Node: rnd.IntN(3)}
+		switch k {
+		case "node-kill":
+			f.Down = time.Duration(1+rnd.IntN(5)) * time.Second
+		case "nats-kill":
+			f.Down = time.Duration(2+rnd.IntN(6)) * time.Second
+		case "pg-failover":
+			f.Down = time.Duration(1+rnd.IntN(4)) * time.Second
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// inject runs the faults at their times; each is a history entry from
+// the fault to its healing.
+func inject(ctx context.Context, c *cluster, hist *history, faults []fault, start time.Time, logf func(string, ...any)) error {
+	for _, f := range faults {
+		if !pause(ctx, time.Until(start.Add(f.At))) {
+			return nil
+		}
+		e := entry{Client: "nemesis", Op: "fault:" + f.Kind, Start: time.Now()}
+		switch f.Kind {
+		case "node-kill":
+			nd := c.nodes[f.Node]
+			c.kill(nd)
+			e.Node = fmt.Sprintf("node-%d", f.Node)
+			pause(ctx, f.Down)
+			if err := c.start(context.WithoutCancel(ctx), nd); err != nil {
+				return fmt.Errorf("restart node %d: %w", f.Node, err)
+			}
+		case "nats-kill":
+			c.killNATS()
+			pause(ctx, f.Down)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			err := c.nats.Restart(rctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("restart NATS: %w", err)
+			}
+		case "pg-failover":
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			err := c.primary.Crash(rctx)
+			if err == nil {
+				pause(ctx, f.Down)
+				err = c.standby.Promote(rctx)
+			}
+			cancel()
+			if err != nil {
+				return fmt.Errorf("failover: %w", err)
+			}
+		}
+		e.End = time.Now()
+		hist.add(e)
+		logf("fault %s %s healed after %v", f.Kind, e.Node, e.End.Sub(e.Start).Round(time.Millisecond))
+	}
+	return nil
+}
