@@ -25,6 +25,16 @@ func decodePatch(r *http.Request, v any) error {
 	if err := decodeJSON(r, &raw, false); err != nil {
 		return err
 	}
+	if err := onlyKeysOf(raw, v); err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// onlyKeysOf refuses raw, a JSON object, when it has a key that none of
+// the json tags of v (a pointer to a flat struct) names: a 400 naming
+// each such key, matched as written.
+func onlyKeysOf(raw json.RawMessage, v any) error {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil || keys == nil {
 		return domain.Errorf(domain.Invalid, "the request body must be a JSON object")
@@ -40,7 +50,7 @@ func decodePatch(r *http.Request, v any) error {
 	if len(unknown) > 0 {
 		return &domain.Error{Code: domain.Invalid, Message: "the request body has fields this route does not take", Details: unknown}
 	}
-	return json.Unmarshal(raw, v)
+	return nil
 }
 
 // jsonKeys are the keys encoding/json reads into a struct type t: the

@@ -80,10 +80,14 @@ func (s *Server) answerSegment(c *gin.Context, key string) error {
 	return nil
 }
 
-// segmentInput reads a segment body.
+// segmentInput reads a segment body: a key it does not take is a 400
+// naming it, as for every PATCH (onlyKeysOf).
 func segmentInput(c *gin.Context) (segment.Input, error) {
 	var raw json.RawMessage
 	if err := decodeJSON(c.Request, &raw, false); err != nil {
+		return segment.Input{}, err
+	}
+	if err := onlyKeysOf(raw, &segment.Input{}); err != nil {
 		return segment.Input{}, err
 	}
 	return segment.ParseInput(raw)

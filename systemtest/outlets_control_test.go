@@ -286,6 +286,9 @@ func TestOutletRewind(t *testing.T) {
 	e.do(http.MethodPost, path, bearer(staff), jsonBody(map[string]any{"after": 4})).wantError(t, http.StatusForbidden, "forbidden")
 	e.do(http.MethodPost, path, bearer(admin), jsonBody(map[string]any{"after": 11})).wantError(t, http.StatusUnprocessableEntity, "validation_error")
 	e.do(http.MethodPost, path, bearer(admin), jsonBody(map[string]any{})).wantError(t, http.StatusUnprocessableEntity, "validation_error")
+	// The first message sent again is held until the answer is read: a
+	// deliverer may otherwise send them all again before it is.
+	_, open := rcv.hold(5)
 	res := e.do(http.MethodPost, path, bearer(admin), jsonBody(map[string]any{"after": 4}))
 	res.wantStatus(t, http.StatusOK)
 	var o outletAnswer
@@ -293,6 +296,7 @@ func TestOutletRewind(t *testing.T) {
 	if o.Outlet.LastDeliveredMessageNumber != 4 {
 		t.Errorf("rewound, the outlet answers %s", res.body)
 	}
+	close(open)
 	waitUntil(t, "the messages sent again", func() bool { return len(rcv.numbers()) >= 16 })
 	e.waitDelivered(oid, 10)
 	got := rcv.numbers()

@@ -18,6 +18,7 @@ func TestPatchRefusesUnknownFields(t *testing.T) {
 	datatargetID := e.createDatatarget(admin, "orders")
 	campaign := e.createCampaign(admin, map[string]any{"kind": "email", "name": "spring"})
 	outletID := e.createOutlet(admin, datatargetID, "http://127.0.0.1:9/hook", false)
+	segment := e.createSegment(admin, map[string]any{"segment_key": "vip", "name": "VIP", "rule": vipRule})
 	// The parameters of each PATCH route (every spelling: with and without
 	// /api and the final slash), and a field it takes: its key and a value.
 	params := map[string]struct {
@@ -26,6 +27,7 @@ func TestPatchRefusesUnknownFields(t *testing.T) {
 	}{
 		"/datatargets/:id":                    {strings.NewReplacer(":id", datatargetID), "name", "renamed"},
 		"/campaigns/:key":                     {strings.NewReplacer(":key", campaign.CampaignKey), "name", "renamed"},
+		"/segments/:key":                      {strings.NewReplacer(":key", segment.SegmentKey), "name", "renamed"},
 		"/datatargets/:id/outlets/:outlet_id": {strings.NewReplacer(":id", datatargetID, ":outlet_id", outletID), "secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 	}
 	covered := map[string]bool{}
