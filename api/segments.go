@@ -142,6 +142,11 @@ func (s *Server) handleCustomerSegments(c *gin.Context) error {
 	if _, err := onlyParams(c.Request.URL, nil); err != nil {
 		return err
 	}
+	// A customer retrieval does not show (another company's, or none) is
+	// 404, not a customer in no segment.
+	if _, err := s.customers.Doc(c.Request.Context(), p.CompanyID, c.Param("id")); err != nil {
+		return err
+	}
 	list, err := s.segments.CustomerSegments(c.Request.Context(), p.CompanyID, c.Param("id"))
 	if err != nil {
 		return err

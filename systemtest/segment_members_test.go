@@ -178,6 +178,8 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 	if s := segmentOf(t, e.do(http.MethodGet, "/api/segments/hel/", bearer(admin))); s.Size != 1 || s.ComputedAt != eventAt.Add(24*time.Hour).Format(time.RFC3339Nano) {
 		t.Errorf("size of hel %d, computed_at %s (the window's end: the last change)", s.Size, s.ComputedAt)
 	}
+	globex := e.userToken(e.globexAd, globexHost)
+	e.do(http.MethodGet, "/api/customers/"+c1+"/segments/", bearer(globex), host(globexHost)).wantError(t, http.StatusNotFound, "not_found")
 	res = e.do(http.MethodGet, "/api/customers/"+c1+"/segments/", bearer(admin))
 	var mine struct {
 		Segments []struct {
