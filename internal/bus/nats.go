@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,7 +34,8 @@ const RelayGroup = "nats_relay"
 type NATSConfig struct {
 	// URL is the server's address, nats://HOST:PORT, or several
 	// comma-separated (a cluster). Required. Its query may set ack_wait
-	// (a Go duration), which overrides AckWait.
+	// (a Go duration), which overrides AckWait, and replicas (1 to 5),
+	// which overrides Replicas.
 	URL string
 	// AckWait is how long JetStream waits for a consumer to ack a message
 	// before it redelivers it, to another node when one holds the group.
@@ -49,7 +51,9 @@ type NATSConfig struct {
 	// missing. Default 24h.
 	MaxAge time.Duration
 	// Replicas is the number of copies JetStream keeps of each stream, on
-	// a cluster of at least as many servers. Default 1.
+	// a cluster of at least as many servers: with 3, a stream outlives
+	// the loss of one server. 1 to 5; default 1. It applies when a
+	// stream is made: a stream made before keeps its replicas.
 	Replicas int
 	// RetryInterval is how long a subscriber waits before subscribing
 	// again when NATS cannot be reached, and how long the relay waits
@@ -93,13 +97,16 @@ func (c *NATSConfig) setDefaults() error {
 	if c.Relay.Logger == nil {
 		c.Relay.Logger = c.Logger
 	}
-	servers, ackWait, err := ParseNATSURL(c.URL)
+	p, err := ParseNATSURL(c.URL)
 	if err != nil {
 		return err
 	}
-	c.URL = servers
-	if ackWait > 0 {
-		c.AckWait = ackWait
+	c.URL = p.Servers
+	if p.AckWait > 0 {
+		c.AckWait = p.AckWait
+	}
+	if p.Replicas > 0 {
+		c.Replicas = p.Replicas
 	}
 	return nil
 }
@@ -107,47 +114,68 @@ func (c *NATSConfig) setDefaults() error {
 // Validate reports every invalid field.
 func (c NATSConfig) Validate() error {
 	var errs []error
-	if _, _, err := ParseNATSURL(c.URL); err != nil {
+	if _, err := ParseNATSURL(c.URL); err != nil {
 		errs = append(errs, err)
 	}
 	if c.AckWait < 0 || c.MaxAge < 0 || c.RetryInterval < 0 || c.PruneInterval < 0 {
 		errs = append(errs, errors.New("bus: AckWait, MaxAge, RetryInterval or PruneInterval is negative"))
 	}
-	if c.Replicas < 0 {
-		errs = append(errs, errors.New("bus: Replicas is negative"))
+	if c.Replicas < 0 || c.Replicas > maxReplicas {
+		errs = append(errs, fmt.Errorf("bus: Replicas is %d, not from 1 to %d (0 for the default)", c.Replicas, maxReplicas))
 	}
 	errs = append(errs, c.Relay.Validate())
 	return errors.Join(errs...)
 }
 
+// NATSURL is a --bus URL taken apart by ParseNATSURL.
+type NATSURL struct {
+	// Servers are the server URLs, comma-separated, without the query.
+	Servers string
+	// AckWait is the ack_wait parameter, 0 when not given.
+	AckWait time.Duration
+	// Replicas is the replicas parameter, 0 when not given.
+	Replicas int
+}
+
+// maxReplicas is the most replicas JetStream keeps of a stream.
+const maxReplicas = 5
+
 // ParseNATSURL checks a --bus URL, nats://HOST:PORT[,nats://HOST:PORT...]
-// with an optional ?ack_wait=DURATION, and returns the servers without
-// the query and the ack wait (0 when not given).
-func ParseNATSURL(raw string) (servers string, ackWait time.Duration, err error) {
+// with an optional query of ack_wait=DURATION and replicas=1..5, and
+// returns its parts.
+func ParseNATSURL(raw string) (NATSURL, error) {
 	if raw == "" {
-		return "", 0, errors.New("bus: no NATS URL")
+		return NATSURL{}, errors.New("bus: no NATS URL")
 	}
+	var p NATSURL
 	var out []string
 	for _, s := range strings.Split(raw, ",") {
 		u, err := url.Parse(strings.TrimSpace(s))
 		if err != nil {
-			return "", 0, fmt.Errorf("bus: NATS URL %q: %w", s, err)
+			return NATSURL{}, fmt.Errorf("bus: NATS URL %q: %w", s, err)
 		}
 		if u.Scheme != "nats" && u.Scheme != "tls" || u.Host == "" || u.Path != "" {
-			return "", 0, fmt.Errorf("bus: NATS URL %q: want nats://HOST:PORT", s)
+			return NATSURL{}, fmt.Errorf("bus: NATS URL %q: want nats://HOST:PORT", s)
 		}
 		for k, v := range u.Query() {
-			if k != "ack_wait" {
-				return "", 0, fmt.Errorf("bus: NATS URL %q: unknown parameter %q (known: ack_wait)", s, k)
-			}
-			if ackWait, err = time.ParseDuration(v[0]); err != nil || ackWait <= 0 {
-				return "", 0, fmt.Errorf("bus: NATS URL %q: ack_wait %q: want a positive duration such as 30s", s, v[0])
+			switch k {
+			case "ack_wait":
+				if p.AckWait, err = time.ParseDuration(v[0]); err != nil || p.AckWait <= 0 {
+					return NATSURL{}, fmt.Errorf("bus: NATS URL %q: ack_wait %q: want a positive duration such as 30s", s, v[0])
+				}
+			case "replicas":
+				if p.Replicas, err = strconv.Atoi(v[0]); err != nil || p.Replicas < 1 || p.Replicas > maxReplicas {
+					return NATSURL{}, fmt.Errorf("bus: NATS URL %q: replicas %q: want a number from 1 to %d, at most the servers of the cluster", s, v[0], maxReplicas)
+				}
+			default:
+				return NATSURL{}, fmt.Errorf("bus: NATS URL %q: unknown parameter %q (known: ack_wait, replicas)", s, k)
 			}
 		}
 		u.RawQuery = ""
 		out = append(out, u.String())
 	}
-	return strings.Join(out, ","), ackWait, nil
+	p.Servers = strings.Join(out, ",")
+	return p, nil
 }
 
 // NATS is the Transport over NATS JetStream.

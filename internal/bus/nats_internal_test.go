@@ -6,13 +6,41 @@ import (
 )
 
 func TestParseNATSURL(t *testing.T) {
-	servers, wait, err := ParseNATSURL("nats://a:4222, nats://b:4222?ack_wait=5s")
-	if err != nil || servers != "nats://a:4222,nats://b:4222" || wait != 5*time.Second {
-		t.Errorf("got %q, %v, %v", servers, wait, err)
+	p, err := ParseNATSURL("nats://a:4222, nats://b:4222?ack_wait=5s")
+	if err != nil || p != (NATSURL{Servers: "nats://a:4222,nats://b:4222", AckWait: 5 * time.Second}) {
+		t.Errorf("got %+v, %v", p, err)
 	}
-	for _, bad := range []string{"", "http://a:4222", "nats://", "nats://a:4222/x", "nats://a:4222?ack_wait=-1s", "nats://a:4222?acks=1"} {
-		if _, _, err := ParseNATSURL(bad); err == nil {
+	p, err = ParseNATSURL("nats://a:4222,nats://b:4222,nats://c:4222?replicas=3&ack_wait=5s")
+	if err != nil || p != (NATSURL{Servers: "nats://a:4222,nats://b:4222,nats://c:4222", AckWait: 5 * time.Second, Replicas: 3}) {
+		t.Errorf("got %+v, %v", p, err)
+	}
+	for _, bad := range []string{"", "http://a:4222", "nats://", "nats://a:4222/x", "nats://a:4222?ack_wait=-1s", "nats://a:4222?acks=1",
+		"nats://a:4222?replicas=0", "nats://a:4222?replicas=6", "nats://a:4222?replicas=three", "nats://a:4222?replicas=-1"} {
+		if _, err := ParseNATSURL(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestNATSConfigReplicas: the URL's replicas overrides the field, which
+// defaults to 1 and must be 1 to 5.
+func TestNATSConfigReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		url      string
+		replicas int
+		want     int
+	}{{"nats://a:4222", 0, 1}, {"nats://a:4222", 3, 3}, {"nats://a:4222,nats://b:4222,nats://c:4222?replicas=3", 0, 3}, {"nats://a:4222?replicas=5", 1, 5}} {
+		c := NATSConfig{URL: tc.url, Replicas: tc.replicas}
+		if err := c.setDefaults(); err != nil {
+			t.Fatal(err)
+		}
+		if c.Replicas != tc.want {
+			t.Errorf("%q with Replicas %d: %d replicas, want %d", tc.url, tc.replicas, c.Replicas, tc.want)
+		}
+	}
+	for _, bad := range []int{-1, 6} {
+		if err := (NATSConfig{URL: "nats://a:4222", Replicas: bad}).Validate(); err == nil {
+			t.Errorf("Replicas %d: no error", bad)
 		}
 	}
 }

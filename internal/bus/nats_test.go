@@ -387,3 +387,85 @@ func TestNATSCloseHandsOnHeldMessage(t *testing.T) {
 		t.Errorf("node B received (-want +got):\n%s", diff)
 	}
 }
+
+// TestNATSReplicatedStreams: on a three-server cluster, with the three
+// URLs and replicas=3, the transport makes its stream with three copies,
+// and a group subscribed through it goes on receiving, in order, what
+// is published after the server leading the stream is killed (kill -9):
+// the client moves to another server, the stream elects another leader,
+// nothing acknowledged is lost. The killed server, restarted, catches up.
+func TestNATSReplicatedStreams(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	cl := natstest.NewCluster(t, 3)
+	logs := &testlog.Buffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("transport logs:\n%s", logs.String())
+			for _, s := range cl.Servers {
+				t.Logf("nats-server %s:\n%s", s.URL(), s.Log())
+			}
+		}
+	})
+	tr, err := bus.NewNATS(pool, bus.NATSConfig{URL: cl.URL() + "?replicas=3&ack_wait=2s", RetryInterval: 100 * time.Millisecond,
+		Relay:  bus.PostgresConfig{PollInterval: 10 * time.Millisecond, ResendInterval: 50 * time.Millisecond},
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	want := interleaved(0, 20)
+	msgs, _ := subscribe(t, tr, "replicated", bus.CommitsTopic)
+	publish(t, pool, bus.CommitsTopic, want[:10]...)
+	got := receive(t, msgs, 10)
+
+	nc, err := nats.Connect(cl.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := js.StreamInfo(bus.CommitsTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("stream %s: %d replicas, cluster %+v; want 3 (a leader and 2 more)", bus.CommitsTopic, info.Config.Replicas, info.Cluster)
+	}
+	var leader *natstest.Server
+	for i, s := range cl.Servers {
+		if info.Cluster.Leader == fmt.Sprintf("n%d", i+1) {
+			leader = s
+		}
+	}
+	if leader == nil {
+		t.Fatalf("stream leader %q is none of the cluster's servers", info.Cluster.Leader)
+	}
+	leader.Kill()
+	publish(t, pool, bus.CommitsTopic, want[10:]...)
+	got = receiveInOrder(t, "replicated", msgs, got, len(want))
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b note) bool { return a == b })); diff != "" {
+		t.Errorf("received across the kill of the stream's leader (-want +got):\n%s", diff)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := leader.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		info, err := js.StreamInfo(bus.CommitsTopic)
+		if err != nil || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+			return false
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current || r.Offline {
+				return false
+			}
+		}
+		return info.State.Msgs == uint64(len(want))
+	})
+}

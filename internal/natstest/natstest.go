@@ -31,6 +31,9 @@ type Server struct {
 	bin, dir string
 	url      string
 	once     sync.Once
+	// peer is set on a member of a Cluster: its name and the routes to
+	// the other members (its own cluster URL is route).
+	peer *peer
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -38,6 +41,13 @@ type Server struct {
 	done    chan struct{}
 	err     error
 	monitor string
+	route   string // the cluster URL, nats://127.0.0.1:PORT, of a member
+}
+
+// peer is what a member of a Cluster adds to the command line.
+type peer struct {
+	name   string
+	routes func() []string // the cluster URLs of the other members known so far
 }
 
 // New starts a server for tb and stops it when tb ends. A missing
@@ -96,8 +106,15 @@ func Start(ctx context.Context) (*Server, error) {
 
 // start runs the server on port and waits until it listens.
 func (s *Server) start(ctx context.Context, port string) error {
-	cmd := exec.Command(s.bin, "-a", "127.0.0.1", "-p", port, "-m", "-1", "-js", "-sd", filepath.Join(s.dir, "store"),
-		"--ports_file_dir", s.dir)
+	args := []string{"-a", "127.0.0.1", "-p", port, "-m", "-1", "-js", "-sd", filepath.Join(s.dir, "store"),
+		"--ports_file_dir", s.dir}
+	if s.peer != nil {
+		// The cluster port is the same at every start: the other
+		// members' routes point there.
+		args = append(args, "-n", s.peer.name, "--cluster_name", clusterName,
+			"--cluster", s.RouteURL(), "--routes", strings.Join(s.peer.routes(), ","))
+	}
+	cmd := exec.Command(s.bin, args...)
 	out := &buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	// The server dies with the process that started it, even killed.
@@ -116,8 +133,8 @@ func (s *Server) start(ctx context.Context, port string) error {
 	ports := filepath.Join(s.dir, fmt.Sprintf("nats-server_%d.ports", cmd.Process.Pid))
 	for {
 		if b, err := os.ReadFile(ports); err == nil {
-			var p struct{ Nats, Monitoring []string }
-			if json.Unmarshal(b, &p) == nil && len(p.Nats) > 0 && len(p.Monitoring) > 0 {
+			var p struct{ Nats, Monitoring, Cluster []string }
+			if json.Unmarshal(b, &p) == nil && len(p.Nats) > 0 && len(p.Monitoring) > 0 && (s.peer == nil || len(p.Cluster) > 0) {
 				s.mu.Lock()
 				s.url, s.monitor = p.Nats[0], p.Monitoring[0]
 				s.mu.Unlock()
@@ -182,6 +199,24 @@ func (s *Server) MonitorURL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.monitor
+}
+
+// RouteURL is a cluster member's cluster URL, nats://127.0.0.1:PORT,
+// where the other members connect; "" for a server alone.
+func (s *Server) RouteURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.route
+}
+
+// Kill ends the server with SIGKILL (a crash: what it had not written to
+// its store is lost) and waits for its end; Restart starts it again.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	_ = cmd.Process.Kill()
+	<-done
 }
 
 // PID is the server's process id.
