@@ -17,14 +17,15 @@ import (
 )
 
 // cluster is what the harness runs: PostgreSQL as a primary and a
-// synchronous standby, one NATS JetStream server, and the serve nodes,
-// each a child process of the built binary.
+// synchronous standby, a three-node NATS JetStream cluster whose streams
+// have three replicas, and the serve nodes, each a child process of the
+// built binary.
 type cluster struct {
 	bin     string // the built clientele binary
 	dir     string // the run folder
 	primary *pg.Embedded
 	standby *pg.Embedded
-	nats    *natstest.Server
+	nats    *natstest.Cluster
 	env     []string // every node's environment
 	nodes   []*node
 }
@@ -41,6 +42,10 @@ type node struct {
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
+// natsServers is the size of the NATS cluster, and the replicas of its
+// streams: one server may die without a stream losing its quorum.
+const natsServers = 3
+
 // startCluster starts PostgreSQL with its standby, NATS and n nodes, and
 // creates the company acme with an admin user.
 func startCluster(ctx context.Context, bin, dir string, n int) (*cluster, error) {
@@ -54,15 +59,16 @@ func startCluster(ctx context.Context, bin, dir string, n int) (*cluster, error)
 	if err != nil {
 		return c, err
 	}
-	c.nats, err = natstest.Start(ctx)
+	c.nats, err = natstest.StartCluster(ctx, natsServers)
 	if err != nil {
 		return c, err
 	}
 	c.env = append(os.Environ(),
 		"DATABASE_URL="+pg.MultiHostURL(c.primary, c.standby),
 		"CLIENTELE_DATA_DIR="+filepath.Join(dir, "data"),
-		// A short ack wait: messages a killed node held go to another soon.
-		"CLIENTELE_BUS_URL="+c.nats.URL()+"?ack_wait=5s",
+		// Every NATS server, streams on all three; a short ack wait:
+		// messages a killed node held go to another soon.
+		fmt.Sprintf("CLIENTELE_BUS_URL=%s?replicas=%d&ack_wait=5s", c.nats.URL(), natsServers),
 		"CLIENTELE_LOG_LEVEL=warn",
 		"CLIENTELE_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8",
 	)
@@ -201,10 +207,18 @@ func (c *cluster) bases() []string {
 	return out
 }
 
-// killNATS ends the NATS server with SIGKILL and waits for its end.
-func (c *cluster) killNATS() {
-	_ = syscall.Kill(c.nats.PID(), syscall.SIGKILL)
-	_ = c.nats.Stop() // returns once the killed process is reaped
+// killNATS ends NATS server i with SIGKILL and waits for its end.
+func (c *cluster) killNATS(i int) {
+	c.nats.Servers[i].Kill()
+}
+
+// restartNATS starts NATS server i again, on its ports with its store,
+// and waits until it has joined the cluster again.
+func (c *cluster) restartNATS(ctx context.Context, i int) error {
+	if err := c.nats.Servers[i].Restart(ctx); err != nil {
+		return err
+	}
+	return c.nats.WaitReady(ctx)
 }
 
 // close stops everything the harness started.

@@ -4,11 +4,12 @@
 // docs/operations.md, "Faults at random: make chaos").
 //
 // It starts PostgreSQL as a primary and a synchronous standby, a NATS
-// JetStream server and three serve processes of the built binary on them,
-// a webhook receiver that fails and stalls some requests, and concurrent
-// clients (customer uploads, message posts, reads) for -duration, while
-// it kills a node and starts it again, kills NATS and starts it again, and
-// kills the PostgreSQL primary and promotes the standby, at seeded times.
+// JetStream cluster of three servers (streams with three replicas) and
+// three serve processes of the built binary on them, a webhook receiver
+// that fails and stalls some requests, and concurrent clients (customer
+// uploads, message posts, reads) for -duration, while it kills a node and
+// starts it again, kills one NATS server and starts it again, and kills
+// the PostgreSQL primary and promotes the standby, at seeded times.
 // It prints one line per invariant and "N passed, M failed", and keeps
 // the run folder (history.jsonl, the nodes' logs, the seed) of a failing
 // run.
@@ -77,7 +78,7 @@ func run() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("setup (run folder %s): %w", dir, err)
 	}
-	logf("PostgreSQL primary and standby, NATS and 3 nodes up: %s", strings.Join(c.bases(), " "))
+	logf("PostgreSQL primary and standby, %d NATS servers and 3 nodes up: %s", natsServers, strings.Join(c.bases(), " "))
 
 	rcv := newReceiver(*seed)
 	defer rcv.Close()

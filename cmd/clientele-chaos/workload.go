@@ -228,13 +228,14 @@ func inject(ctx context.Context, c *cluster, hist *history, faults []fault, star
 				return fmt.Errorf("restart node %d: %w", f.Node, err)
 			}
 		case "nats-kill":
-			c.killNATS()
+			c.killNATS(f.Node)
+			e.Node = fmt.Sprintf("nats-%d", f.Node)
 			pause(ctx, f.Down)
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			err := c.nats.Restart(rctx)
+			err := c.restartNATS(rctx, f.Node)
 			cancel()
 			if err != nil {
-				return fmt.Errorf("restart NATS: %w", err)
+				return fmt.Errorf("restart NATS server %d: %w", f.Node, err)
 			}
 		case "pg-failover":
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
