@@ -445,8 +445,10 @@ func TestNATSReplicatedStreams(t *testing.T) {
 		t.Fatalf("stream leader %q is none of the cluster's servers", info.Cluster.Leader)
 	}
 	leader.Kill()
+	killed := time.Now()
 	publish(t, pool, bus.CommitsTopic, want[10:]...)
 	got = receiveInOrder(t, "replicated", msgs, got, len(want))
+	t.Logf("received the 10 published after the kill of the stream leader %s in %v", info.Cluster.Leader, time.Since(killed).Round(time.Millisecond))
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b note) bool { return a == b })); diff != "" {
 		t.Errorf("received across the kill of the stream's leader (-want +got):\n%s", diff)
 	}
@@ -456,6 +458,8 @@ func TestNATSReplicatedStreams(t *testing.T) {
 	if err := leader.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
+	restarted := time.Now()
+	defer func() { t.Logf("the restarted server caught up in %v", time.Since(restarted).Round(time.Millisecond)) }()
 	waitFor(t, func() bool {
 		info, err := js.StreamInfo(bus.CommitsTopic)
 		if err != nil || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
