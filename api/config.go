@@ -77,6 +77,12 @@ type Config struct {
 	// deliverer's allowed networks): an outlet created or changed with
 	// such a URL is answered with a warning. Default none: no warning.
 	RefusedOutletURL func(ctx context.Context, rawURL string) string
+
+	// SegmentMembersOff says that this deployment does not compute the
+	// members of segments (serve without --segment-members): the routes
+	// that answer members, history and previews answer 409 saying so,
+	// rather than an empty list that looks like an answer.
+	SegmentMembersOff bool
 }
 
 // Default values of Config.

@@ -21,6 +21,11 @@ func (s *Server) handleRetrieveCustomers(c *gin.Context) error {
 	if q, err = segmentFilter(q); err != nil {
 		return err
 	}
+	if q.Segment != "" {
+		if err := s.membersComputed(); err != nil {
+			return err
+		}
+	}
 	return s.writeRetrieval(c, "customers", func(each readmodels.DocFunc) (string, error) {
 		return s.customers.Stream(c.Request.Context(), q, each)
 	})

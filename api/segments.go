@@ -118,6 +118,9 @@ func segmentFilter(q readmodels.PageQuery) (readmodels.PageQuery, error) {
 // the segment's members now, as customer retrieval shows them, paged as
 // it is (limit, next_url). An unknown segment is 404.
 func (s *Server) handleSegmentCustomers(c *gin.Context) error {
+	if err := s.membersComputed(); err != nil {
+		return err
+	}
 	p, _ := principalOf(c)
 	if _, err := s.segments.Segment(c.Request.Context(), p.CompanyID, c.Param("key")); err != nil {
 		return err
@@ -138,6 +141,9 @@ func (s *Server) handleSegmentCustomers(c *gin.Context) error {
 // handleCustomerSegments serves GET /api/customers/<id>/segments/: the
 // segments the customer is in now, with when it entered each.
 func (s *Server) handleCustomerSegments(c *gin.Context) error {
+	if err := s.membersComputed(); err != nil {
+		return err
+	}
 	p, _ := principalOf(c)
 	if _, err := onlyParams(c.Request.URL, nil); err != nil {
 		return err
@@ -159,6 +165,9 @@ func (s *Server) handleCustomerSegments(c *gin.Context) error {
 // the entries and exits, oldest first, of one customer (customer) or all,
 // from and to bounding their instants (RFC 3339; from included, to not).
 func (s *Server) handleSegmentHistory(c *gin.Context) error {
+	if err := s.membersComputed(); err != nil {
+		return err
+	}
 	p, _ := principalOf(c)
 	params, err := onlyParams(c.Request.URL, []string{"customer", "from", "to"})
 	if err != nil {
@@ -187,6 +196,9 @@ func (s *Server) handleSegmentHistory(c *gin.Context) error {
 // {"rule"} answers {"size", "sample": [up to 10 customers]}, decided now
 // by the evaluator that keeps the members, saving nothing.
 func (s *Server) handlePreviewSegment(c *gin.Context) error {
+	if err := s.membersComputed(); err != nil {
+		return err
+	}
 	var body map[string]json.RawMessage
 	if err := decodeJSON(c.Request, &body, false); err != nil {
 		return err
@@ -221,5 +233,14 @@ func (s *Server) handlePreviewSegment(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, preview)
+	return nil
+}
+
+// membersComputed is nil when this deployment computes the members of
+// segments, else the 409 of the routes that answer them.
+func (s *Server) membersComputed() error {
+	if s.cfg.SegmentMembersOff {
+		return domain.Errorf(domain.Conflict, "this server does not compute the members of segments: start it with --segment-members (docs/segments.md)")
+	}
 	return nil
 }

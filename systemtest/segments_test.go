@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/clientele/clientele/api"
+	"github.com/clientele/clientele/app"
 	"github.com/clientele/clientele/domain/segment"
 )
 
@@ -216,4 +219,39 @@ func TestSegmentAuthorization(t *testing.T) {
 	// Another company's segment is not found.
 	globex := e.userToken(e.globexAd, globexHost)
 	e.do(http.MethodGet, "/api/segments/"+s.SegmentKey+"/", bearer(globex), host(globexHost)).wantError(t, http.StatusNotFound, "not_found")
+}
+
+// TestSegmentMembersOff: a server that does not compute segment
+// membership (serve without --segment-members) answers the routes of
+// members, history and previews 409 saying how to turn it on, never an
+// empty list that reads as an answer; segments themselves are managed
+// as ever.
+func TestSegmentMembersOff(t *testing.T) {
+	e := newEnv(t, func(c *api.Config, _ *app.Application) { c.SegmentMembersOff = true })
+	admin := e.userToken(e.admin, acmeHost)
+	e.createSegment(admin, map[string]any{"segment_key": "vip", "name": "VIP", "rule": vipRule})
+	id := "01a2265f0ab774a7be54bcbaef628ecb" // the answer comes before any look-up
+	for _, r := range []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodGet, "/api/segments/vip/customers/", nil},
+		{http.MethodGet, "/api/segments/vip/history/", nil},
+		{http.MethodGet, "/api/customers/" + id + "/segments/", nil},
+		{http.MethodGet, "/api/data/customers/?segment=vip", nil},
+		{http.MethodPost, "/api/segments/preview/", map[string]any{"rule": vipRule}},
+	} {
+		opts := []option{bearer(admin)}
+		if r.body != nil {
+			opts = append(opts, jsonBody(r.body))
+		}
+		res := e.do(r.method, r.path, opts...)
+		res.wantError(t, http.StatusConflict, "conflict")
+		if !strings.Contains(string(res.body), "--segment-members") {
+			t.Errorf("%s %s: %s, want it to say how to turn membership on", r.method, r.path, res.body)
+		}
+	}
+	if s := segmentOf(t, e.do(http.MethodGet, "/api/segments/vip/", bearer(admin))); s.Name != "VIP" {
+		t.Errorf("the segment: %+v", s)
+	}
 }

@@ -46,6 +46,9 @@ type globals struct {
 	busURL string
 	// eventStore chooses the event store (eventstore.go).
 	eventStore string
+	// segmentMembers runs the segment membership projection
+	// (docs/segments.md, "The cost on imports").
+	segmentMembers bool
 }
 
 func (g *globals) bind(root *cobra.Command) {
@@ -56,6 +59,7 @@ func (g *globals) bind(root *cobra.Command) {
 	f.StringVar(&g.masterKey, "master-key-file", g.getenv("CLIENTELE_MASTER_KEY_FILE"), "file holding the base64 master key that wraps the customers' data keys (env CLIENTELE_MASTER_KEY_FILE; env CLIENTELE_MASTER_KEY gives the key itself; default <data-dir>/master.key, created on first use)")
 	f.StringVar(&g.logFormat, "log-format", envOr(g.getenv, "CLIENTELE_LOG_FORMAT", "json"), "json or text (env CLIENTELE_LOG_FORMAT)")
 	f.StringVar(&g.eventStore, "event-store", envOr(g.getenv, "CLIENTELE_EVENT_STORE", "postgres"), "event store: postgres (the log of --database-url), or EventStoreDB at an esdb:// or esdb+discover:// connection string (esdb://host:2113?tls=false); write-side state and read models stay in PostgreSQL, which then needs max_prepared_transactions (env CLIENTELE_EVENT_STORE; docs/operations.md)")
+	f.BoolVar(&g.segmentMembers, "segment-members", g.getenv("CLIENTELE_SEGMENT_MEMBERS") == "true", "compute the members of segments (the segment_members projection and its timers); off by default until it costs a company without segments nothing (env CLIENTELE_SEGMENT_MEMBERS=true; docs/segments.md)")
 	f.StringVar(&g.busURL, "bus", envOr(g.getenv, "CLIENTELE_BUS_URL", "postgres"), "message transport of the projections and the import worker: postgres, or NATS JetStream at nats://HOST:PORT[,nats://HOST:PORT...][?ack_wait=30s&replicas=3] (env CLIENTELE_BUS_URL; docs/operations.md)")
 }
 
@@ -150,7 +154,7 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		Store:            a.store,
 		Inline:           projectors.Inline(),
 		Log:              a.eventLog(),
-		Async:            asyncProjectors(a.keys, a.eventLog()),
+		Async:            asyncProjectors(a.keys, a.eventLog(), g.segmentMembers),
 		Transport:        a.transport,
 		Registerer:       a.metrics,
 		ConsumerSettings: bus.ConsumerSettings{Logger: log},
@@ -208,11 +212,15 @@ func (g *globals) keyStore(ctx context.Context, a *app) (crypto.KeyStore, error)
 
 // asyncProjectors are the projectors that follow the log; keys opens the
 // customers' sealed data, and log is the log they read besides the port
-// (the runtime's).
-func asyncProjectors(keys crypto.KeyStore, log eventstore.EventLog) []projections.Projector {
-	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewShops(), retrieval.NewProducts(),
+// (the runtime's). segmentMembers adds the segments' membership.
+func asyncProjectors(keys crypto.KeyStore, log eventstore.EventLog, segmentMembers bool) []projections.Projector {
+	out := []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewShops(), retrieval.NewProducts(),
 		retrieval.NewEvents(keys), retrieval.NewSales(keys), datasync.NewDatasync(keys, log),
-		campaignstats.NewCampaignStats(), segments.NewMembers(keys, log)}
+		campaignstats.NewCampaignStats()}
+	if segmentMembers {
+		out = append(out, segments.NewMembers(keys, log))
+	}
+	return out
 }
 
 // eventLog is the log the projections read besides the event store port:

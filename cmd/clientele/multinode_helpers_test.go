@@ -48,7 +48,7 @@ func asyncProjectorNames(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}, postgres.EventLog{}) {
+	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}, postgres.EventLog{}, false) {
 		names = append(names, p.Name())
 	}
 	return names

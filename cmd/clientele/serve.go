@@ -126,16 +126,17 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	}
 	application := a.application(f.baseDomain)
 	handler, err := api.NewServer(api.Config{
-		BaseDomain:     f.baseDomain,
-		MaxBodyBytes:   f.maxBodyBytes,
-		MaxUploadBytes: f.maxUploadBytes,
-		RateLimit:      f.rateLimit,
-		RateBurst:      f.rateBurst,
-		Logger:         a.log,
-		Registerer:     a.metrics,
-		Gatherer:       a.metrics,
-		TrustedProxies: splitList(f.trustedProxies),
-		PasswordChecks: f.passwordChecks,
+		BaseDomain:        f.baseDomain,
+		MaxBodyBytes:      f.maxBodyBytes,
+		MaxUploadBytes:    f.maxUploadBytes,
+		RateLimit:         f.rateLimit,
+		RateBurst:         f.rateBurst,
+		Logger:            a.log,
+		Registerer:        a.metrics,
+		Gatherer:          a.metrics,
+		TrustedProxies:    splitList(f.trustedProxies),
+		PasswordChecks:    f.passwordChecks,
+		SegmentMembersOff: !g.segmentMembers,
 		RefusedOutletURL: func(ctx context.Context, rawURL string) string {
 			return delivery.RefusedURL(ctx, allow, rawURL)
 		},
@@ -202,13 +203,15 @@ func serve(ctx context.Context, g *globals, a *app, f serveFlags) error {
 	}
 	// Segment members leave (or enter) when a window passes, with no new
 	// data: the timers the membership projection sets fire here.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		segments.NewMembers(a.keys, a.eventLog()).RunTimers(runCtx, a.pool, segments.TimerInterval, time.Now, func(err error) {
-			a.log.Error("segment timers", "error", err)
-		})
-	}()
+	if g.segmentMembers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			segments.NewMembers(a.keys, a.eventLog()).RunTimers(runCtx, a.pool, segments.TimerInterval, time.Now, func(err error) {
+				a.log.Error("segment timers", "error", err)
+			})
+		}()
+	}
 	// Every customer has a tracking token: those from before tokens get
 	// theirs in the background (a no-op once done).
 	wg.Add(1)
