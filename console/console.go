@@ -127,6 +127,8 @@ func (c *Console) routes() {
 		in(http.MethodGet, "/segments", false, c.handleSegments)
 		in(http.MethodGet, "/segments/:key", false, c.handleSegment)
 		in(http.MethodGet, "/segments/:key/rule", false, c.handleSegmentRule)
+		in(http.MethodGet, "/new-segment", false, c.handleBuilder)
+		in(http.MethodPost, "/new-segment", false, c.handleBuild)
 	}
 	in(http.MethodGet, "/access", false, c.handleAccess)
 	in(http.MethodPost, "/access/tokens", false, c.handleCreateToken)
