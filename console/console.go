@@ -127,6 +127,7 @@ func (c *Console) routes() {
 		in(http.MethodGet, "/segments", false, c.handleSegments)
 		in(http.MethodGet, "/segments/:key", false, c.handleSegment)
 		in(http.MethodGet, "/segments/:key/rule", false, c.handleSegmentRule)
+		// The builder is not under /segments/, whose names are keys.
 		in(http.MethodGet, "/new-segment", false, c.handleBuilder)
 		in(http.MethodPost, "/new-segment", false, c.handleBuild)
 	}

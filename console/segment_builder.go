@@ -19,10 +19,6 @@ import (
 // decided by POST /api/segments/preview/'s query (the members the rule
 // would have now, and a sample). Staff and admins only, as the API.
 
-// builderPath is the builder's page (not under /segments/, whose names
-// are segments' keys).
-const builderPath = Prefix + "/new-segment"
-
 // maxBuilderFormBytes bounds the builder's form: a rule is at most 100
 // leaves of values of 1,024 bytes, or an "in" of 1,000 of them.
 const maxBuilderFormBytes = 2 << 20
