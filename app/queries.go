@@ -153,6 +153,9 @@ type Segments interface {
 	CustomerSegments(ctx context.Context, companyID, customerID string) ([]readmodels.CustomerSegment, error)
 	// History returns a segment's entries and exits.
 	History(ctx context.Context, q readmodels.SegmentHistoryQuery) ([]readmodels.HistoryEntry, error)
+	// SizeDays returns each segment's size at the end of each day since a
+	// day, in loc (the console's size-over-time charts).
+	SizeDays(ctx context.Context, companyID string, since time.Time, loc *time.Location) (map[string][]int64, error)
 	// Preview decides a rule for the company's customers now.
 	Preview(ctx context.Context, companyID string, rule segment.Rule, now time.Time) (readmodels.SegmentPreview, error)
 }

@@ -123,6 +123,14 @@ func (c *Console) routes() {
 		in(http.MethodGet, "/campaigns", false, c.handleCampaigns)
 		in(http.MethodGet, "/campaigns/:key", false, c.handleCampaign)
 	}
+	if c.app.Queries.Segments != nil {
+		in(http.MethodGet, "/segments", false, c.handleSegments)
+		in(http.MethodGet, "/segments/:key", false, c.handleSegment)
+		in(http.MethodGet, "/segments/:key/rule", false, c.handleSegmentRule)
+		// The builder is not under /segments/, whose names are keys.
+		in(http.MethodGet, "/new-segment", false, c.handleBuilder)
+		in(http.MethodPost, "/new-segment", false, c.handleBuild)
+	}
 	in(http.MethodGet, "/access", false, c.handleAccess)
 	in(http.MethodPost, "/access/tokens", false, c.handleCreateToken)
 	in(http.MethodPost, "/access/tokens/:token/revoke", false, c.handleRevokeToken)

@@ -252,6 +252,15 @@ type customerView struct {
 	Run *runView
 	// CanDestroy is whether the user may delete and forget.
 	CanDestroy bool
+	// Segments are the segments the customer is in now, with when it
+	// entered each; HasSegments is whether the console reads segments.
+	Segments    []customerSegment
+	HasSegments bool
+}
+
+// customerSegment is a segment a customer is in.
+type customerSegment struct {
+	Key, Name, Entered string
 }
 
 type fieldRow struct{ Name, Value string }
@@ -339,6 +348,16 @@ func (c *Console) handleCustomer(g *gin.Context) error {
 		sort.Strings(names)
 		for _, k := range names {
 			v.Fields = append(v.Fields, valueRow{Name: k, Value: shown.cell(doc[k])})
+		}
+	}
+	if c.app.Queries.Segments != nil {
+		in, err := c.app.Queries.Segments.CustomerSegments(ctx, co.ID, id)
+		if err != nil {
+			return err
+		}
+		v.HasSegments = true
+		for _, cs := range in {
+			v.Segments = append(v.Segments, customerSegment{Key: cs.Key, Name: shown.text(cs.Name, shownCellBytes).Text, Entered: whenZero(cs.EnteredAt)})
 		}
 	}
 	// The name is a stored value too: shown within a cell's bound.

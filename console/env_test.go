@@ -136,6 +136,7 @@ func newEnv(t *testing.T) *env {
 			Sales:            sales,
 			Imports:          importRuns,
 			Campaigns:        readmodels.NewCampaigns(pool),
+			Segments:         readmodels.NewSegments(pool),
 			SFTPKeys:         readmodels.NewSFTPKeys(pool),
 			ProjectionStatus: projectionStatus(pool, store, asyncProjectors(e.keys)),
 		},

@@ -23,13 +23,14 @@ import (
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/campaignstats"
 	"github.com/clientele/clientele/projections/retrieval"
+	"github.com/clientele/clientele/projections/segments"
 )
 
 // asyncProjectors are the async projections the test service runs: those
-// of retrieval and of the campaign statistics.
+// of retrieval, of the campaign statistics and of segment members.
 func asyncProjectors(keys crypto.KeyStore) []projections.Projector {
 	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewProducts(), retrieval.NewEvents(keys),
-		retrieval.NewSales(keys), campaignstats.NewCampaignStats()}
+		retrieval.NewSales(keys), campaignstats.NewCampaignStats(), segments.NewMembers(keys, postgres.EventLog{})}
 }
 
 // projectionStatus is the overview's lag, as serve gives it

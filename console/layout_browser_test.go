@@ -31,9 +31,12 @@ func TestBrowserPagesFit(t *testing.T) {
 			{Method: "GET", Path: "/api/data/sales/"}, {Method: "GET", Path: "/api/imports/"}}}); err != nil {
 		t.Fatal(err)
 	}
+	e.mustSegment(`{"segment_key": "liisa", "name": "Named ` + long + `", "rule": {"field": "first_name", "eq": "Liisa"}}`)
+	e.waitCount(e.acme, "segment_members", 1)
 	pages := []string{"/console/", "/console/customers", "/console/customers/" + url.PathEscape(id), "/console/imports",
 		"/console/imports/" + run, "/console/datatargets", "/console/datatargets/" + dt,
-		"/console/datatargets/" + dt + "/outlets/" + outlet + "/log/1", "/console/campaigns", "/console/access"}
+		"/console/datatargets/" + dt + "/outlets/" + outlet + "/log/1", "/console/campaigns", "/console/access",
+		"/console/segments", "/console/segments/liisa", "/console/new-segment"}
 	ctx := tab(t)
 	browserLogIn(t, ctx, e, acmeHost, e.admin.Email, "")
 	// The tables wider than the element that holds them, by id or class.

@@ -252,7 +252,7 @@ func TestCrossOriginEveryForm(t *testing.T) {
 	}
 	// The enumeration itself: the forms the console is known to have.
 	for _, want := range []string{"/console/login", "/console/logout", "/console/customers/:id/:action", "/console/uploads",
-		"/console/access/tokens", "/console/access/tokens/:token/revoke", "/console/access/integrations"} {
+		"/console/access/tokens", "/console/access/tokens/:token/revoke", "/console/access/integrations", "/console/new-segment"} {
 		if !slices.ContainsFunc(routes, func(r api.Route) bool { return r.Method == http.MethodPost && r.Path == want }) {
 			t.Errorf("the router lists no POST %s: the enumeration misses routes", want)
 		}

@@ -86,6 +86,7 @@ type navItem struct {
 var nav = []navItem{
 	{Section: "overview", Label: "Overview", Path: Prefix + "/"},
 	{Section: "customers", Label: "Customers", Path: Prefix + "/customers"},
+	{Section: "segments", Label: "Segments", Path: Prefix + "/segments"},
 	{Section: "imports", Label: "Imports", Path: Prefix + "/imports"},
 	{Section: "datatargets", Label: "Datatargets", Path: Prefix + "/datatargets"},
 	{Section: "campaigns", Label: "Campaigns", Path: Prefix + "/campaigns"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -179,4 +180,71 @@ func (q *Segments) History(ctx context.Context, hq SegmentHistoryQuery) ([]Histo
 		return nil, fmt.Errorf("readmodels: segment history: %w", err)
 	}
 	return list, nil
+}
+
+// MaxSizeDays bounds the days SizeDays charts.
+const MaxSizeDays = 366
+
+// SizeDays returns the size of each of the company's segments at the end
+// of each day (dates in loc) from the date of since to today's, oldest
+// first, today's being the size now: the size now, less the entries and
+// plus the exits recorded after each day. It reads the segments' members
+// counts and their history since that date through the history's index
+// (segment by segment), so its cost grows with the entries and exits of
+// those days, not with the whole history; at most MaxSizeDays days.
+func (q *Segments) SizeDays(ctx context.Context, companyID string, since time.Time, loc *time.Location) (map[string][]int64, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	now := time.Now().In(loc)
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	y, m, d := since.In(loc).Date()
+	start := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	// Days of 23 or 25 hours round to one.
+	days := int(math.Round(today.Sub(start).Hours()/24)) + 1
+	if days < 1 || days > MaxSizeDays {
+		days = min(MaxSizeDays, max(days, 1))
+		start = today.AddDate(0, 0, 1-days)
+	}
+	rows, err := q.db.Query(ctx, `SELECT s.segment_key,
+			(SELECT count(*) FROM segment_members m WHERE m.company_id = s.company_id AND m.segment_key = s.segment_key),
+			coalesce(d.day, ''), coalesce(d.net, 0)
+		FROM segments s LEFT JOIN LATERAL (
+			SELECT to_char(h.at AT TIME ZONE $2, 'YYYY-MM-DD') AS day, sum(CASE WHEN h.member THEN 1 ELSE -1 END)::bigint AS net
+			FROM segment_history h WHERE h.company_id = s.company_id AND h.segment_key = s.segment_key AND h.at >= $3
+			GROUP BY 1) d ON true
+		WHERE s.company_id = $1`, companyID, loc.String(), start)
+	if err != nil {
+		return nil, fmt.Errorf("readmodels: segment sizes: %w", err)
+	}
+	defer rows.Close()
+	size := map[string]int64{}
+	net := map[string]map[string]int64{}
+	for rows.Next() {
+		var key, day string
+		var n, change int64
+		if err := rows.Scan(&key, &n, &day, &change); err != nil {
+			return nil, fmt.Errorf("readmodels: segment sizes: %w", err)
+		}
+		size[key] = n
+		if net[key] == nil {
+			net[key] = map[string]int64{}
+		}
+		if day != "" {
+			net[key][day] = change
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("readmodels: segment sizes: %w", err)
+	}
+	out := make(map[string][]int64, len(size))
+	for key, n := range size {
+		sizes := make([]int64, days)
+		for i := days - 1; i >= 0; i-- {
+			sizes[i] = n
+			n -= net[key][start.AddDate(0, 0, i).Format("2006-01-02")]
+		}
+		out[key] = sizes
+	}
+	return out, nil
 }
