@@ -32,6 +32,23 @@ func TestRetentionKeepsSizesFlat(t *testing.T) {
 	}
 	measure := func() sizes {
 		t.Helper()
+		// VACUUM removes only the rows no snapshot may still see: one
+		// taken before the pruning committed (a deliverer's poll, slow on
+		// a loaded machine) keeps them, and the next round's rows would go
+		// to new pages. So wait for the snapshots older than now to end.
+		var now uint64
+		if err := h.pool.QueryRow(ctx, `SELECT txid_current()::text::bigint`).Scan(&now); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 60*time.Second, "the snapshots older than the pruning to end", func() bool {
+			var older int
+			if err := h.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+					AND pid <> pg_backend_pid() AND (age(backend_xmin) > age($1::text::xid) OR age(backend_xid) > age($1::text::xid))`,
+				fmt.Sprint(uint32(now))).Scan(&older); err != nil {
+				t.Fatal(err)
+			}
+			return older == 0
+		})
 		for _, table := range []string{"datatarget_messages", "outlet_log"} {
 			if _, err := h.pool.Exec(ctx, "VACUUM "+table); err != nil {
 				t.Fatal(err)

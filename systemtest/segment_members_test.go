@@ -340,14 +340,23 @@ func TestSegmentRuleChangeFiresDueTimersFirst(t *testing.T) {
 	co := e.acme.ID
 	e.createSegment(admin, map[string]any{"segment_key": "hot", "name": "hot", "rule": map[string]any{
 		"event": map[string]any{"type": "BROWSE", "within_days": 1}}})
+	began := time.Now()
 	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "C1"}]`)
-	eventAt := time.Now().UTC().Add(-24*time.Hour + 2*time.Second).Truncate(time.Second)
+	// The event must be committed inside its window, which closes soon
+	// after: the window is left open for four times what the import of
+	// one customer took, the import of one event costing about the same
+	// (under -race on a loaded machine, seconds).
+	open := max(2*time.Second, 4*time.Since(began))
+	eventAt := time.Now().UTC().Add(-24*time.Hour + open).Truncate(time.Second)
 	e.importAll(admin, "/api/events/upload/", fmt.Sprintf(`[{"type": "BROWSE", "label": "x", "date": %q, "customer_id": "C1"}]`, eventAt.Format(time.RFC3339)))
 	closes := eventAt.Add(24 * time.Hour)
 	e.waitFor(10*time.Second, "the window to pass", func() bool { return time.Now().After(closes) })
 	e.createSegment(admin, map[string]any{"segment_key": "all", "name": "all", "rule": map[string]any{"field": "id", "exists": true}})
 	e.waitProjections()
 	_, history := e.segmentState(co)
+	if len(history) != 3 {
+		t.Fatalf("history %+v, want an entry, an exit when the window closed at %s, an entry by the new rule", history, closes)
+	}
 	c1 := e.customerIDOf(co, "C1")
 	want := []historyRow{
 		{"hot", c1, true, history[0].At, segments.CauseEvent},
