@@ -32,7 +32,7 @@ func TestBrowserCustomerSearch(t *testing.T) {
 		run(t, ctx, "search "+text,
 			chromedp.Navigate(e.url(acmeHost, "/console/customers")),
 			chromedp.WaitVisible(css("#q")),
-			chromedp.SendKeys(css("#q"), text),
+			typeText(css("#q"), text),
 		)
 		if _, err := chromedp.RunResponse(ctx, chromedp.Click(css("#search-submit"))); err != nil {
 			t.Fatalf("search %s: %v", text, err)

@@ -29,16 +29,16 @@ func TestBrowserLogInWithTOTP(t *testing.T) {
 		chromedp.Navigate(e.url(acmeHost, "/console/customers")),
 		chromedp.WaitVisible(css("#login-form")),
 		shot("login"),
-		chromedp.SendKeys(css("#email"), e.totp.Email),
-		chromedp.SendKeys(css("#password"), password),
-		chromedp.SendKeys(css("#totp"), wrongCode(code)),
+		typeText(css("#email"), e.totp.Email),
+		typeText(css("#password"), password),
+		typeText(css("#totp"), wrongCode(code)),
 		chromedp.Click(css("#login-submit")),
 		chromedp.WaitVisible(css("#login-error")),
 	)
 	// The password field is empty again after a refusal; the email stays.
 	run(t, ctx, "log in with the right code",
-		chromedp.SendKeys(css("#password"), password),
-		chromedp.SendKeys(css("#totp"), code),
+		typeText(css("#password"), password),
+		typeText(css("#totp"), code),
 		chromedp.Click(css("#login-submit")),
 		chromedp.WaitVisible(css("#who")),
 	)
@@ -93,7 +93,7 @@ func TestBrowserCustomerSearchTimelineForget(t *testing.T) {
 	run(t, ctx, "search by email",
 		chromedp.Navigate(e.url(acmeHost, "/console/customers")),
 		chromedp.WaitVisible(css("#search")),
-		chromedp.SendKeys(css(`#q`), "ann@"),
+		typeText(css(`#q`), "ann@"),
 	)
 	// The unfiltered list shows the same rows until the search's page
 	// replaces it: wait for that page to load.

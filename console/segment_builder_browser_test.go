@@ -29,7 +29,7 @@ func TestBrowserSegmentBuilder(t *testing.T) {
 		chromedp.Navigate(e.url(acmeHost, "/console/segments")),
 		chromedp.Click(css("#new-segment")),
 		chromedp.WaitVisible(css("#builder")),
-		chromedp.SendKeys(css("#name"), "Helsinki"),
+		typeText(css("#name"), "Helsinki"),
 		chromedp.SetValue(css("#rule"), `{"all": [{"field": "city", "eq": "Helsinki"}, {"field": "email", "exists": true}]}`),
 		chromedp.Click(css("#preview")),
 		chromedp.WaitVisible(css("#preview-result")),

@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/clientele/clientele/domain/values"
 )
 
 // Every stored value a page shows (a datatarget's messages, an outlet's
@@ -285,7 +287,7 @@ func indentBounded(raw []byte, limit int) (text string, cut bool, steps int) {
 				w.newline(depth)
 			}
 			if depth >= shownDepth {
-				end := skipNested(raw, i)
+				end := values.ValueEnd(raw, i)
 				w.writeByte(c)
 				w.writeString("...")
 				w.writeByte(closing(c))
@@ -316,17 +318,14 @@ func indentBounded(raw []byte, limit int) (text string, cut bool, steps int) {
 			if pending {
 				w.newline(depth)
 			}
-			end := stringEnd(raw, i)
+			end := values.StringEnd(raw, i)
 			w.writeString(readableString(raw[i:end]))
 			i = end
 		default:
 			if pending {
 				w.newline(depth)
 			}
-			end := i + 1
-			for end < len(raw) && !structural(raw[end]) {
-				end++
-			}
+			end := values.ValueEnd(raw, i)
 			w.writeString(string(raw[i:end]))
 			i = end
 		}
@@ -340,46 +339,4 @@ func closing(open byte) byte {
 		return '}'
 	}
 	return ']'
-}
-
-func structural(c byte) bool {
-	switch c {
-	case ' ', '\t', '\r', '\n', '{', '}', '[', ']', ',', ':', '"':
-		return true
-	}
-	return false
-}
-
-// stringEnd is the index after the JSON string that starts at raw[i]
-// (its closing quote), or len(raw) when it does not end.
-func stringEnd(raw []byte, i int) int {
-	for j := i + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(raw)
-}
-
-// skipNested is the index after the array or object that starts at
-// raw[i], or len(raw) when it does not end.
-func skipNested(raw []byte, i int) int {
-	depth := 0
-	for j := i; j < len(raw); j++ {
-		switch raw[j] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		case '"':
-			j = stringEnd(raw, j) - 1
-		}
-	}
-	return len(raw)
 }
