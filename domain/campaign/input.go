@@ -109,17 +109,17 @@ func ParseInput(raw []byte, loc *time.Location) (Input, error) {
 // The walk reads each byte once and keeps nothing but the problems it
 // lists. Any other body is nil: ParseInput reads it whole.
 func unknownFlood(raw []byte) error {
-	i := skipSpace(raw, 0)
+	i := values.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
 	var r reader
 	for i++; ; i++ {
-		i = skipSpace(raw, i)
+		i = values.SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
 			break // "}": the end of the object, whose keys are walked
 		}
-		end := stringEnd(raw, i)
+		end := values.StringEnd(raw, i)
 		key := raw[i+1 : max(i+1, end-1)]
 		switch {
 		case knownFields[string(key)]:
@@ -134,8 +134,8 @@ func unknownFlood(raw []byte) error {
 		default:
 			r.unknown("", string(key))
 		}
-		i = skipSpace(raw, end) + 1 // the colon
-		i = skipSpace(raw, valueEnd(raw, skipSpace(raw, i)))
+		i = values.SkipSpace(raw, end) + 1 // the colon
+		i = values.SkipSpace(raw, values.ValueEnd(raw, values.SkipSpace(raw, i)))
 		if i >= len(raw) || raw[i] != ',' {
 			break
 		}
@@ -155,52 +155,6 @@ var knownFields = map[string]bool{
 	fieldKey: true, fieldKind: true, fieldName: true, fieldState: true, fieldUTMCampaign: true, fieldTags: true,
 	fieldFolder: true, fieldPermissions: true, fieldProductIDs: true, fieldActivatedAt: true, fieldAutomated: true,
 	fieldCreatedAt: true, fieldUpdatedAt: true, fieldStats: true,
-}
-
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// stringEnd is the index after the JSON string that starts at raw[i].
-func stringEnd(raw []byte, i int) int {
-	for j := i + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(raw)
-}
-
-// valueEnd is the index after the JSON value that starts at raw[i].
-func valueEnd(raw []byte, i int) int {
-	depth := 0
-	for j := i; j < len(raw); j++ {
-		switch raw[j] {
-		case '"':
-			j = stringEnd(raw, j) - 1
-			if depth == 0 {
-				return j + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth <= 0 {
-				return j + 1
-			}
-		case ',':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return len(raw)
 }
 
 // isObject reports whether raw is JSON text of an object (of any content).
