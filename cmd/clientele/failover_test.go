@@ -27,10 +27,9 @@ func TestDatabaseFailover(t *testing.T) {
 		t.Skip("runs two private PostgreSQL servers")
 	}
 	if raceEnabled {
-		// A minute under the race detector, in the package that takes
-		// longest; make test runs it without (the Makefile's second line),
-		// and the code it drives is the race-tested code of every other
-		// serve test.
+		// A minute under the race detector; make test runs this package
+		// without it, and the code it drives is the race-tested code of
+		// every other serve test.
 		t.Skip("run without the race detector (make test does)")
 	}
 	start := time.Now()

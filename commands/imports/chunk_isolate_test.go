@@ -168,8 +168,12 @@ func (e *importEnv) liveXids(ctx context.Context) (int, error) {
 // of 1,000 records makes at most.
 const isolateProbes = 32
 
+// manyRecords is the size of a chunk with a refused record in ten: more
+// than one attempt's probes can isolate, so the search spans attempts.
+const manyRecords = 400
+
 // TestImportChunkIsolatesManyRecordsInBoundedAttempts: the records the
-// store refuses among a chunk's 1,000 (100, one in ten) are found over
+// store refuses among a chunk's manyRecords (one in ten) are found over
 // several attempts, each of a fresh handler (as after a restart), each
 // making at most isolateProbes probes and going on from what the attempts
 // before it stored on the chunk; the chunk then applies once, in one
@@ -180,11 +184,11 @@ func TestImportChunkIsolatesManyRecordsInBoundedAttempts(t *testing.T) {
 	e := newImportEnv(t, pgtest.NewPool(t))
 	bad := map[int]string{}
 	var want []importing.Rejection
-	for i := 7; i < 1000; i += 10 {
+	for i := 7; i < manyRecords; i += 10 {
 		bad[i] = `"n": 1e-16384`
 		want = append(want, importing.Rejection{Index: i, Reason: refused})
 	}
-	run := e.stage(upload(1000, bad), 1000)
+	run := e.stage(upload(manyRecords, bad), manyRecords)
 	var probes, xids int
 	var whole []int // what the attempt's second probe, the whole chunk, rejects
 	e.imp.Before = func(ctx context.Context, c imports.Chunk) error {
@@ -245,10 +249,10 @@ func TestImportChunkIsolatesManyRecordsInBoundedAttempts(t *testing.T) {
 	if xids > 1 {
 		t.Errorf("the chunk's transaction held %d XIDs at the start of a probe, want its own alone", xids)
 	}
-	if r := e.wait(run); r.State != importing.Completed || r.Accepted != 900 || r.Rejected != 100 {
-		t.Errorf("run: %+v, want completed, 900 accepted and 100 rejected", r)
+	if r := e.wait(run); r.State != importing.Completed || r.Accepted != manyRecords*9/10 || r.Rejected != manyRecords/10 {
+		t.Errorf("run: %+v, want completed, %d accepted and %d rejected", r, manyRecords*9/10, manyRecords/10)
 	}
-	rs, _, err := e.runs.Rejections(ctx, run, "", 1000)
+	rs, _, err := e.runs.Rejections(ctx, run, "", manyRecords)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,9 +263,9 @@ func TestImportChunkIsolatesManyRecordsInBoundedAttempts(t *testing.T) {
 	if err := e.pool.QueryRow(ctx, `SELECT count(DISTINCT transaction_id) FROM events WHERE event_type = $1`, testimporter.RecordedType).Scan(&commits); err != nil {
 		t.Fatal(err)
 	}
-	if commits != 1 || len(e.eventsPerRecord()) != 900 || e.pendingPayloads() != 0 || e.isolationOf(run, 0) != nil {
-		t.Errorf("%d commits, %d streams, %d payloads left, want the chunk's one commit of 900 streams and no payload nor isolation left",
-			commits, len(e.eventsPerRecord()), e.pendingPayloads())
+	if commits != 1 || len(e.eventsPerRecord()) != manyRecords*9/10 || e.pendingPayloads() != 0 || e.isolationOf(run, 0) != nil {
+		t.Errorf("%d commits, %d streams, %d payloads left, want the chunk's one commit of %d streams and no payload nor isolation left",
+			commits, len(e.eventsPerRecord()), e.pendingPayloads(), manyRecords*9/10)
 	}
 }
 
@@ -484,23 +488,23 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 }
 
 // TestImportWorkerGoesOnWhileIsolating: a chunk whose search for the
-// records the store refuses takes many bounded attempts (100 of its
-// 1,000 records) is taken up again at once after each, not after the
+// records the store refuses takes many bounded attempts (one in ten of its
+// manyRecords) is taken up again at once after each, not after the
 // backoff of failures that may pass (here an hour: StallAfter), so the
 // chunk and the company's next upload apply.
 func TestImportWorkerGoesOnWhileIsolating(t *testing.T) {
 	e := newImportEnv(t, pgtest.NewPool(t))
 	bad := map[int]string{}
-	for i := 7; i < 1000; i += 10 {
+	for i := 7; i < manyRecords; i += 10 {
 		bad[i] = `"n": 1e-16384`
 	}
-	a := e.stage(upload(1000, bad), 1000)
+	a := e.stage(upload(manyRecords, bad), manyRecords)
 	b := e.stage(upload(3, nil), 10)
 	e.startWorker(func(c *imports.ImportWorkerConfig) { c.StallAfter = time.Hour })
-	// The search makes about a thousand probes of up to a thousand records:
-	// seconds on a quiet machine, over a minute on a loaded one. What must
+	// The search makes hundreds of probes of up to manyRecords records:
+	// seconds on a quiet machine, a minute on a loaded one. What must
 	// hold is that every attempt gets somewhere.
-	if r := e.waitProgressing(e.co.ID, a, func() int { return e.isolatedSoFar(a) }); r.State != importing.Completed || r.Accepted != 900 || r.Rejected != 100 {
+	if r := e.waitProgressing(e.co.ID, a, func() int { return e.isolatedSoFar(a) }); r.State != importing.Completed || r.Accepted != manyRecords*9/10 || r.Rejected != manyRecords/10 {
 		t.Fatalf("poisoned run: %+v", r)
 	}
 	if r := e.wait(b); r.State != importing.Completed || r.Accepted != 3 {
