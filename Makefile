@@ -24,25 +24,21 @@ lint:
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(ARCHLINT) check --output-color=false
 
-# Every test: with the race detector, all but the end-to-end tests of the
-# binary (cmd/clientele), which run alongside without it. Those drive
-# serve, import and export as the built program, most as processes (three
-# nodes on NATS, PostgreSQL crashed and failed over, SFTP killed
-# mid-file), and wait on them more than they compute: under the race
-# detector they took 384 s (scaled down) against 140 s at full size
+# Every test with the race detector, then the end-to-end tests of the
+# binary (cmd/clientele) without it. Those drive serve, import and export
+# as the built program, most as processes (three nodes on NATS,
+# PostgreSQL crashed and failed over, SFTP killed mid-file): under the
+# race detector they took 384 s, scaled down, against 140 s at full size
 # without. The code they drive is the race-tested code of every other
 # package; `go test -race ./cmd/clientele/` passes too.
 #
 # go test runs packages two at a time in the order given: the slowest go
-# first, so that none starts last. Within a package, tests that call
-# t.Parallel run four at a time: most wait on a browser, a projection or
-# a server more than they compute.
+# first, so that none starts last.
 SLOW_PKGS := systemtest console delivery commands/imports sftp projections internal/bus
 test: lint
-	@$(GO) test -count=1 -timeout 8m ./cmd/clientele/ & binary=$$!; \
-	  $(GO) test -race -count=1 -parallel 4 -timeout 9m $(addprefix ./,$(SLOW_PKGS)) \
-	    $$($(GO) list $(PKGS) | grep -v -x -e '.*/cmd/clientele' $(foreach p,$(SLOW_PKGS),-e '.*/$(p)')); race=$$?; \
-	  wait $$binary; binary=$$?; exit $$((race || binary))
+	$(GO) test -race -count=1 -timeout 9m $(addprefix ./,$(SLOW_PKGS)) \
+	  $$($(GO) list $(PKGS) | grep -v -x -e '.*/cmd/clientele' $(foreach p,$(SLOW_PKGS),-e '.*/$(p)'))
+	$(GO) test -count=1 -timeout 6m ./cmd/clientele/
 
 # The OpenAPI document through the JavaScript world's two linters:
 # Redocly's (its recommended rules, less the trailing slashes the interface
