@@ -185,14 +185,33 @@ func (p *CustomerFacts) queueRest(b *pgx.Batch, src factSource, company string, 
 }
 
 // Customers returns the facts of the company's customers ids, in one
-// round trip.
-func (s *SegmentFacts) Customers(ctx context.Context, company string, ids []string) (CustomerFacts, error) {
+// round trip. known are documents the caller holds already, by customer
+// id (the projector's, which it has just written): they are not read
+// again.
+func (s *SegmentFacts) Customers(ctx context.Context, company string, ids []string, known map[string]json.RawMessage) (CustomerFacts, error) {
 	p := newCustomerFacts()
 	if len(ids) == 0 {
 		return p, nil
 	}
+	var read []string
+	for _, id := range ids {
+		text, ok := known[id]
+		if !ok {
+			read = append(read, id)
+			continue
+		}
+		doc, err := decodeFacts(text)
+		if err != nil {
+			return p, fmt.Errorf("readmodels: segment facts: the document of %s: %w", id, err)
+		}
+		p.IDs = append(p.IDs, id)
+		p.Docs[id] = text
+		p.Facts[id] = &segment.Facts{Customer: doc}
+	}
 	var b pgx.Batch
-	p.queueDocs(&b, s.src.docs, company, ids)
+	if len(read) > 0 {
+		p.queueDocs(&b, s.src.docs, company, read)
+	}
 	p.queueRest(&b, s.src, company, ids)
 	if err := s.db.SendBatch(ctx, &b); err != nil {
 		return p, fmt.Errorf("readmodels: segment facts: %w", err)

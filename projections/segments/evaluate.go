@@ -76,8 +76,9 @@ func activeRules(ctx context.Context, tx pgx.Tx, company string) ([]compiled, er
 // evaluate decides every active segment for the customers ids at the
 // instant at, records the entries and exits against segment_members with
 // the cause causeOf gives, and sets each customer's timer to the next
-// instant its answers may change with no new data.
-func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, at time.Time, causeOf func(id string) string) error {
+// instant its answers may change with no new data. known are customers'
+// documents the caller has just written (writeFacts), not read again.
+func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, known map[string]json.RawMessage, at time.Time, causeOf func(id string) string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -85,7 +86,7 @@ func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, at t
 	if err != nil {
 		return err
 	}
-	loaded, err := readmodels.SegmentFactsIn(tx).Customers(ctx, company, ids)
+	loaded, err := readmodels.SegmentFactsIn(tx).Customers(ctx, company, ids, known)
 	if err != nil {
 		return err
 	}
@@ -250,7 +251,7 @@ func backfill(ctx context.Context, tx pgx.Tx, company string, at time.Time, touc
 		}
 		// Members whose document is gone are left by leave; the page also
 		// covers members of archived segments, whose rule no longer holds.
-		if err := evaluate(ctx, tx, company, ids, at, func(id string) string {
+		if err := evaluate(ctx, tx, company, ids, nil, at, func(id string) string {
 			if c, ok := touched[id]; ok {
 				return c
 			}
@@ -287,7 +288,7 @@ func fireDue(ctx context.Context, tx pgx.Tx, company string, ids []string, by ti
 			return err
 		}
 		for _, d := range list {
-			if err := evaluate(ctx, tx, company, []string{d.id}, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
+			if err := evaluate(ctx, tx, company, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
 				return err
 			}
 		}

@@ -192,7 +192,7 @@ func (m *Members) open(ctx context.Context, tx pgx.Tx, company string, before ev
 			if err != nil {
 				return err
 			}
-			if _, err := m.writeFacts(ctx, tx, &f, sales); err != nil {
+			if _, _, err := m.writeFacts(ctx, tx, &f, sales); err != nil {
 				return err
 			}
 			start = end
@@ -354,7 +354,7 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 	}
 
 	// Then the facts change.
-	gone, err := m.writeFacts(ctx, tx, &f, sales)
+	docs, gone, err := m.writeFacts(ctx, tx, &f, sales)
 	if err != nil {
 		return err
 	}
@@ -372,7 +372,7 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 			decide = append(decide, id)
 		}
 	}
-	return evaluate(ctx, tx, f.company, decide, f.at, func(id string) string { return f.touched[id] })
+	return evaluate(ctx, tx, f.company, decide, docs, f.at, func(id string) string { return f.touched[id] })
 }
 
 // tick records that the company's members reflect its data as of at.
