@@ -75,7 +75,7 @@ type factSource struct {
 var membershipFacts = factSource{
 	page: `SELECT customer_id, doc::text FROM segment_customers WHERE company_id = $1 AND customer_id > $2
 		ORDER BY customer_id LIMIT $3`,
-	docs: `SELECT customer_id, doc::text FROM segment_customers WHERE company_id = $1 AND customer_id = ANY($2)`,
+	docs:   `SELECT customer_id, doc::text FROM segment_customers WHERE company_id = $1 AND customer_id = ANY($2)`,
 	events: `SELECT customer_id, type, at, fields::text FROM segment_activity WHERE company_id = $1 AND customer_id = ANY($2)`,
 	sales: `SELECT customer_id, at, revenue, products FROM segment_sales
 		WHERE company_id = $1 AND customer_id = ANY($2) AND counted AND at IS NOT NULL`,
