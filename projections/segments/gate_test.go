@@ -119,7 +119,8 @@ func (e *membersEnv) factRows(company string) map[string]int {
 // TestSegmentFactsOnlyForACompanyWithASegment: the projector keeps no
 // facts (customers, events, sales, clock) for a company without a
 // segment, while it keeps them for another company importing the same
-// data beside it, which has one.
+// data beside it, which has one; live (where the runtime does not even
+// read the commits the projector refuses) and after a rebuild.
 func TestSegmentFactsOnlyForACompanyWithASegment(t *testing.T) {
 	e := newMembersEnv(t)
 	e.createSegment("with", "hel", `{"field":"city","eq":"Helsinki"}`)
@@ -132,6 +133,18 @@ func TestSegmentFactsOnlyForACompanyWithASegment(t *testing.T) {
 	}
 	if got, want := e.factRows("with"), map[string]int{"segment_customers": 3, "segment_activity": 1, "segment_sales": 1, "segment_clock": 1}; !cmp.Equal(got, want) {
 		t.Errorf("the company with a segment: %v, want %v", got, want)
+	}
+	// A rebuild hands Apply every commit (the runtime does not read those
+	// WantsCommit refuses): the same.
+	if err := projections.Rebuild(context.Background(), e.Pool, e.Store, postgres.EventLog{}, e.members, projections.KindAsync, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.caughtUp()
+	if got := e.factRows("without"); got["segment_customers"]+got["segment_activity"]+got["segment_sales"]+got["segment_clock"] != 0 {
+		t.Errorf("the company without a segment, rebuilt: %v, want none", got)
+	}
+	if got := e.factRows("with"); got["segment_customers"] != 3 {
+		t.Errorf("the company with a segment, rebuilt: %v", got)
 	}
 }
 

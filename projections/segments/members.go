@@ -14,6 +14,7 @@ import (
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections/internal/document"
 )
@@ -86,6 +87,29 @@ func (*Members) Forget(ctx context.Context, tx pgx.Tx, events []eventstore.Recor
 		}
 	}
 	return nil
+}
+
+// WantsCommit implements projections.CommitFilter: a commit concerns the
+// projector when its company has a segment (the gate is open, Apply), or
+// when it creates the company's first one. An import of a company
+// without segments is then not read at all.
+//
+// Whether the commit creates one the header says, when it lists the
+// commit's types; the log is asked only when the company has none and
+// the header does not (a header written before headers listed them).
+func (m *Members) WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error) {
+	if h.Types != nil && slices.Contains(h.Types, segment.CreatedType) {
+		return true, nil
+	}
+	var wants bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM segment_rules WHERE company_id = $1)`, h.CompanyID).Scan(&wants)
+	if err == nil && !wants && h.Types == nil {
+		wants, err = m.log.CommitHasType(ctx, tx, h.TxID, segment.CreatedType)
+	}
+	if err != nil {
+		return false, fmt.Errorf("segment_members: wants commit: %w", err)
+	}
+	return wants, nil
 }
 
 // lock serialises Apply and the timers on the membership tables.
