@@ -265,3 +265,45 @@ func TestSegmentCreatedAfterItsFacts(t *testing.T) {
 		t.Errorf("members after a rebuild (-before +after):\n%s", diff)
 	}
 }
+
+// TestSegmentMembersWantsCommit: the runtime reads a commit for the
+// projector only when the commit's company has a segment, or when the
+// commit creates one, told by the header's types or, when a header does
+// not list them, by the log.
+func TestSegmentMembersWantsCommit(t *testing.T) {
+	e := newMembersEnv(t)
+	e.createSegment("with", "hel", `{"field":"city","eq":"Helsinki"}`)
+	e.importData("without", time.Now().UTC())
+	e.createSegment("later", "hel", `{"field":"city","eq":"Helsinki"}`)
+	e.caughtUp()
+	ctx := context.Background()
+	txOf := func(company, typ string) uint64 {
+		var xid uint64
+		if err := e.Pool.QueryRow(ctx, `SELECT transaction_id::text::bigint FROM events WHERE company_id = $1 AND event_type = $2 LIMIT 1`,
+			company, typ).Scan(&xid); err != nil {
+			t.Fatal(err)
+		}
+		return xid
+	}
+	for _, c := range []struct {
+		name string
+		h    bus.CommitHeader
+		want bool
+	}{
+		{"a company with a segment", bus.CommitHeader{CompanyID: "with", Types: []string{customer.TypeUpserted}}, true},
+		{"a company without one", bus.CommitHeader{CompanyID: "without", Types: []string{customer.TypeUpserted}}, false},
+		{"a commit creating the first", bus.CommitHeader{CompanyID: "without", Types: []string{segment.CreatedType}}, true},
+		{"a company without one, types not listed", bus.CommitHeader{CompanyID: "without", TxID: txOf("without", customer.TypeUpserted)}, false},
+		{"a commit creating the first, types not listed", bus.CommitHeader{CompanyID: "none", TxID: txOf("later", segment.CreatedType)}, true},
+	} {
+		tx, err := e.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.members.WantsCommit(ctx, tx, c.h)
+		_ = tx.Rollback(ctx)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
+		}
+	}
+}
