@@ -64,8 +64,7 @@ func (*Members) Tables() []string {
 
 // EventTypes implements TypeFilter.
 func (*Members) EventTypes() []string {
-	return append([]string{customer.TypeUpserted, customer.TypeDeleted, customer.TypeForgotten,
-		activity.TypeRecorded, activity.TypeDeleted, sale.TypeUpserted}, segment.EventTypes...)
+	return append(slices.Clone(factTypes), segment.EventTypes...)
 }
 
 // EventLog returns the log the projector reads.
