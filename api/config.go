@@ -79,7 +79,7 @@ type Config struct {
 	RefusedOutletURL func(ctx context.Context, rawURL string) string
 
 	// SegmentMembersOff says that this deployment does not compute the
-	// members of segments (serve without --segment-members): the routes
+	// members of segments (serve --segment-members=false): the routes
 	// that answer members, history and previews answer 409 saying so,
 	// rather than an empty list that looks like an answer.
 	SegmentMembersOff bool

@@ -240,7 +240,7 @@ func (s *Server) handlePreviewSegment(c *gin.Context) error {
 // segments, else the 409 of the routes that answer them.
 func (s *Server) membersComputed() error {
 	if s.cfg.SegmentMembersOff {
-		return domain.Errorf(domain.Conflict, "this server does not compute the members of segments: start it with --segment-members (docs/segments.md)")
+		return domain.Errorf(domain.Conflict, "this server does not compute the members of segments: it was started with --segment-members=false; start it without (docs/segments.md)")
 	}
 	return nil
 }

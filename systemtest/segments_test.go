@@ -222,7 +222,7 @@ func TestSegmentAuthorization(t *testing.T) {
 }
 
 // TestSegmentMembersOff: a server that does not compute segment
-// membership (serve without --segment-members) answers the routes of
+// membership (serve --segment-members=false) answers the routes of
 // members, history and previews 409 saying how to turn it on, never an
 // empty list that reads as an answer; segments themselves are managed
 // as ever.

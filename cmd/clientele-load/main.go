@@ -71,6 +71,10 @@ type options struct {
 	floodSenders int
 	floodBytes   int
 	floodFor     time.Duration
+	// endToEndOnly stops a run once its records are retrievable: no
+	// reads, no baselines; the segment_members projector's lag and facts
+	// instead (segments.go).
+	endToEndOnly bool
 }
 
 func main() {
@@ -96,6 +100,7 @@ func main() {
 	flag.IntVar(&o.floodSenders, "flood-senders", 8, "with -flood: requests at once")
 	flag.IntVar(&o.floodBytes, "flood-bytes", 10_000_000, "with -flood: the size of each body")
 	flag.DurationVar(&o.floodFor, "flood-for", 30*time.Second, "with -flood: how long the flood lasts")
+	flag.BoolVar(&o.endToEndOnly, "end-to-end-only", false, "stop once the records are retrievable (no reads, no COPY, upsert or floor baselines) and report the segment_members projector's lag and fact rows")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -176,6 +181,9 @@ type result struct {
 	floor floorResult
 	// reads holds the figures of the reads, in a customers run (reads.go).
 	reads readResult
+	// segments holds the segment_members projector's figures, with
+	// -end-to-end-only.
+	segments *segmentFigures
 	// campaigns holds the figures of a campaigns run instead.
 	campaigns *campaignResult
 }
@@ -191,6 +199,10 @@ func (r result) print(w *os.File) {
 	fmt.Fprintf(w, "end to end:          %.0f records/s (%.1fs until all retrievable)\n", r.e2eRowsPerSec, r.endToEnd.Seconds())
 	if r.applied > 0 {
 		fmt.Fprintf(w, "runs applied:        %.0f records/s (%.1fs until every run finished)\n", float64(r.accepted)/r.applied.Seconds(), r.applied.Seconds())
+	}
+	if r.segments != nil {
+		r.segments.print(w)
+		return
 	}
 	fmt.Fprintf(w, "COPY into jsonb:     %.0f records/s (%.1fs)\n", r.copyRowsPerSec, r.copyTime.Seconds())
 	fmt.Fprintf(w, "end to end / COPY:   %.3f\n", r.ratioToCopy)

@@ -69,6 +69,14 @@ func run(ctx context.Context, o options) (result, error) {
 	res.endToEnd = time.Since(start)
 	res.cpuEndToEnd = cpu.stop()
 	res.peakRSSKiB = peakRSS(srv.cmd.Process.Pid)
+	if o.endToEndOnly {
+		f, err := measureSegments(ctx, conn)
+		res.segments = &f
+		res.uploadPerSec = float64(o.n) / res.uploadTime.Seconds()
+		res.uploadMBPerSec = float64(res.bytes) / 1e6 / res.uploadTime.Seconds()
+		res.e2eRowsPerSec = float64(res.accepted) / res.endToEnd.Seconds()
+		return res, err
+	}
 	if measuresReads(o.entity) {
 		if err := pageCustomers(srv.base, token, &res.reads); err != nil {
 			return res, err

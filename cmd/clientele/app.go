@@ -59,7 +59,7 @@ func (g *globals) bind(root *cobra.Command) {
 	f.StringVar(&g.masterKey, "master-key-file", g.getenv("CLIENTELE_MASTER_KEY_FILE"), "file holding the base64 master key that wraps the customers' data keys (env CLIENTELE_MASTER_KEY_FILE; env CLIENTELE_MASTER_KEY gives the key itself; default <data-dir>/master.key, created on first use)")
 	f.StringVar(&g.logFormat, "log-format", envOr(g.getenv, "CLIENTELE_LOG_FORMAT", "json"), "json or text (env CLIENTELE_LOG_FORMAT)")
 	f.StringVar(&g.eventStore, "event-store", envOr(g.getenv, "CLIENTELE_EVENT_STORE", "postgres"), "event store: postgres (the log of --database-url), or EventStoreDB at an esdb:// or esdb+discover:// connection string (esdb://host:2113?tls=false); write-side state and read models stay in PostgreSQL, which then needs max_prepared_transactions (env CLIENTELE_EVENT_STORE; docs/operations.md)")
-	f.BoolVar(&g.segmentMembers, "segment-members", g.getenv("CLIENTELE_SEGMENT_MEMBERS") == "true", "compute the members of segments (the segment_members projection and its timers); off by default until it costs a company without segments nothing (env CLIENTELE_SEGMENT_MEMBERS=true; docs/segments.md)")
+	f.BoolVar(&g.segmentMembers, "segment-members", g.getenv("CLIENTELE_SEGMENT_MEMBERS") != "false", "compute the members of segments (the segment_members projection and its timers); --segment-members=false turns it off (env CLIENTELE_SEGMENT_MEMBERS=false; docs/segments.md)")
 	f.StringVar(&g.busURL, "bus", envOr(g.getenv, "CLIENTELE_BUS_URL", "postgres"), "message transport of the projections and the import worker: postgres, or NATS JetStream at nats://HOST:PORT[,nats://HOST:PORT...][?ack_wait=30s&replicas=3] (env CLIENTELE_BUS_URL; docs/operations.md)")
 }
 

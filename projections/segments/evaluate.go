@@ -1,10 +1,8 @@
 package segments
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/projections/internal/bulk"
+	"github.com/clientele/clientele/readmodels"
 )
 
 // compiled is an active segment's rule, read.
@@ -74,21 +73,12 @@ func activeRules(ctx context.Context, tx pgx.Tx, company string) ([]compiled, er
 	return out, nil
 }
 
-// decodeDoc reads a stored document with numbers as json.Number, as the
-// evaluator takes them.
-func decodeDoc(text []byte) (map[string]any, error) {
-	d := json.NewDecoder(bytes.NewReader(text))
-	d.UseNumber()
-	var m map[string]any
-	err := d.Decode(&m)
-	return m, err
-}
-
 // evaluate decides every active segment for the customers ids at the
 // instant at, records the entries and exits against segment_members with
 // the cause causeOf gives, and sets each customer's timer to the next
-// instant its answers may change with no new data.
-func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, at time.Time, causeOf func(id string) string) error {
+// instant its answers may change with no new data. known are customers'
+// documents the caller has just written (writeFacts), not read again.
+func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, known map[string]json.RawMessage, at time.Time, causeOf func(id string) string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -96,68 +86,11 @@ func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, at t
 	if err != nil {
 		return err
 	}
-	facts := make(map[string]*segment.Facts, len(ids))
-	rows, err := tx.Query(ctx, `SELECT customer_id, doc::text FROM segment_customers WHERE company_id = $1 AND customer_id = ANY($2)`, company, ids)
+	loaded, err := readmodels.SegmentFactsIn(tx).Customers(ctx, company, ids, known)
 	if err != nil {
 		return err
 	}
-	var id string
-	var text []byte
-	if _, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
-		doc, err := decodeDoc(text)
-		facts[id] = &segment.Facts{Customer: doc}
-		return err
-	}); err != nil {
-		return fmt.Errorf("read customers: %w", err)
-	}
-	rows, err = tx.Query(ctx, `SELECT customer_id, type, at, fields::text FROM segment_activity
-		WHERE company_id = $1 AND customer_id = ANY($2)`, company, ids)
-	if err != nil {
-		return err
-	}
-	var typ string
-	var when time.Time
-	if _, err := pgx.ForEachRow(rows, []any{&id, &typ, &when, &text}, func() error {
-		f := facts[id]
-		if f == nil {
-			return nil
-		}
-		fields, err := decodeDoc(text)
-		f.Events = append(f.Events, segment.Activity{Type: typ, At: when, Fields: fields})
-		return err
-	}); err != nil {
-		return fmt.Errorf("read events: %w", err)
-	}
-	rows, err = tx.Query(ctx, `SELECT customer_id, at, revenue, products FROM segment_sales
-		WHERE company_id = $1 AND customer_id = ANY($2) AND counted AND at IS NOT NULL`, company, ids)
-	if err != nil {
-		return err
-	}
-	var revenue int64
-	var products []string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &when, &revenue, &products}, func() error {
-		if f := facts[id]; f != nil {
-			f.Sales = append(f.Sales, segment.Sale{At: when, Revenue: revenue, Products: slices.Clone(products)})
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read sales: %w", err)
-	}
-	current := map[string]map[string]bool{}
-	rows, err = tx.Query(ctx, `SELECT customer_id, segment_key FROM segment_members WHERE company_id = $1 AND customer_id = ANY($2)`, company, ids)
-	if err != nil {
-		return err
-	}
-	var key string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error {
-		if current[id] == nil {
-			current[id] = map[string]bool{}
-		}
-		current[id][key] = true
-		return nil
-	}); err != nil {
-		return fmt.Errorf("read members: %w", err)
-	}
+	facts, current := loaded.Facts, loaded.Members
 
 	type change struct {
 		CompanyID  string    `json:"company_id"`
@@ -318,7 +251,7 @@ func backfill(ctx context.Context, tx pgx.Tx, company string, at time.Time, touc
 		}
 		// Members whose document is gone are left by leave; the page also
 		// covers members of archived segments, whose rule no longer holds.
-		if err := evaluate(ctx, tx, company, ids, at, func(id string) string {
+		if err := evaluate(ctx, tx, company, ids, nil, at, func(id string) string {
 			if c, ok := touched[id]; ok {
 				return c
 			}
@@ -355,7 +288,7 @@ func fireDue(ctx context.Context, tx pgx.Tx, company string, ids []string, by ti
 			return err
 		}
 		for _, d := range list {
-			if err := evaluate(ctx, tx, company, []string{d.id}, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
+			if err := evaluate(ctx, tx, company, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
 				return err
 			}
 		}

@@ -15,9 +15,10 @@ import (
 )
 
 // writeFacts writes what the commit changes: the rules, the customers'
-// documents, their events and sales. It returns the customers the commit
-// deletes or forgets, with the cause.
-func (m *Members) writeFacts(ctx context.Context, tx pgx.Tx, f *commitFacts, sales []saleFacts) (map[string]string, error) {
+// documents, their events and sales. It returns the documents it wrote,
+// by customer id, and the customers the commit deletes or forgets, with
+// the cause.
+func (m *Members) writeFacts(ctx context.Context, tx pgx.Tx, f *commitFacts, sales []saleFacts) (map[string]json.RawMessage, map[string]string, error) {
 	type ruleRow struct {
 		CompanyID string `json:"company_id"`
 		Key       string `json:"segment_key"`
@@ -30,7 +31,7 @@ func (m *Members) writeFacts(ctx context.Context, tx pgx.Tx, f *commitFacts, sal
 	}
 	docs, gone, err := m.foldCustomers(ctx, tx, f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type docRow struct {
 		CompanyID  string          `json:"company_id"`
@@ -57,7 +58,7 @@ func (m *Members) writeFacts(ctx context.Context, tx pgx.Tx, f *commitFacts, sal
 	for _, r := range f.recorded {
 		at, err := time.Parse(values.DateTimeLayout, r.Date)
 		if err != nil {
-			return nil, fmt.Errorf("event %d: date %q: %w", r.ID, r.Date, err)
+			return nil, nil, fmt.Errorf("event %d: date %q: %w", r.ID, r.Date, err)
 		}
 		acts = append(acts, activityRow{CompanyID: f.company, EventID: r.ID, CustomerID: r.CustomerID, Type: r.Type, At: at,
 			Fields: document.EventDoc(r, nil, false)})
@@ -89,12 +90,12 @@ func (m *Members) writeFacts(ctx context.Context, tx pgx.Tx, f *commitFacts, sal
 		SELECT company_id, segment_key, rule, state FROM jsonb_to_recordset($1::jsonb)
 			AS r(company_id text, segment_key text, rule text, state text)
 		ON CONFLICT (company_id, segment_key) DO UPDATE SET rule = excluded.rule, state = excluded.state`, rules); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := queue(`INSERT INTO segment_customers (company_id, customer_id, doc)
 		SELECT company_id, customer_id, doc FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, customer_id text, doc jsonb)
 		ON CONFLICT (company_id, customer_id) DO UPDATE SET doc = excluded.doc`, docRows); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(goneIDs) > 0 {
 		b.Queue(`DELETE FROM segment_customers WHERE company_id = $1 AND customer_id = ANY($2)`, f.company, goneIDs)
@@ -103,7 +104,7 @@ func (m *Members) writeFacts(ctx context.Context, tx pgx.Tx, f *commitFacts, sal
 		SELECT company_id, event_id, customer_id, type, at, fields FROM jsonb_to_recordset($1::jsonb)
 			AS r(company_id text, event_id bigint, customer_id text, type text, at timestamptz, fields jsonb)
 		ON CONFLICT (company_id, event_id) DO NOTHING`, acts); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(f.deleted) > 0 {
 		b.Queue(`DELETE FROM segment_activity WHERE company_id = $1 AND event_id = ANY($2)`, f.company, f.deleted)
@@ -114,14 +115,14 @@ func (m *Members) writeFacts(ctx context.Context, tx pgx.Tx, f *commitFacts, sal
 			has_at boolean, revenue bigint, products text[], counted boolean)
 		ON CONFLICT (company_id, sale_id) DO UPDATE SET customer_id = excluded.customer_id, at = excluded.at,
 			revenue = excluded.revenue, products = excluded.products, counted = excluded.counted`, saleRows); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if b.Len() > 0 {
 		if err := bulk.SendBatch(ctx, tx, "segment_members", &b); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return gone, nil
+	return docs, gone, nil
 }
 
 // foldCustomers folds each changed customer's stream up to the commit

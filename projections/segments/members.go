@@ -14,6 +14,7 @@ import (
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections/internal/document"
 )
@@ -63,8 +64,7 @@ func (*Members) Tables() []string {
 
 // EventTypes implements TypeFilter.
 func (*Members) EventTypes() []string {
-	return append([]string{customer.TypeUpserted, customer.TypeDeleted, customer.TypeForgotten,
-		activity.TypeRecorded, activity.TypeDeleted, sale.TypeUpserted}, segment.EventTypes...)
+	return append(slices.Clone(factTypes), segment.EventTypes...)
 }
 
 // EventLog returns the log the projector reads.
@@ -88,6 +88,29 @@ func (*Members) Forget(ctx context.Context, tx pgx.Tx, events []eventstore.Recor
 	return nil
 }
 
+// WantsCommit implements projections.CommitFilter: a commit concerns the
+// projector when its company has a segment (the gate is open, Apply), or
+// when it creates the company's first one. An import of a company
+// without segments is then not read at all.
+//
+// Whether the commit creates one the header says, when it lists the
+// commit's types; the log is asked only when the company has none and
+// the header does not (a header written before headers listed them).
+func (m *Members) WantsCommit(ctx context.Context, tx pgx.Tx, h bus.CommitHeader) (bool, error) {
+	if h.Types != nil && slices.Contains(h.Types, segment.CreatedType) {
+		return true, nil
+	}
+	var wants bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM segment_rules WHERE company_id = $1)`, h.CompanyID).Scan(&wants)
+	if err == nil && !wants && h.Types == nil {
+		wants, err = m.log.CommitHasType(ctx, tx, h.TxID, segment.CreatedType)
+	}
+	if err != nil {
+		return false, fmt.Errorf("segment_members: wants commit: %w", err)
+	}
+	return wants, nil
+}
+
 // lock serialises Apply and the timers on the membership tables.
 func lock(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('segment_members'))`)
@@ -107,22 +130,101 @@ const (
 
 // Apply implements Projector: the events' commits one after the other, in
 // log order.
+//
+// A company's facts are kept only once it has a segment (the gate: a row
+// of segment_rules, asked once per company and batch; a row is never
+// deleted, so the gate only opens). A commit of a company without one
+// writes nothing, unless it holds a segment event (its first
+// SegmentCreated): the gate then opens (open), and the commit is applied.
 func (m *Members) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
 	if err := lock(ctx, tx); err != nil {
 		return fmt.Errorf("projections: segment_members: lock: %w", err)
 	}
+	gates := map[string]bool{}
 	for start := 0; start < len(events); {
 		end := start + 1
 		for end < len(events) && events[end].Position.TxID == events[start].Position.TxID &&
 			events[end].Metadata.CompanyID == events[start].Metadata.CompanyID {
 			end++
 		}
-		if err := m.applyCommit(ctx, tx, events[start:end]); err != nil {
+		commit := events[start:end]
+		start = end
+		company := commit[0].Metadata.CompanyID
+		kept, asked := gates[company]
+		if !asked {
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM segment_rules WHERE company_id = $1)`, company).Scan(&kept); err != nil {
+				return fmt.Errorf("projections: segment_members: %w", err)
+			}
+			gates[company] = kept
+		}
+		if !kept {
+			if !slices.ContainsFunc(commit, func(e eventstore.RecordedEvent) bool { return slices.Contains(segment.EventTypes, e.Type) }) {
+				continue
+			}
+			if err := m.open(ctx, tx, company, commit[0].Position); err != nil {
+				return fmt.Errorf("projections: segment_members: the facts of %s: %w", company, err)
+			}
+			gates[company] = true
+		}
+		if err := m.applyCommit(ctx, tx, commit); err != nil {
 			return fmt.Errorf("projections: segment_members: %w", err)
 		}
-		start = end
 	}
 	return nil
+}
+
+// factTypes are the types of the events the facts are folded from.
+var factTypes = []string{customer.TypeUpserted, customer.TypeDeleted, customer.TypeForgotten,
+	activity.TypeRecorded, activity.TypeDeleted, sale.TypeUpserted}
+
+// openPage is how many events of a company's history the opening of its
+// gate reads and folds at a time: memory stays bounded by a page.
+const openPage = 5_000
+
+// open gives a company its facts as of its commits before the position
+// before (its first segment event's), when the gate opens: it reads the
+// company's fact events strictly before it from the log, in pages, and
+// each page's commits go through the same parsing and writeFacts as a
+// commit applied with the gate open, and nothing else: no timers, no
+// evaluation, no history, no clock (no segment existed, nobody was a
+// member). A page may end inside a commit; a customer's stream in two
+// pages is folded twice, to the same document.
+//
+// It runs in the transaction that applies the segment event, as the
+// datasync backlog of a datatarget created from_start does
+// (projections/datasync/backlog.go): every event before it is visible
+// then (the runtime hands a commit over only once no earlier transaction
+// can commit), and a rebuild reads the same prefix of the same log.
+func (m *Members) open(ctx context.Context, tx pgx.Tx, company string, before eventstore.Position) error {
+	var after eventstore.Position
+	for {
+		evs, err := m.log.ReadCompanyTypes(ctx, tx, company, factTypes, after, before, openPage)
+		if err != nil {
+			return err
+		}
+		for start := 0; start < len(evs); {
+			end := start + 1
+			for end < len(evs) && evs[end].Position.TxID == evs[start].Position.TxID {
+				end++
+			}
+			f, err := readCommit(ctx, tx, evs[start:end])
+			if err != nil {
+				return err
+			}
+			sales, err := m.foldSales(ctx, tx, f.saleUpto)
+			if err != nil {
+				return err
+			}
+			if _, _, err := m.writeFacts(ctx, tx, &f, sales); err != nil {
+				return err
+			}
+			start = end
+		}
+		if len(evs) < openPage {
+			return nil
+		}
+		after = evs[len(evs)-1].Position
+	}
 }
 
 // commitFacts are what one commit changes.
@@ -147,38 +249,31 @@ func (f *commitFacts) touch(id, cause string) {
 	}
 }
 
-func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+// readCommit parses one commit's events: what it changes.
+func readCommit(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) (commitFacts, error) {
 	f := commitFacts{company: events[0].Metadata.CompanyID, at: events[0].RecordedAt.UTC(),
 		custIDs: map[string]string{}, custUpto: map[string]int64{}, saleUpto: map[string]int64{}, touched: map[string]string{}}
-	if err := tick(ctx, tx, f.company, f.at); err != nil {
-		return err
-	}
-	last := events[len(events)-1].Position
-	if _, err := tx.Exec(ctx, `UPDATE segment_clock SET applied_tx = $2, applied_global = $3 WHERE company_id = $1`,
-		f.company, int64(last.TxID), last.Global); err != nil {
-		return err
-	}
 	ruleAt := map[string]int{}
 	for _, e := range events {
 		switch e.Type {
 		case customer.TypeUpserted, customer.TypeDeleted, customer.TypeForgotten:
 			var d customer.Deleted // every customer event starts with customer_id
 			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return err
+				return f, err
 			}
 			f.custIDs[e.StreamID], f.custUpto[e.StreamID] = d.CustomerID, max(f.custUpto[e.StreamID], e.StreamVersion)
 			f.touch(d.CustomerID, CauseCustomer)
 		case activity.TypeRecorded:
 			var r activity.Recorded
 			if err := document.DecodeNumbersEvent(e, &r); err != nil {
-				return err
+				return f, err
 			}
 			f.recorded = append(f.recorded, r)
 			f.touch(r.CustomerID, CauseEvent)
 		case activity.TypeDeleted:
 			var d activity.Deleted
 			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return err
+				return f, err
 			}
 			f.deleted = append(f.deleted, d.ID)
 		case sale.TypeUpserted:
@@ -186,20 +281,23 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 				CustomerID string `json:"customer_id"`
 			}
 			if err := json.Unmarshal(e.Data, &u); err != nil {
-				return err
+				return f, err
 			}
 			f.saleUpto[e.StreamID] = max(f.saleUpto[e.StreamID], e.StreamVersion)
 			f.touch(u.CustomerID, CauseSale)
 		default:
 			ev, err := segment.Decode(e.Type, e.Data)
-			if err != nil || ev == nil {
-				return err
+			if err != nil {
+				return f, err
+			}
+			if ev == nil {
+				continue
 			}
 			i, ok := ruleAt[ev.SegmentKey()]
 			if !ok {
 				s, err := loadRule(ctx, tx, f.company, ev.SegmentKey())
 				if err != nil {
-					return err
+					return f, err
 				}
 				i = len(f.rules)
 				ruleAt[ev.SegmentKey()] = i
@@ -207,6 +305,22 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 			}
 			f.rules[i] = f.rules[i].Apply(ev)
 		}
+	}
+	return f, nil
+}
+
+func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEvent) error {
+	f, err := readCommit(ctx, tx, events)
+	if err != nil {
+		return err
+	}
+	if err := tick(ctx, tx, f.company, f.at); err != nil {
+		return err
+	}
+	last := events[len(events)-1].Position
+	if _, err := tx.Exec(ctx, `UPDATE segment_clock SET applied_tx = $2, applied_global = $3 WHERE company_id = $1`,
+		f.company, int64(last.TxID), last.Global); err != nil {
+		return err
 	}
 	// The customers whose events were deleted, and the former customers
 	// of sales that changed hands, are touched too.
@@ -263,7 +377,7 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 	}
 
 	// Then the facts change.
-	gone, err := m.writeFacts(ctx, tx, &f, sales)
+	docs, gone, err := m.writeFacts(ctx, tx, &f, sales)
 	if err != nil {
 		return err
 	}
@@ -281,7 +395,7 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 			decide = append(decide, id)
 		}
 	}
-	return evaluate(ctx, tx, f.company, decide, f.at, func(id string) string { return f.touched[id] })
+	return evaluate(ctx, tx, f.company, decide, docs, f.at, func(id string) string { return f.touched[id] })
 }
 
 // tick records that the company's members reflect its data as of at.

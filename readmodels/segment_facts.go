@@ -1,0 +1,241 @@
+package readmodels
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/activity"
+	"github.com/clientele/clientele/domain/segment"
+)
+
+// SegmentFacts is the one loader of the facts a segment rule is decided
+// on (segment.Facts: each customer's document, its events, its counted
+// sales, and the segments it is a member of now). The membership
+// projection (projections/segments) decides its members with it, within
+// its transaction, and the preview decides a rule with it.
+//
+// It reads one of two sources, with the same answer on the same settled
+// data: the facts the membership projection keeps for a company with a
+// segment (segment_customers, segment_activity, segment_sales, as of the
+// commits it applied), or the retrieval read models (customers,
+// activity_events, sales, as of theirs), which hold the same folds of the
+// log. The members now are segment_members in both.
+type SegmentFacts struct {
+	db  database
+	src factSource
+}
+
+// SegmentFactsIn returns the loader of the membership projection's own
+// facts within tx: the projector reads the facts it has just written,
+// before its commit.
+func SegmentFactsIn(tx pgx.Tx) *SegmentFacts {
+	return &SegmentFacts{db: database{tx}, src: membershipFacts}
+}
+
+// CustomerFacts are the facts of some customers of a company.
+type CustomerFacts struct {
+	// IDs are the customers with a document (neither deleted nor
+	// forgotten), by customer id.
+	IDs []string
+	// Docs are their documents as retrieval shows them.
+	Docs map[string]json.RawMessage
+	// Facts are their facts, Member unset.
+	Facts map[string]*segment.Facts
+	// Members are the segments each customer (of the ones asked for,
+	// documents or not) is a member of now.
+	Members map[string]map[string]bool
+}
+
+// factSource is where the facts are read: the statements that read a
+// page of documents, the documents of given customers, their events and
+// their counted sales, each with $1 the company.
+type factSource struct {
+	// page: customer_id, doc::text of the customers after $2, $3 of them.
+	page string
+	// docs: customer_id, doc::text of the customers = ANY($2).
+	docs string
+	// events: customer_id, type, at, fields::text of their
+	// non-deleted events.
+	events string
+	// sales: customer_id, at, revenue, products of their counted sales
+	// with a date.
+	sales string
+	// personal says that the events' documents hold personal fields,
+	// which no event leaf reads (the membership facts drop them).
+	personal bool
+}
+
+// membershipFacts are the facts the membership projection keeps.
+var membershipFacts = factSource{
+	page: `SELECT customer_id, doc::text FROM segment_customers WHERE company_id = $1 AND customer_id > $2
+		ORDER BY customer_id LIMIT $3`,
+	docs:   `SELECT customer_id, doc::text FROM segment_customers WHERE company_id = $1 AND customer_id = ANY($2)`,
+	events: `SELECT customer_id, type, at, fields::text FROM segment_activity WHERE company_id = $1 AND customer_id = ANY($2)`,
+	sales: `SELECT customer_id, at, revenue, products FROM segment_sales
+		WHERE company_id = $1 AND customer_id = ANY($2) AND counted AND at IS NOT NULL`,
+}
+
+// retrievalFacts are the retrieval read models: the same folds of the
+// log (the customers' documents, the events' documents, the sales'
+// counted, revenue, sale_date and rows), kept for every company.
+var retrievalFacts = factSource{
+	page: `SELECT customer_id, doc::text FROM customers WHERE company_id = $1 AND customer_id > $2
+		AND NOT is_deleted AND NOT is_forgotten ORDER BY customer_id LIMIT $3`,
+	docs: `SELECT customer_id, doc::text FROM customers WHERE company_id = $1 AND customer_id = ANY($2)
+		AND NOT is_deleted AND NOT is_forgotten`,
+	events: `SELECT customer_id, doc->>'type', (doc->>'date')::timestamptz, doc::text FROM activity_events
+		WHERE company_id = $1 AND customer_id = ANY($2) AND NOT is_deleted`,
+	sales: `SELECT customer_id, sale_date, revenue, ARRAY(SELECT DISTINCT r->>'product_id'
+			FROM jsonb_array_elements(CASE WHEN jsonb_typeof(doc->'sale_rows') = 'array' THEN doc->'sale_rows' END) r
+			WHERE jsonb_typeof(r->'product_id') = 'string')
+		FROM sales WHERE company_id = $1 AND customer_id = ANY($2) AND counted AND sale_date IS NOT NULL`,
+	personal: true,
+}
+
+// decodeFacts reads a stored document with numbers as json.Number, as
+// the evaluator takes them.
+func decodeFacts(text []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(text))
+	d.UseNumber()
+	var m map[string]any
+	err := d.Decode(&m)
+	return m, err
+}
+
+func newCustomerFacts() CustomerFacts {
+	return CustomerFacts{Docs: map[string]json.RawMessage{}, Facts: map[string]*segment.Facts{}, Members: map[string]map[string]bool{}}
+}
+
+// queueDocs queues a statement of documents into p.
+func (p *CustomerFacts) queueDocs(b *pgx.Batch, sql string, args ...any) {
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var id string
+		var text []byte
+		_, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
+			doc, err := decodeFacts(text)
+			if err != nil {
+				return err
+			}
+			p.IDs = append(p.IDs, id)
+			p.Docs[id] = slices.Clone(text)
+			p.Facts[id] = &segment.Facts{Customer: doc}
+			return nil
+		})
+		return err
+	})
+}
+
+// queueRest queues the events, sales and memberships of the customers
+// ids into p.
+func (p *CustomerFacts) queueRest(b *pgx.Batch, src factSource, company string, ids []string) {
+	b.Queue(src.events, company, ids).Query(func(rows pgx.Rows) error {
+		var id, typ string
+		var when time.Time
+		var text []byte
+		_, err := pgx.ForEachRow(rows, []any{&id, &typ, &when, &text}, func() error {
+			f := p.Facts[id]
+			if f == nil {
+				return nil
+			}
+			fields, err := decodeFacts(text)
+			if err != nil {
+				return err
+			}
+			if src.personal {
+				for _, k := range activity.Personal {
+					delete(fields, k)
+				}
+			}
+			f.Events = append(f.Events, segment.Activity{Type: typ, At: when.UTC(), Fields: fields})
+			return nil
+		})
+		return err
+	})
+	b.Queue(src.sales, company, ids).Query(func(rows pgx.Rows) error {
+		var id string
+		var at time.Time
+		var revenue int64
+		var products []string
+		_, err := pgx.ForEachRow(rows, []any{&id, &at, &revenue, &products}, func() error {
+			if f := p.Facts[id]; f != nil {
+				f.Sales = append(f.Sales, segment.Sale{At: at, Revenue: revenue, Products: slices.Clone(products)})
+			}
+			return nil
+		})
+		return err
+	})
+	b.Queue(`SELECT customer_id, segment_key FROM segment_members WHERE company_id = $1 AND customer_id = ANY($2)`,
+		company, ids).Query(func(rows pgx.Rows) error {
+		var id, key string
+		_, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error {
+			if p.Members[id] == nil {
+				p.Members[id] = map[string]bool{}
+			}
+			p.Members[id][key] = true
+			return nil
+		})
+		return err
+	})
+}
+
+// Customers returns the facts of the company's customers ids, in one
+// round trip. known are documents the caller holds already, by customer
+// id (the projector's, which it has just written): they are not read
+// again.
+func (s *SegmentFacts) Customers(ctx context.Context, company string, ids []string, known map[string]json.RawMessage) (CustomerFacts, error) {
+	p := newCustomerFacts()
+	if len(ids) == 0 {
+		return p, nil
+	}
+	var read []string
+	for _, id := range ids {
+		text, ok := known[id]
+		if !ok {
+			read = append(read, id)
+			continue
+		}
+		doc, err := decodeFacts(text)
+		if err != nil {
+			return p, fmt.Errorf("readmodels: segment facts: the document of %s: %w", id, err)
+		}
+		p.IDs = append(p.IDs, id)
+		p.Docs[id] = text
+		p.Facts[id] = &segment.Facts{Customer: doc}
+	}
+	var b pgx.Batch
+	if len(read) > 0 {
+		p.queueDocs(&b, s.src.docs, company, read)
+	}
+	p.queueRest(&b, s.src, company, ids)
+	if err := s.db.SendBatch(ctx, &b); err != nil {
+		return p, fmt.Errorf("readmodels: segment facts: %w", err)
+	}
+	slices.Sort(p.IDs)
+	return p, nil
+}
+
+// Page returns the facts of at most limit customers of the company with
+// a document, after the customer id after, in customer id order.
+func (s *SegmentFacts) Page(ctx context.Context, company, after string, limit int) (CustomerFacts, error) {
+	p := newCustomerFacts()
+	var b pgx.Batch
+	p.queueDocs(&b, s.src.page, company, after, limit)
+	if err := s.db.SendBatch(ctx, &b); err != nil {
+		return p, fmt.Errorf("readmodels: segment facts: %w", err)
+	}
+	if len(p.IDs) == 0 {
+		return p, nil
+	}
+	var rest pgx.Batch
+	p.queueRest(&rest, s.src, company, p.IDs)
+	if err := s.db.SendBatch(ctx, &rest); err != nil {
+		return p, fmt.Errorf("readmodels: segment facts: %w", err)
+	}
+	return p, nil
+}
