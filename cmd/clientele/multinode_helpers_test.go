@@ -39,8 +39,9 @@ func withAppName(db, name string) string {
 	return db + sep + "application_name=" + url.QueryEscape(name)
 }
 
-// asyncProjectorNames are the names of serve's async projectors: their
-// checkpoints' and their consumer groups' names.
+// asyncProjectorNames are the names of serve's async projectors, with
+// segment membership on (its default): their checkpoints' and their
+// consumer groups' names.
 func asyncProjectorNames(t *testing.T) []string {
 	t.Helper()
 	kr, err := crypto.NewKeyring(crypto.NewMasterKey())
@@ -48,7 +49,7 @@ func asyncProjectorNames(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}, postgres.EventLog{}, false) {
+	for _, p := range asyncProjectors(crypto.KeyStore{Keyring: kr}, postgres.EventLog{}, true) {
 		names = append(names, p.Name())
 	}
 	return names

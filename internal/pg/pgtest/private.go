@@ -93,7 +93,7 @@ func newServer(tb testing.TB, emb *pg.Embedded) *Server {
 // and its socket's, removed when the test ends.
 func serverDirs(tb testing.TB) (dir, sockets string) {
 	tb.Helper()
-	dir, err := os.MkdirTemp("", "clientele-private-pg-")
+	dir, err := os.MkdirTemp(clustersDir(), "clientele-private-pg-")
 	if err != nil {
 		tb.Fatal(err)
 	}
