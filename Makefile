@@ -33,10 +33,12 @@ lint:
 # package; `go test -race ./cmd/clientele/` passes too.
 #
 # go test runs packages two at a time in the order given: the slowest go
-# first, so that none starts last.
+# first, so that none starts last. Within a package, the tests that call
+# t.Parallel run four at a time: they wait on projections, browsers and
+# servers more than they compute.
 SLOW_PKGS := systemtest console delivery commands/imports sftp projections internal/bus
 test: lint
-	$(GO) test -race -count=1 -timeout 9m $(addprefix ./,$(SLOW_PKGS)) \
+	$(GO) test -race -count=1 -parallel 4 -timeout 9m $(addprefix ./,$(SLOW_PKGS)) \
 	  $$($(GO) list $(PKGS) | grep -v -x -e '.*/cmd/clientele' $(foreach p,$(SLOW_PKGS),-e '.*/$(p)'))
 	$(GO) test -count=1 -timeout 6m ./cmd/clientele/
 

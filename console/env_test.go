@@ -154,7 +154,7 @@ func newEnv(t *testing.T) *env {
 	// The import worker and the async projections run as under serve.
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
 		Pool: pool, Keys: e.keys, Importers: importers, Companies: readmodels.NewCompanies(pool, ""),
-		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond, Logger: logger},
+		ConsumerSettings: bus.ConsumerSettings{PollInterval: 50 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond, Logger: logger},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func newEnv(t *testing.T) *env {
 	wDone := make(chan error, 1)
 	go func() { wDone <- w.Run(context.Background()) }()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond, Logger: logger},
+		Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 50 * time.Millisecond, Logger: logger},
 		Async: asyncProjectors(e.keys),
 	})
 	if err != nil {

@@ -212,7 +212,7 @@ func (e *env) runImports() {
 			importing.Sales:     imports.NewSaleImporter(e.store, e.keys, now),
 		},
 		ConsumerSettings: bus.ConsumerSettings{
-			PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
+			PollInterval: 50 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
 			Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
 		},
 	})

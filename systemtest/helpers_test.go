@@ -469,7 +469,7 @@ func (e *env) runProjections(async ...projections.Projector) {
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: e.pool, Store: e.store, Async: async,
 		ConsumerSettings: bus.ConsumerSettings{
-			PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+			PollInterval: 50 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
 		},
 	})
 	if err != nil {

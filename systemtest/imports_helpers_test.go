@@ -46,7 +46,7 @@ func (e *env) runImports() {
 	w, err := imports.NewImportWorker(imports.ImportWorkerConfig{
 		Pool: e.pool, Keys: e.keys, Importers: e.importers, Companies: readmodels.NewCompanies(e.pool, ""),
 		ConsumerSettings: bus.ConsumerSettings{
-			PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
+			PollInterval: 50 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond,
 			Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
 		},
 	})

@@ -70,7 +70,7 @@ func (e *importEnv) startWorker(configure ...func(*imports.ImportWorkerConfig)) 
 	e.t.Helper()
 	cfg := imports.ImportWorkerConfig{
 		Pool: e.pool, Keys: e.keys, Importers: e.importers(), Companies: readmodels.NewCompanies(e.pool, ""),
-		ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond},
+		ConsumerSettings: bus.ConsumerSettings{PollInterval: 50 * time.Millisecond, RetryMaxInterval: 50 * time.Millisecond},
 	}
 	for _, f := range configure {
 		f(&cfg)

@@ -43,7 +43,7 @@ func newDatasyncEnv(t *testing.T) *datasyncEnv {
 	keys := crypto.KeyStore{Keyring: kr}
 	store := postgres.New(pool)
 	e := &datasyncEnv{Customers: &projectiontest.Customers{T: t, Pool: pool, Store: store, Keys: keys}, sync: datasync.NewDatasync(keys, postgres.EventLog{})}
-	e.rt, err = projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 10 * time.Millisecond},
+	e.rt, err = projections.NewRuntime(projections.RuntimeConfig{Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 50 * time.Millisecond},
 		Inline: projectors.Inline(), Async: []projections.Projector{e.sync}})
 	if err != nil {
 		t.Fatal(err)
