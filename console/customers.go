@@ -112,17 +112,8 @@ func (c *Console) handleCustomers(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	shown := newBudget()
-	for _, raw := range page.Docs {
-		doc, err := decodeDoc(raw)
-		if err != nil {
-			return err
-		}
-		row := customerRow{ID: fmt.Sprint(doc["id"])}
-		for _, col := range listColumns {
-			row.Values = append(row.Values, shown.cell(doc[col]).Text)
-		}
-		v.Customers = append(v.Customers, row)
+	if v.Customers, err = customerRows(newBudget(), page.Docs); err != nil {
+		return err
 	}
 	if page.Next != "" {
 		next := url.Values{"after": {page.Next}}
@@ -692,3 +683,21 @@ func (c *Console) handleDestroy(g *gin.Context) error {
 // source is the source recorded on the runs and events of what the
 // console does.
 const source = "console"
+
+// customerRows are the rows of a list of customers' documents, their
+// values shown within the page's budget.
+func customerRows(shown *budget, docs []json.RawMessage) ([]customerRow, error) {
+	rows := make([]customerRow, 0, len(docs))
+	for _, raw := range docs {
+		doc, err := decodeDoc(raw)
+		if err != nil {
+			return nil, err
+		}
+		row := customerRow{ID: fmt.Sprint(doc["id"])}
+		for _, col := range listColumns {
+			row.Values = append(row.Values, shown.cell(doc[col]).Text)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}

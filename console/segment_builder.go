@@ -2,7 +2,6 @@ package console
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -115,17 +114,8 @@ func (c *Console) preview(g *gin.Context, v *builderView) error {
 		return err
 	}
 	v.Previewed, v.Size = true, formatCount(float64(pv.Size))
-	shown := newBudget()
-	for _, raw := range pv.Sample {
-		doc, err := decodeDoc(raw)
-		if err != nil {
-			return err
-		}
-		row := customerRow{ID: fmt.Sprint(doc["id"])}
-		for _, col := range listColumns {
-			row.Values = append(row.Values, shown.cell(doc[col]).Text)
-		}
-		v.Sample = append(v.Sample, row)
+	if v.Sample, err = customerRows(newBudget(), pv.Sample); err != nil {
+		return err
 	}
 	return nil
 }

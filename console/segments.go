@@ -100,16 +100,8 @@ func (c *Console) handleSegment(g *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, raw := range page.Docs {
-		doc, err := decodeDoc(raw)
-		if err != nil {
-			return err
-		}
-		row := customerRow{ID: fmt.Sprint(doc["id"])}
-		for _, col := range listColumns {
-			row.Values = append(row.Values, shown.cell(doc[col]).Text)
-		}
-		v.Members = append(v.Members, row)
+	if v.Members, err = customerRows(shown, page.Docs); err != nil {
+		return err
 	}
 	if page.Next != "" {
 		v.Next = segmentPath(s.Key) + "?" + url.Values{"after": {page.Next}}.Encode()
