@@ -162,7 +162,10 @@ func newEnv(t *testing.T) *env {
 	wDone := make(chan error, 1)
 	go func() { wDone <- w.Run(context.Background()) }()
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
-		Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 50 * time.Millisecond, Logger: logger},
+		// The store's commits wake the projectors (eventstore.CommitsOf):
+		// the poll is only their fallback, and idle environments cost the
+		// database little while the browser works.
+		Pool: pool, Store: store, ConsumerSettings: bus.ConsumerSettings{PollInterval: 500 * time.Millisecond, Logger: logger},
 		Async: asyncProjectors(e.keys),
 	})
 	if err != nil {

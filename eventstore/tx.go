@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/internal/wake"
 )
 
 // TxStore is the port the write side runs in: an event store whose
@@ -55,3 +57,20 @@ func (f TxHookFunc) AfterAppend(ctx context.Context, tx pgx.Tx, c Committed) err
 // ErrTxHasCommit reports a second AppendTx in one transaction: a commit is
 // identified by its transaction, so a transaction holds at most one.
 var ErrTxHasCommit = errors.New("eventstore: the transaction already holds a commit")
+
+// CommitSource is a store that tells its own process of each of its
+// commits: the consumers of the outbox wait for that signal when they
+// found nothing, instead of polling again and again (bus.PostgresConfig.Wake).
+type CommitSource interface {
+	// Commits returns the signal fired after each commit of the store.
+	Commits() *wake.Signal
+}
+
+// CommitsOf returns the commit signal s offers (CommitSource), or nil:
+// the consumers of a store without one poll.
+func CommitsOf(s Store) *wake.Signal {
+	if cs, ok := s.(CommitSource); ok {
+		return cs.Commits()
+	}
+	return nil
+}

@@ -80,6 +80,9 @@ func (c *RuntimeConfig) setDefaults() {
 		c.Log = eventstore.LogOf(c.Store) // Validate refused a store without one
 	}
 	c.ConsumerSettings.SetDefaults()
+	if c.Wake == nil {
+		c.Wake = eventstore.CommitsOf(c.Store)
+	}
 	if c.LagInterval == 0 {
 		c.LagInterval = 5 * time.Second
 	}

@@ -59,7 +59,7 @@ func NewRuntime(cfg RuntimeConfig) (*Runtime, error) {
 	}
 	r.catchUps = catchUps
 	if r.transport == nil {
-		t, err := bus.NewPostgres(cfg.Pool, bus.PostgresConfig{PollInterval: cfg.PollInterval, Logger: cfg.Logger})
+		t, err := bus.NewPostgres(cfg.Pool, bus.PostgresConfig{PollInterval: cfg.PollInterval, Wake: cfg.Wake, Logger: cfg.Logger})
 		if err != nil {
 			return nil, err
 		}

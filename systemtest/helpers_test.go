@@ -469,7 +469,9 @@ func (e *env) runProjections(async ...projections.Projector) {
 	rt, err := projections.NewRuntime(projections.RuntimeConfig{
 		Pool: e.pool, Store: e.store, Async: async,
 		ConsumerSettings: bus.ConsumerSettings{
-			PollInterval: 50 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+			// The store's commits wake the projectors (eventstore.CommitsOf):
+			// the poll is only their fallback.
+			PollInterval: 500 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
 		},
 	})
 	if err != nil {

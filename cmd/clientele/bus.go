@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/internal/bus"
 )
 
@@ -16,7 +17,8 @@ func (g *globals) openBus(a *app) (bus.Transport, error) {
 	case u == "" || u == "postgres":
 		return nil, nil
 	case strings.HasPrefix(u, "nats://") || strings.HasPrefix(u, "tls://"):
-		t, err := bus.NewNATS(a.pool, bus.NATSConfig{URL: u, Logger: a.log})
+		// The relay reads the outbox as soon as this node commits.
+		t, err := bus.NewNATS(a.pool, bus.NATSConfig{URL: u, Logger: a.log, Relay: bus.PostgresConfig{Wake: eventstore.CommitsOf(a.store)}})
 		if err != nil {
 			return nil, fmt.Errorf("--bus: %w", err)
 		}

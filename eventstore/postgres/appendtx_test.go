@@ -72,3 +72,51 @@ func TestOneCommitPerTransaction(t *testing.T) {
 		t.Fatalf("second AppendTx = %v, want ErrTxHasCommit", err)
 	}
 }
+
+// TestCommitsFireAfterCommit: the store's commit signal fires once a
+// transaction of the store has committed (Append, InTx), and not for one
+// that rolled back.
+func TestCommitsFireAfterCommit(t *testing.T) {
+	ctx := t.Context()
+	s := postgres.New(pgtest.NewPool(t))
+	if eventstore.CommitsOf(s) != s.Commits() {
+		t.Fatal("CommitsOf does not find the store's signal")
+	}
+	fired := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	c := s.Commits().C()
+	errAbort := errors.New("abort")
+	if err := s.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := s.AppendTx(ctx, tx, testCommit("rolled-c1-1")); err != nil {
+			return err
+		}
+		return errAbort
+	}); !errors.Is(err, errAbort) {
+		t.Fatalf("InTx = %v", err)
+	}
+	if fired(c) {
+		t.Fatal("a transaction that rolled back fired the signal")
+	}
+	if _, err := s.Append(ctx, testCommit("kept-c1-1")); err != nil {
+		t.Fatal(err)
+	}
+	if !fired(c) {
+		t.Fatal("Append committed without firing the signal")
+	}
+	c = s.Commits().C()
+	if err := s.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := s.AppendTx(ctx, tx, testCommit("intx-c1-1"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !fired(c) {
+		t.Fatal("InTx committed without firing the signal")
+	}
+}

@@ -27,12 +27,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/wake"
 )
 
 // Store is the PostgreSQL event store.
 type Store struct {
 	pool  *pgxpool.Pool
 	hooks []eventstore.TxHook
+	// commits fires after each transaction of the store commits.
+	commits wake.Signal
 	// Now is the clock stamped on recorded events.
 	Now func() time.Time
 }
@@ -51,12 +54,25 @@ func (s *Store) AddHook(h eventstore.TxHook) { s.hooks = append(s.hooks, h) }
 // Pool returns the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-var _ eventstore.TxStore = (*Store)(nil)
+var (
+	_ eventstore.TxStore      = (*Store)(nil)
+	_ eventstore.CommitSource = (*Store)(nil)
+)
+
+// Commits fires after each transaction of the store (Append, InTx)
+// commits: the outbox's subscribers in this process wait on it when they
+// found nothing (bus.PostgresConfig.Wake), so that a commit's message is
+// read at once rather than at the next poll.
+func (s *Store) Commits() *wake.Signal { return &s.commits }
 
 // InTx runs fn in a transaction on the store's pool and commits it
 // (pgx.BeginFunc): here the commit point is PostgreSQL's COMMIT.
 func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	if err := pgx.BeginFunc(ctx, s.pool, fn); err != nil {
+		return err
+	}
+	s.commits.Notify()
+	return nil
 }
 
 // Append writes the commit in its own transaction.
@@ -70,5 +86,6 @@ func (s *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 	if err != nil {
 		return eventstore.Committed{}, storeError(err)
 	}
+	s.commits.Notify()
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/internal/wake"
 )
 
 // Store decorates an event store with commit metrics.
@@ -70,3 +71,6 @@ func (m *Store) Append(ctx context.Context, c eventstore.Commit) (eventstore.Com
 
 // EventLog returns the decorated store's log (eventstore.LogOf).
 func (m *Store) EventLog() eventstore.EventLog { return eventstore.LogOf(m.Store) }
+
+// Commits implements eventstore.CommitSource with the wrapped store's.
+func (m *Store) Commits() *wake.Signal { return eventstore.CommitsOf(m.Store) }

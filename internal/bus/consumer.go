@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/clientele/clientele/internal/wake"
 )
 
 // ConsumerSettings are the settings shared by the ordered consumers built
@@ -20,6 +22,12 @@ type ConsumerSettings struct {
 	// its latency when all is quiet. Default 100ms. Unused when the
 	// configuration embedding the settings sets its own Transport.
 	PollInterval time.Duration
+	// Wake, when set, wakes an idle consumer at once after a commit of
+	// this process (PostgresConfig.Wake): PollInterval is then the latency
+	// of messages written by other processes only. The projection runtime
+	// defaults it to its store's commits (eventstore.CommitsOf). Unused
+	// with a Transport of the configuration's own.
+	Wake *wake.Signal
 	// RetryMaxInterval caps the backoff between the attempts of one
 	// delivery of a failing message (ResumerConfig.RetryMaxInterval).
 	// Default 5s.

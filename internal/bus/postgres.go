@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/internal/pg"
+	"github.com/clientele/clientele/internal/wake"
 )
 
 // The outbox uses watermill-sql's default PostgreSQL layout; the tables of
@@ -28,9 +30,14 @@ var (
 // defaults documented on each.
 type PostgresConfig struct {
 	// PollInterval is how long a subscriber waits before looking for new
-	// messages after finding none: the delivery latency when idle.
-	// Default 100ms.
+	// messages after finding none: the delivery latency when idle, for
+	// messages written by another process. Default 100ms.
 	PollInterval time.Duration
+	// Wake, when set, fires after each commit of this process that may
+	// have written messages (postgres.Store.Commits): a subscriber that
+	// found nothing waits for it or for PollInterval, whichever comes
+	// first, and after it looks again soon a few times (see pollBackoff).
+	Wake *wake.Signal
 	// ResendInterval is how long a subscriber waits before redelivering a
 	// message its handler nacked. Default 1s.
 	ResendInterval time.Duration
@@ -129,13 +136,14 @@ func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) 
 	ack := p.cfg.AckDeadline
 	schema := schemaAdapter
 	schema.SubscribeBatchSize = p.cfg.BatchSize
+	backoff := newPollBackoff(p.cfg, consumerGroup)
 	sub, err := wsql.NewSubscriber(wsql.BeginnerFromPgx(p.pool), wsql.SubscriberConfig{
 		ConsumerGroup:    consumerGroup,
 		AckDeadline:      &ack,
 		PollInterval:     p.cfg.PollInterval,
 		ResendInterval:   p.cfg.ResendInterval,
 		RetryInterval:    p.cfg.RetryInterval,
-		BackoffManager:   newPollBackoff(p.cfg, consumerGroup),
+		BackoffManager:   backoff,
 		SchemaAdapter:    schema,
 		OffsetsAdapter:   offsetsAdapter,
 		InitializeSchema: false,
@@ -143,7 +151,7 @@ func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) 
 	if err != nil {
 		return nil, fmt.Errorf("bus: subscriber %q: %w", consumerGroup, err)
 	}
-	return waitingSubscriber{Subscriber: sub, retry: p.cfg.RetryInterval, logger: p.cfg.Logger.With("consumer_group", consumerGroup)}, nil
+	return waitingSubscriber{Subscriber: sub, backoff: backoff, retry: p.cfg.RetryInterval, logger: p.cfg.Logger.With("consumer_group", consumerGroup)}, nil
 }
 
 // waitingSubscriber is a watermill-sql subscriber whose Subscribe waits
@@ -156,8 +164,16 @@ func (p *Postgres) Subscriber(consumerGroup string) (message.Subscriber, error) 
 // here rather than in a loop that builds new routers.
 type waitingSubscriber struct {
 	message.Subscriber
-	retry  time.Duration
-	logger *slog.Logger
+	backoff *pollBackoff
+	retry   time.Duration
+	logger  *slog.Logger
+}
+
+// Close ends the subscriber's wait for messages (pollBackoff) before
+// closing it, so that closing does not wait out a PollInterval.
+func (s waitingSubscriber) Close() error {
+	s.backoff.close()
+	return s.Subscriber.Close()
 }
 
 // Subscribe subscribes to topic, retrying every RetryInterval while the
@@ -194,17 +210,39 @@ func (s waitingSubscriber) Subscribe(ctx context.Context, topic string) (<-chan 
 // it starts and a line when the subscriber reads again, instead of an
 // error at every retry: every consumer group polls, so an outage of an
 // hour would otherwise log thousands of identical errors.
+//
+// With a Wake signal, a subscriber that found nothing waits in
+// HandleError (watermill-sql queries again when it returns) for the
+// signal or PollInterval. A woken subscriber may still find nothing: a
+// message is read only once every older transaction on the server has
+// ended (pg_snapshot_xmin), and one may still be running. So after a wake
+// it looks again after soonAfterWake, then twice as long each time, up to
+// PollInterval: the commit that woke it is read within milliseconds of
+// becoming readable, and an idle process queries once a PollInterval.
 type pollBackoff struct {
 	poll, retry time.Duration
 	logger      *slog.Logger
 	outage      pg.Outage
+
+	wake    *wake.Signal
+	closing chan struct{}
+	once    sync.Once
+	mu      sync.Mutex      // for woken and soon, should a subscriber consume several topics
+	woken   <-chan struct{} // taken before the query whose answer HandleError gets
+	soon    time.Duration   // the next wait after a wake; 0 when idle
 }
 
+// soonAfterWake is the first wait after a wake that found nothing.
+const soonAfterWake = 5 * time.Millisecond
+
 func newPollBackoff(cfg PostgresConfig, consumerGroup string) *pollBackoff {
-	return &pollBackoff{poll: cfg.PollInterval, retry: cfg.RetryInterval, logger: cfg.Logger.With("consumer_group", consumerGroup)}
+	return &pollBackoff{poll: cfg.PollInterval, retry: cfg.RetryInterval, logger: cfg.Logger.With("consumer_group", consumerGroup),
+		wake: cfg.Wake, woken: cfg.Wake.C(), closing: make(chan struct{})}
 }
 
 var _ wsql.BackoffManager = (*pollBackoff)(nil)
+
+func (b *pollBackoff) close() { b.once.Do(func() { close(b.closing) }) }
 
 // HandleError implements wsql.BackoffManager.
 func (b *pollBackoff) HandleError(_ watermill.LoggerAdapter, noMsg bool, err error) time.Duration {
@@ -212,9 +250,16 @@ func (b *pollBackoff) HandleError(_ watermill.LoggerAdapter, noMsg bool, err err
 		if b.outage.Succeeded() {
 			b.logger.Info("bus: the subscriber reads messages again")
 		}
-		if noMsg {
+		if !noMsg {
+			b.mu.Lock()
+			b.soon, b.woken = 0, b.wake.C()
+			b.mu.Unlock()
+			return 0
+		}
+		if b.wake == nil {
 			return b.poll
 		}
+		b.waitForMessages()
 		return 0
 	}
 	var pgErr *pgconn.PgError
@@ -230,6 +275,33 @@ func (b *pollBackoff) HandleError(_ watermill.LoggerAdapter, noMsg bool, err err
 		}
 	}
 	return b.retry
+}
+
+// waitForMessages waits, after a query that found nothing, for the next
+// wake or the poll (see pollBackoff), and takes the channel of the wake
+// after that before the next query.
+func (b *pollBackoff) waitForMessages() {
+	b.mu.Lock()
+	wait, woken := b.poll, b.woken
+	if b.soon > 0 && b.soon < b.poll {
+		wait, b.soon = b.soon, 2*b.soon
+	}
+	b.mu.Unlock()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	var soon bool
+	select {
+	case <-woken:
+		soon = true
+	case <-t.C:
+	case <-b.closing:
+	}
+	b.mu.Lock()
+	if soon {
+		b.soon = soonAfterWake
+	}
+	b.woken = b.wake.C()
+	b.mu.Unlock()
 }
 
 // OutboxPublisher returns a publisher that writes messages as rows in tx:
