@@ -213,8 +213,8 @@ func TestSegmentDatasyncFeed(t *testing.T) {
 // left before); a member whose event window passes exits in both, at the
 // window's instant; a rebuild of segment_members, and the timers of the
 // rebuilt tables firing again, send nothing twice (neither what was
-// decided before the datatargets nor after); and the next entry is one
-// message more.
+// decided before the datatargets nor after); the next entry is one
+// message more; and archiving the segment makes its members leave.
 func TestSegmentDatasyncFromStartTimeAndRebuild(t *testing.T) {
 	e, members := withSegmentFeed(t)
 	admin := e.userToken(e.admin, acmeHost)
@@ -291,8 +291,19 @@ func TestSegmentDatasyncFromStartTimeAndRebuild(t *testing.T) {
 	// The next entry is one message more in each.
 	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "c3", "city": "Turku"}]`)
 	e.waitProjections()
-	if diff := cmp.Diff(append(wantLater, "browsers c3 in"), stripFields(feedStrings(e.feedOf(admin, later), names))); diff != "" {
+	wantLater = append(wantLater, "browsers c3 in")
+	if diff := cmp.Diff(wantLater, stripFields(feedStrings(e.feedOf(admin, later), names))); diff != "" {
 		t.Errorf("after c3's move (-want +got):\n%s", diff)
+	}
+	// An archived segment has no members: each leaves; made active
+	// again, they enter again.
+	e.patchSegment(admin, "browsers", map[string]any{"state": "archived"}).wantStatus(t, http.StatusOK)
+	e.waitProjections()
+	e.patchSegment(admin, "browsers", map[string]any{"state": "active"}).wantStatus(t, http.StatusOK)
+	e.waitProjections()
+	wantLater = append(wantLater, "browsers c3 out", "browsers c3 in")
+	if diff := cmp.Diff(wantLater, stripFields(feedStrings(e.feedOf(admin, later), names))); diff != "" {
+		t.Errorf("after archiving and reactivating (-want +got):\n%s", diff)
 	}
 }
 
