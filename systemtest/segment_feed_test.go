@@ -119,7 +119,8 @@ func (e *env) externalNames(token string) map[string]string {
 // entry carries the customer as retrieval shows it, limited by fields; a
 // change of the customer, a deletion and a forgetting are exits without
 // it; the forgotten customer's earlier entry loses its document in the
-// queue; and the datatype is refused without an existing segment.
+// queue; the datatype is refused without an existing segment; and a
+// deleted datatarget's feed stops and goes.
 func TestSegmentDatasyncFeed(t *testing.T) {
 	e, _ := withSegmentFeed(t)
 	admin := e.userToken(e.admin, acmeHost)
@@ -204,6 +205,16 @@ func TestSegmentDatasyncFeed(t *testing.T) {
 	e.do(http.MethodGet, "/api/datatargets/"+id+"/", bearer(admin)).decode(t, &listed)
 	if listed.Datatarget["last_message_number"] != 6.0 || listed.Datatarget["segment_key"] != "hel" {
 		t.Errorf("datatarget %v, want segment hel and last_message_number 6", listed.Datatarget)
+	}
+
+	// A deleted datatarget's queue goes with it, and it takes no more.
+	e.do(http.MethodDelete, "/api/datatargets/"+id+"/", bearer(admin)).wantStatus(t, http.StatusNoContent)
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "c5", "city": "Helsinki"}]`)
+	e.waitProjections()
+	var left int
+	if err := e.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM segment_sync_messages WHERE datatarget_id = $1)
+		+ (SELECT count(*) FROM segment_sync_members WHERE datatarget_id = $1)`, id).Scan(&left); err != nil || left != 0 {
+		t.Errorf("after the deletion, %d rows of the datatarget's feed (%v)", left, err)
 	}
 }
 

@@ -268,7 +268,7 @@ func (w *feedMessages) write(ctx context.Context, tx pgx.Tx) error {
 // feedTargets reads the company's datatargets of the segments keys.
 func feedTargets(ctx context.Context, tx pgx.Tx, company string, keys []string) ([]*feedTarget, error) {
 	rows, err := tx.Query(ctx, `SELECT datatarget_id, segment_key, fields, last_message_number, created_tx::text, created_position
-		FROM segment_sync_targets WHERE company_id = $1 AND segment_key = ANY($2) ORDER BY datatarget_id`, company, keys)
+		FROM segment_sync_targets WHERE company_id = $1 AND segment_key = ANY($2) AND NOT deleted ORDER BY datatarget_id`, company, keys)
 	if err != nil {
 		return nil, fmt.Errorf("segment feed: datatargets: %w", err)
 	}
@@ -356,6 +356,25 @@ func follow(ctx context.Context, tx pgx.Tx, e eventstore.RecordedEvent) error {
 	return fromStart(ctx, tx, company, t, e.RecordedAt)
 }
 
+// unfollow stops the feed of the datatarget e deletes, if it is one: it
+// takes no more messages, and its queue and what it was told go, as a
+// messages datatarget's queue goes with it. The row stays, marked, so
+// that a rebuild replaying the creation leaves it alone.
+func unfollow(ctx context.Context, tx pgx.Tx, e eventstore.RecordedEvent) error {
+	var ev datatarget.Deleted
+	if err := bulk.Decode(e, &ev); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `WITH t AS (UPDATE segment_sync_targets SET deleted = true
+			WHERE datatarget_id = $1 AND company_id = $2 AND NOT deleted RETURNING datatarget_id),
+		m AS (DELETE FROM segment_sync_messages x USING t WHERE x.datatarget_id = t.datatarget_id)
+		DELETE FROM segment_sync_members x USING t WHERE x.datatarget_id = t.datatarget_id`, ev.ID, e.Metadata.CompanyID)
+	if err != nil {
+		return fmt.Errorf("segment feed: datatarget %s deleted: %w", ev.ID, err)
+	}
+	return nil
+}
+
 // fromStartPage is how many members a from_start datatarget's first
 // messages are written for at a time: memory stays bounded by a page.
 const fromStartPage = 1000
@@ -413,7 +432,8 @@ func forgetFeed(ctx context.Context, tx pgx.Tx, company string, ids []string) er
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, `SELECT datatarget_id FROM segment_sync_targets WHERE company_id = $1 ORDER BY datatarget_id`, company)
+	rows, err := tx.Query(ctx, `SELECT datatarget_id FROM segment_sync_targets WHERE company_id = $1 AND NOT deleted
+		ORDER BY datatarget_id`, company)
 	if err != nil {
 		return fmt.Errorf("segment feed: forget: %w", err)
 	}

@@ -64,9 +64,10 @@ func (*Members) Tables() []string {
 }
 
 // EventTypes implements TypeFilter: the facts, the segments, and the
-// creations of datatargets (the feed of a segment, feed.go).
+// creations and deletions of datatargets (the feed of a segment,
+// feed.go).
 func (*Members) EventTypes() []string {
-	return append(memberTypes(), datatarget.CreatedType)
+	return append(memberTypes(), datatarget.CreatedType, datatarget.DeletedType)
 }
 
 // memberTypes are the types of the events that can move members.
@@ -177,13 +178,21 @@ func (m *Members) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Reco
 			}
 			gates[company] = true
 		}
-		// A datatarget's creation (its own commit) moves no member: it
-		// starts a feed (feed.go), and the clock stays.
+		// A datatarget's creation or deletion (its own commit) moves no
+		// member: it starts or stops a feed (feed.go), and the clock
+		// stays.
 		facts := commit[:0:0]
 		for _, e := range commit {
-			if e.Type != datatarget.CreatedType {
+			var err error
+			switch e.Type {
+			case datatarget.CreatedType:
+				err = follow(ctx, tx, e)
+			case datatarget.DeletedType:
+				err = unfollow(ctx, tx, e)
+			default:
 				facts = append(facts, e)
-			} else if err := follow(ctx, tx, e); err != nil {
+			}
+			if err != nil {
 				return fmt.Errorf("projections: segment_members: %w", err)
 			}
 		}

@@ -19,7 +19,11 @@ CREATE TABLE segment_sync_targets (
     -- The position of the datatarget's creation: a change decided by an
     -- earlier commit (a rebuild replays them) is not for it.
     created_tx          xid8    NOT NULL,
-    created_position    bigint  NOT NULL
+    created_position    bigint  NOT NULL,
+    -- A deleted datatarget takes no more messages, and its queue goes;
+    -- the row stays, so that a rebuild replaying its creation does not
+    -- start it again.
+    deleted             boolean NOT NULL DEFAULT false
 );
 CREATE INDEX segment_sync_targets_segment ON segment_sync_targets (company_id, segment_key);
 
