@@ -35,20 +35,19 @@ import (
 // not in Tables): a rebuild writes the same entries and exits again, but
 // not commit by commit as they were (the timers of a rebuild fire when a
 // commit touches their customer, or after the rebuild), so it could not
-// number the messages again as they were. Instead segment_sync_members
-// keeps, per datatarget and customer, the membership it was last told and
-// that entry's or exit's instant (the members at its creation to begin
-// with), and an entry or exit is sent only when it tells something new
-// and is not older than what was told; a change decided by a commit at or
-// before the datatarget's creation is not for it at all. A batch applied
-// again, and a rebuild replaying the log (whose Apply takes the same lock
-// as the live projector, and these tables are the live ones), then send
-// nothing twice; a rebuild that decides differently (a fixed rule) sends
-// what the receiver was not told. Per customer and segment, the instants
-// of the entries and exits only grow (a commit fires the customer's due
-// timers first; the timer loop waits for a company's earlier commits), so
-// the only change this drops wrongly is a second one at the very same
-// microsecond as the first.
+// number the messages again as they were. Instead, as campaign_stats, a
+// datatarget records the log position of the last commit of its company
+// it took (its creation's at first; advanceFeeds, at the end of each
+// commit) and takes nothing decided by a commit at or before it; and
+// segment_sync_members keeps, per datatarget and customer, the membership
+// it was last told (the members at its creation to begin with), and an
+// entry or exit is sent only when it tells something new: a timer fired
+// on its own (no position) that fires again in the rebuilt tables tells
+// nothing new. A batch applied again, and a rebuild replaying the log
+// (whose Apply takes the same lock as the live projector, and these
+// tables are the live ones), then send nothing twice; a rebuild that
+// overtakes the live projector sends the commits it applies first, and
+// the live projector, behind it, none of them.
 
 // feedAlwaysSent are the customer fields an entry carries whatever the
 // datatarget's fields: the customer's identity.
@@ -69,7 +68,7 @@ type feedTarget struct {
 	id, segment string
 	fields      []string
 	last        int64
-	created     eventstore.Position
+	applied     eventstore.Position
 }
 
 // told is what a datatarget was last told of a customer.
@@ -126,7 +125,7 @@ func feed(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Positi
 	bySegment := map[string][]*feedTarget{}
 	var ids []string
 	for _, t := range targets {
-		if pos == nil || t.created.Less(*pos) {
+		if pos == nil || t.applied.Less(*pos) {
 			bySegment[t.segment] = append(bySegment[t.segment], t)
 			ids = append(ids, t.id)
 		}
@@ -147,7 +146,7 @@ func feed(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Positi
 		for _, t := range bySegment[c.SegmentKey] {
 			k := t.id + "\x00" + c.CustomerID
 			was := state[k]
-			if was.member == c.Member || c.At.Before(was.at) {
+			if was.member == c.Member {
 				continue
 			}
 			state[k] = told{member: c.Member, at: c.At}
@@ -267,7 +266,7 @@ func (w *feedMessages) write(ctx context.Context, tx pgx.Tx) error {
 
 // feedTargets reads the company's datatargets of the segments keys.
 func feedTargets(ctx context.Context, tx pgx.Tx, company string, keys []string) ([]*feedTarget, error) {
-	rows, err := tx.Query(ctx, `SELECT datatarget_id, segment_key, fields, last_message_number, created_tx::text, created_position
+	rows, err := tx.Query(ctx, `SELECT datatarget_id, segment_key, fields, last_message_number, applied_tx::text, applied_position
 		FROM segment_sync_targets WHERE company_id = $1 AND segment_key = ANY($2) AND NOT deleted ORDER BY datatarget_id`, company, keys)
 	if err != nil {
 		return nil, fmt.Errorf("segment feed: datatargets: %w", err)
@@ -275,9 +274,9 @@ func feedTargets(ctx context.Context, tx pgx.Tx, company string, keys []string) 
 	var out []*feedTarget
 	var t feedTarget
 	var xid string
-	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.segment, &t.fields, &t.last, &xid, &t.created.Global}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.segment, &t.fields, &t.last, &xid, &t.applied.Global}, func() error {
 		var err error
-		if t.created.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		if t.applied.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
 			return err
 		}
 		c := t
@@ -332,7 +331,7 @@ func follow(ctx context.Context, tx pgx.Tx, e eventstore.RecordedEvent) error {
 	}
 	var created bool
 	err = tx.QueryRow(ctx, `WITH t AS (
-			INSERT INTO segment_sync_targets (datatarget_id, company_id, segment_key, fields, created_tx, created_position)
+			INSERT INTO segment_sync_targets (datatarget_id, company_id, segment_key, fields, applied_tx, applied_position)
 			VALUES ($1, $2, $3, CASE WHEN $4::jsonb = 'null' THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text($4::jsonb)) END,
 				$5::text::xid8, $6)
 			ON CONFLICT (datatarget_id) DO NOTHING RETURNING datatarget_id)
@@ -352,8 +351,23 @@ func follow(ctx context.Context, tx pgx.Tx, e eventstore.RecordedEvent) error {
 	if !s.FromStart {
 		return nil
 	}
-	t := &feedTarget{id: ev.ID, segment: s.SegmentKey, fields: s.Fields, created: e.Position}
+	t := &feedTarget{id: ev.ID, segment: s.SegmentKey, fields: s.Fields, applied: e.Position}
 	return fromStart(ctx, tx, company, t, e.RecordedAt)
+}
+
+// advanceFeeds records that the company's datatargets took the commit
+// ending at last: a commit at or before it, applied again, is not for
+// them. It runs at the end of each commit, after all its decisions (the
+// timers it fires, the exits of the customers it deletes, its backfill),
+// which each write their messages with the position as it was.
+func advanceFeeds(ctx context.Context, tx pgx.Tx, company string, last eventstore.Position) error {
+	_, err := tx.Exec(ctx, `UPDATE segment_sync_targets SET applied_tx = $2::text::xid8, applied_position = $3
+		WHERE company_id = $1 AND NOT deleted AND (applied_tx, applied_position) < ($2::text::xid8, $3)`,
+		company, strconv.FormatUint(last.TxID, 10), last.Global)
+	if err != nil {
+		return fmt.Errorf("segment feed: datatargets: %w", err)
+	}
+	return nil
 }
 
 // unfollow stops the feed of the datatarget e deletes, if it is one: it

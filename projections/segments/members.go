@@ -202,6 +202,9 @@ func (m *Members) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Reco
 		if err := m.applyCommit(ctx, tx, facts); err != nil {
 			return fmt.Errorf("projections: segment_members: %w", err)
 		}
+		if err := advanceFeeds(ctx, tx, company, facts[len(facts)-1].Position); err != nil {
+			return fmt.Errorf("projections: segment_members: %w", err)
+		}
 	}
 	return nil
 }

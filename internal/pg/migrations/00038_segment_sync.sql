@@ -7,8 +7,10 @@
 -- campaign_stats queues, in the same shape, and, like campaign_stats',
 -- they are not rebuilt with their projection (they are not in its
 -- Tables): the queue and outlets' progress in it stay valid across a
--- rebuild, and segment_sync_members keeps what each datatarget was told,
--- so that a rebuild replaying the log sends nothing twice.
+-- rebuild: a datatarget records the log position of the last commit it
+-- took and takes none at or before it, and segment_sync_members keeps
+-- what it was told, so that a rebuild replaying the log, and the timers
+-- of the rebuilt tables, send nothing twice.
 
 CREATE TABLE segment_sync_targets (
     datatarget_id       text    PRIMARY KEY,
@@ -16,10 +18,11 @@ CREATE TABLE segment_sync_targets (
     segment_key         text    NOT NULL,
     fields              text[],          -- NULL: every field
     last_message_number bigint  NOT NULL DEFAULT 0,
-    -- The position of the datatarget's creation: a change decided by an
-    -- earlier commit (a rebuild replays them) is not for it.
-    created_tx          xid8    NOT NULL,
-    created_position    bigint  NOT NULL,
+    -- The position of the last commit of the company it took, its
+    -- creation's at first: a change decided by a commit at or before it
+    -- (a rebuild replays them) is not for it.
+    applied_tx          xid8    NOT NULL,
+    applied_position    bigint  NOT NULL,
     -- A deleted datatarget takes no more messages, and its queue goes;
     -- the row stays, so that a rebuild replaying its creation does not
     -- start it again.
@@ -29,8 +32,7 @@ CREATE INDEX segment_sync_targets_segment ON segment_sync_targets (company_id, s
 
 -- Per datatarget and customer, the membership it was last told, and the
 -- instant of that entry or exit (the members at its creation to begin
--- with). An entry or exit is sent only when it tells something new and
--- is not older than what was told.
+-- with). An entry or exit is sent only when it tells something new.
 CREATE TABLE segment_sync_members (
     datatarget_id text        NOT NULL,
     customer_id   text        NOT NULL,
