@@ -71,7 +71,9 @@ type feedTarget struct {
 	applied     eventstore.Position
 }
 
-// told is what a datatarget was last told of a customer.
+// told is what a datatarget was last told of a customer: the membership
+// and the instant of that entry or exit (kept for an auditor; the rule
+// compares the membership only).
 type told struct {
 	member bool
 	at     time.Time
