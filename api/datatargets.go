@@ -26,8 +26,8 @@ func (s *Server) handleListDatatargets(c *gin.Context) error {
 }
 
 // handleCreateDatatarget serves POST /api/datatargets/ (staff role). A
-// datasync datatarget also takes datatype, fields (default every field)
-// and from_start.
+// datasync datatarget also takes datatype, fields (default every field),
+// from_start, and segment_key for datatype segment.
 func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 	var req struct {
 		DatatargetType string              `json:"datatarget_type"`
@@ -36,6 +36,7 @@ func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 		Datatype       datatarget.Datatype `json:"datatype"`
 		Fields         []string            `json:"fields"`
 		FromStart      bool                `json:"from_start"`
+		SegmentKey     string              `json:"segment_key"`
 		// MessageRetentionDays (admin role): docs/datatargets.md, Retention.
 		MessageRetentionDays *int `json:"message_retention_days"`
 	}
@@ -45,7 +46,8 @@ func (s *Server) handleCreateDatatarget(c *gin.Context) error {
 	p, _ := principalOf(c)
 	d, err := s.commands.CreateDatatarget.Handle(commandContext(c), commands.CreateDatatarget{
 		Principal: p, Type: datatarget.Type(req.DatatargetType), Name: req.Name, Description: req.Description,
-		Settings:             datatarget.Settings{Datatype: req.Datatype, Fields: req.Fields, FromStart: req.FromStart},
+		Settings: datatarget.Settings{Datatype: req.Datatype, Fields: req.Fields, FromStart: req.FromStart,
+			SegmentKey: req.SegmentKey},
 		MessageRetentionDays: req.MessageRetentionDays,
 	})
 	if err != nil {

@@ -22,6 +22,8 @@ type datatargetJSON struct {
 	Datatype  *datatarget.Datatype `json:"datatype,omitempty"`
 	Fields    *[]string            `json:"fields,omitempty"`
 	FromStart *bool                `json:"from_start,omitempty"`
+	// SegmentKey: datasync datatargets of datatype segment only.
+	SegmentKey string `json:"segment_key,omitempty"`
 }
 
 // newDatatargetJSON answers d to p, its outlets' credentials as p may see
@@ -35,6 +37,7 @@ func newDatatargetJSON(d datatarget.Datatarget, p access.Principal) datatargetJS
 	if d.Type == datatarget.Datasync {
 		s := d.Settings
 		out.Datatype, out.Fields, out.FromStart = &s.Datatype, &s.Fields, &s.FromStart
+		out.SegmentKey = s.SegmentKey
 	}
 	for _, o := range d.Outlets {
 		out.Outlets = append(out.Outlets, newOutletJSON(o, p))

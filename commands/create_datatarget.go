@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/clientele/clientele/domain"
 	"github.com/clientele/clientele/domain/access"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
@@ -51,7 +52,7 @@ func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarge
 	}
 	d, err := datatarget.New(p, NewID(), datatarget.Spec{
 		Type: cmd.Type, Name: cmd.Name, Description: cmd.Description, Settings: cmd.Settings,
-		MessageRetentionDays: cmd.MessageRetentionDays,
+		MessageRetentionDays: cmd.MessageRetentionDays, SegmentExists: h.segmentExists(ctx, p.CompanyID),
 	}, stamp(h.now()))
 	if err != nil {
 		return datatarget.Datatarget{}, err
@@ -67,4 +68,17 @@ func (h CreateDatatargetHandler) Handle(ctx context.Context, cmd CreateDatatarge
 		return datatarget.Datatarget{}, appendError(err)
 	}
 	return d, nil
+}
+
+// segmentExists asks the company's segment streams whether a segment of
+// the key exists; segments are never deleted, so the answer holds when
+// the datatarget's creation is appended.
+func (h CreateDatatargetHandler) segmentExists(ctx context.Context, companyID string) func(string) (bool, error) {
+	return func(key string) (bool, error) {
+		_, _, err := loadSegment(ctx, h.store, companyID, key)
+		if domain.ErrorCode(err) == domain.NotFound {
+			return false, nil
+		}
+		return err == nil, err
+	}
 }

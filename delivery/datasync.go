@@ -11,9 +11,11 @@ import (
 )
 
 // datasyncQueues are the queues of datasync datatargets: the datasync
-// projection's, and the campaign_stats projection's for campaigns (a
-// datatarget's messages are in one of them).
-const datasyncQueues = `(SELECT * FROM datasync_messages UNION ALL SELECT * FROM campaign_sync_messages) AS m`
+// projection's, the campaign_stats projection's for campaigns and the
+// segment_members projection's for segments (a datatarget's messages are
+// in one of them).
+const datasyncQueues = `(SELECT * FROM datasync_messages UNION ALL SELECT * FROM campaign_sync_messages
+	UNION ALL SELECT * FROM segment_sync_messages) AS m`
 
 // fetchDatasync reads up to limit messages of a datasync datatarget
 // numbered above after, in order, each with the update_id of the message

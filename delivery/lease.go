@@ -16,16 +16,18 @@ var errLeaseLost = errors.New("delivery: the outlet's lease was lost")
 func (d *Deliverer) candidates(ctx context.Context, skip []string, limit int) ([]outletRef, error) {
 	// A datasync datatarget's messages are counted in datasync_targets
 	// (by the async projection that writes them; campaign_sync_targets
-	// for campaigns, written by campaign_stats), a messages one's in
+	// for campaigns, written by campaign_stats; segment_sync_targets for
+	// segments, written by segment_members), a messages one's in
 	// datatargets.
 	rows, err := d.cfg.Pool.Query(ctx, `SELECT o.company_id, o.datatarget_id, o.id, t.datatarget_type = 'datasync'
 		FROM datatarget_outlets o
 		JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
 		LEFT JOIN datasync_targets f ON f.datatarget_id = t.id
 		LEFT JOIN campaign_sync_targets g ON g.datatarget_id = t.id
+		LEFT JOIN segment_sync_targets e ON e.datatarget_id = t.id
 		LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
 		WHERE o.enabled AND t.enabled
-			AND ((greatest(t.last_message_number, f.last_message_number, g.last_message_number) > coalesce(s.last_delivered_message_number, 0)
+			AND ((greatest(t.last_message_number, f.last_message_number, g.last_message_number, e.last_message_number) > coalesce(s.last_delivered_message_number, 0)
 					AND coalesce(s.next_attempt_at, '-infinity') <= now())
 				OR o.rewind_seq > coalesce(s.rewind_applied, 0)
 				OR EXISTS (SELECT FROM outlet_parked p WHERE p.outlet_id = o.id AND p.redeliver))

@@ -105,7 +105,8 @@ func (g *outletGauges) Collect(ch chan<- prometheus.Metric) {
 			coalesce(extract(epoch FROM now() - (SELECT min(m.posted_at) FROM (
 				SELECT posted_at FROM datatarget_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
 				UNION ALL SELECT posted_at FROM datasync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
-				UNION ALL SELECT posted_at FROM campaign_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1) m))::float8, 0),
+				UNION ALL SELECT posted_at FROM campaign_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
+				UNION ALL SELECT posted_at FROM segment_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1) m))::float8, 0),
 			(SELECT count(*) FROM outlet_parked p WHERE p.outlet_id = o.id)::float8
 		FROM datatarget_outlets o LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
 		CROSS JOIN LATERAL (SELECT coalesce(s.last_delivered_message_number, 0) AS n) pos`)

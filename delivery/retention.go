@@ -122,10 +122,11 @@ func (d *Deliverer) Prune(ctx context.Context) (Pruned, error) {
 				(SELECT min(p.first_message_number) - 1
 					FROM outlet_parked p JOIN datatarget_outlets o ON o.id = p.outlet_id
 					WHERE o.company_id = t.company_id AND o.datatarget_id = t.id),
-				greatest(t.last_message_number, f.last_message_number, g.last_message_number))
+				greatest(t.last_message_number, f.last_message_number, g.last_message_number, e.last_message_number))
 		FROM datatargets t
 		LEFT JOIN datasync_targets f ON f.datatarget_id = t.id
 		LEFT JOIN campaign_sync_targets g ON g.datatarget_id = t.id
+		LEFT JOIN segment_sync_targets e ON e.datatarget_id = t.id
 		WHERE coalesce(make_interval(days => t.message_retention_days), $1::interval) > interval '0'`, r.Messages)
 	if err != nil {
 		return out, fmt.Errorf("delivery: prune: %w", err)
@@ -173,7 +174,7 @@ func (d *Deliverer) pruneTexts(ctx context.Context, status string, cutoff time.T
 }
 
 // queues are the tables that hold messages: a datatarget's are in one.
-var queues = []string{"datatarget_messages", "datasync_messages", "campaign_sync_messages"}
+var queues = []string{"datatarget_messages", "datasync_messages", "campaign_sync_messages", "segment_sync_messages"}
 
 // pruneMessages deletes the datatarget's messages numbered below floor
 // and posted before cutoff, as a prefix of its queue: a message is
@@ -205,7 +206,8 @@ func (d *Deliverer) pruneEntries(ctx context.Context, companyID, datatargetID st
 	err := d.cfg.Pool.QueryRow(ctx, `SELECT coalesce(least(
 			(SELECT min(number) FROM datatarget_messages WHERE datatarget_id = $1),
 			(SELECT min(number) FROM datasync_messages WHERE datatarget_id = $1),
-			(SELECT min(number) FROM campaign_sync_messages WHERE datatarget_id = $1)), 0)`, datatargetID).Scan(&first)
+			(SELECT min(number) FROM campaign_sync_messages WHERE datatarget_id = $1),
+			(SELECT min(number) FROM segment_sync_messages WHERE datatarget_id = $1)), 0)`, datatargetID).Scan(&first)
 	if err != nil || first <= 1 {
 		return 0, err
 	}

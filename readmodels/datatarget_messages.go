@@ -24,10 +24,11 @@ type MessagePage struct {
 // 10,000.
 //
 // A datatarget's messages are in datatarget_messages (messages), in
-// datasync_messages (datasync) or in campaign_sync_messages (datasync of
-// campaigns, written by the campaign_stats projection), never in two: the
-// query reads the three ranges, an index range each, rather than look the
-// type up first.
+// datasync_messages (datasync), in campaign_sync_messages (datasync of
+// campaigns, written by the campaign_stats projection) or in
+// segment_sync_messages (datasync of a segment, written by the
+// segment_members projection), never in two: the query reads the four
+// ranges, an index range each, rather than look the type up first.
 func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID string, after int64, limit int) (MessagePage, error) {
 	limit = max(1, min(limit, datatarget.MaxRetrieveLimit))
 	rows, err := q.db.Query(ctx, `(SELECT number, body FROM datatarget_messages
@@ -35,6 +36,8 @@ func (q *Datatargets) Messages(ctx context.Context, companyID, datatargetID stri
 		UNION ALL (SELECT number, body FROM datasync_messages
 			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
 		UNION ALL (SELECT number, body FROM campaign_sync_messages
+			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
+		UNION ALL (SELECT number, body FROM segment_sync_messages
 			WHERE datatarget_id = $1 AND number > $2 AND company_id = $3 ORDER BY number LIMIT $4)
 		ORDER BY number LIMIT $4`,
 		datatargetID, after, companyID, limit)

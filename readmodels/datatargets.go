@@ -34,14 +34,17 @@ func NewDatatargets(pool *pgxpool.Pool, keys crypto.KeyStore) *Datatargets {
 func errNoDatatarget() error { return domain.Errorf(domain.NotFound, "no such datatarget") }
 
 // selectDatatarget reads a datatarget; the datasync projection counts a
-// datasync datatarget's messages in its own table, and the campaign_stats
-// projection those of a datasync datatarget of campaigns in its own.
+// datasync datatarget's messages in its own table, the campaign_stats
+// projection those of a datasync datatarget of campaigns in its own, and
+// the segment_members projection those of a segment in its own.
 const selectDatatarget = `SELECT d.company_id, d.id, d.datatarget_type, d.name, d.description, d.enabled,
 	d.created_by, d.created_at, d.updated_at,
-	greatest(d.last_message_number, coalesce(s.last_message_number, 0), coalesce(g.last_message_number, 0)), d.settings,
+	greatest(d.last_message_number, coalesce(s.last_message_number, 0), coalesce(g.last_message_number, 0),
+		coalesce(e.last_message_number, 0)), d.settings,
 	d.message_retention_days
 	FROM datatargets d LEFT JOIN datasync_targets s ON s.datatarget_id = d.id
-	LEFT JOIN campaign_sync_targets g ON g.datatarget_id = d.id `
+	LEFT JOIN campaign_sync_targets g ON g.datatarget_id = d.id
+	LEFT JOIN segment_sync_targets e ON e.datatarget_id = d.id `
 
 // Datatargets returns every datatarget of the company with its outlets,
 // oldest first (identifiers are time-ordered).
@@ -124,7 +127,8 @@ func (q *Datatargets) outlets(ctx context.Context, where string, args ...any) ([
 		(SELECT min(m.posted_at) FROM (
 			SELECT posted_at FROM datatarget_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
 			UNION ALL SELECT posted_at FROM datasync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
-			UNION ALL SELECT posted_at FROM campaign_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1) m)
+			UNION ALL SELECT posted_at FROM campaign_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1
+			UNION ALL SELECT posted_at FROM segment_sync_messages WHERE datatarget_id = o.datatarget_id AND number = pos.n + 1) m)
 		FROM datatarget_outlets o JOIN datatargets t ON t.company_id = o.company_id AND t.id = o.datatarget_id
 		LEFT JOIN outlet_deliveries s ON s.outlet_id = o.id
 		CROSS JOIN LATERAL (SELECT CASE WHEN o.rewind_seq > coalesce(s.rewind_applied, 0)

@@ -17,7 +17,7 @@ import (
 // the space (docs/retrieval.md, "Where personal bytes may remain on
 // disk").
 var readModelTables = map[string]bool{
-	"customers": true, "datasync_messages": true, "campaign_sync_messages": true,
+	"customers": true, "datasync_messages": true, "campaign_sync_messages": true, "segment_sync_messages": true,
 	"activity_events": true, "activity_counters": true, "activity_deleted": true,
 	"sales": true, "products": true, "shops": true,
 }

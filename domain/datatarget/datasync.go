@@ -12,6 +12,9 @@ const (
 	Sales     Datatype = "sales"
 	Shops     Datatype = "shops"
 	Campaigns Datatype = "campaigns"
+	// Segment follows the entries and exits of one segment (addition;
+	// Settings.SegmentKey).
+	Segment Datatype = "segment"
 )
 
 // datatypes are the interface's datatypes; the value says whether datasync
@@ -21,7 +24,9 @@ const (
 // registering it in datasync.NewDatasync (projections/datasync), and setting its value here.
 // Campaigns are the exception: a campaign's message holds its statistics,
 // which the campaign_stats projection computes, so that projection writes
-// them (projections/campaign_stats_sync.go).
+// them (projections/campaignstats/sync.go); and so are segments: their
+// entries and exits are decided by the segment_members projection, which
+// writes their messages (projections/segments/feed.go).
 var datatypes = map[Datatype]bool{
 	Customers: true,
 	Products:  true,
@@ -29,6 +34,7 @@ var datatypes = map[Datatype]bool{
 	Sales:     true,
 	Shops:     true,
 	Campaigns: true,
+	Segment:   true,
 }
 
 // Available reports whether datasync datatargets of t can be created.
@@ -51,12 +57,18 @@ type Settings struct {
 	// every field.
 	Fields []string `json:"fields,omitempty"`
 	// FromStart makes the datatarget begin with every change since the
-	// start of the log, not only those after its creation.
+	// start of the log, not only those after its creation (for a
+	// segment: with its members at the creation, as entries).
 	FromStart bool `json:"from_start,omitempty"`
+	// SegmentKey names the segment whose entries and exits a datatarget
+	// of datatype segment follows; required for it, refused for others.
+	SegmentKey string `json:"segment_key,omitempty"`
 }
 
 // IsZero reports whether s is the settings of a messages datatarget.
-func (s Settings) IsZero() bool { return s.Datatype == "" && len(s.Fields) == 0 && !s.FromStart }
+func (s Settings) IsZero() bool {
+	return s.Datatype == "" && len(s.Fields) == 0 && !s.FromStart && s.SegmentKey == ""
+}
 
 // ForgetLockClass is the first key of the transaction-level advisory lock
 // (second key: hashtext of the datatarget id) that orders the anonymising

@@ -67,3 +67,38 @@ func TestNewDatasyncRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDatasyncSegment: datatype segment follows the segment
+// segment_key names, which must exist; segment_key is refused elsewhere.
+func TestNewDatasyncSegment(t *testing.T) {
+	exists := func(key string) (bool, error) { return key == "hel", nil }
+	spec := datatarget.Spec{Type: datatarget.Datasync, Name: "crm", SegmentExists: exists,
+		Settings: datatarget.Settings{Datatype: datatarget.Segment, SegmentKey: "hel", Fields: []string{"email"}}}
+	d, err := datatarget.New(staff, "d1", spec, now)
+	if err != nil || d.Settings.SegmentKey != "hel" || d.Settings.Datatype != datatarget.Segment {
+		t.Fatalf("datatarget %+v: %v", d.Settings, err)
+	}
+	b, _ := json.Marshal(datatarget.NewCreated(d))
+	var ev datatarget.Created
+	if err := json.Unmarshal(b, &ev); err != nil || ev.Datatarget("c1").Settings.SegmentKey != "hel" {
+		t.Errorf("event %s: %v", b, err)
+	}
+	for _, tt := range []struct {
+		name     string
+		settings datatarget.Settings
+	}{
+		{"no segment_key", datatarget.Settings{Datatype: datatarget.Segment}},
+		{"no such segment", datatarget.Settings{Datatype: datatarget.Segment, SegmentKey: "nowhere"}},
+		{"segment_key of customers", datatarget.Settings{Datatype: datatarget.Customers, SegmentKey: "hel"}},
+	} {
+		_, err := datatarget.New(staff, "d1", datatarget.Spec{Type: datatarget.Datasync, Name: "x", Settings: tt.settings, SegmentExists: exists}, now)
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Code != domain.Validation || !slices.Equal(fields(err), []string{"segment_key"}) {
+			t.Errorf("%s: %v %v, want a validation error naming segment_key", tt.name, err, fields(err))
+		}
+	}
+	_, err = datatarget.New(staff, "d1", datatarget.Spec{Type: datatarget.Messages, Name: "x", Settings: datatarget.Settings{SegmentKey: "hel"}}, now)
+	if !slices.Contains(fields(err), "datatype") {
+		t.Errorf("segment_key on messages: %v", err)
+	}
+}

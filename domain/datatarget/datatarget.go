@@ -70,6 +70,10 @@ type Spec struct {
 	Settings Settings
 	// MessageRetentionDays (admin role): see Datatarget.
 	MessageRetentionDays *int
+	// SegmentExists reports whether the company has a segment of the key
+	// (archived ones included: a segment is never deleted). It is asked
+	// for a datatarget of datatype segment only, and must be set then.
+	SegmentExists func(key string) (bool, error)
 }
 
 // New decides whether p may create the datatarget of spec and returns it,
@@ -101,6 +105,13 @@ func New(p access.Principal, id string, spec Spec, now time.Time) (Datatarget, e
 		return Datatarget{}, err
 	}
 	problems = append(problems, bad...)
+	if len(problems) == 0 && settings.Datatype == Segment {
+		bad, err := checkSegment(settings.SegmentKey, spec.SegmentExists)
+		if err != nil {
+			return Datatarget{}, err
+		}
+		problems = append(problems, bad...)
+	}
 	if len(problems) > 0 {
 		return Datatarget{}, &domain.Error{Code: domain.Validation, Message: "invalid datatarget", Details: problems}
 	}

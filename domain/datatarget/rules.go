@@ -44,7 +44,7 @@ const (
 func checkSettings(typ Type, s Settings) (Settings, []domain.FieldError) {
 	if typ != Datasync {
 		if !s.IsZero() {
-			return s, []domain.FieldError{{Field: "datatype", Reason: "datatype, fields and from_start are for datasync datatargets only"}}
+			return s, []domain.FieldError{{Field: "datatype", Reason: "datatype, fields, from_start and segment_key are for datasync datatargets only"}}
 		}
 		return s, nil
 	}
@@ -53,9 +53,15 @@ func checkSettings(typ Type, s Settings) (Settings, []domain.FieldError) {
 	case s.Datatype == "":
 		problems = append(problems, domain.FieldError{Field: "datatype", Reason: "required"})
 	case !isKnown(s.Datatype):
-		problems = append(problems, domain.FieldError{Field: "datatype", Reason: "must be customers, products, events, sales, shops or campaigns"})
+		problems = append(problems, domain.FieldError{Field: "datatype", Reason: "must be customers, products, events, sales, shops, campaigns or segment"})
 	case !s.Datatype.Available():
 		problems = append(problems, domain.FieldError{Field: "datatype", Reason: fmt.Sprintf("datasync of %s is not available yet", s.Datatype)})
+	}
+	switch {
+	case s.Datatype == Segment && s.SegmentKey == "":
+		problems = append(problems, domain.FieldError{Field: "segment_key", Reason: "required for datatype segment"})
+	case s.Datatype != Segment && s.SegmentKey != "":
+		problems = append(problems, domain.FieldError{Field: "segment_key", Reason: "only for datatype segment"})
 	}
 	if len(s.Fields) > maxFields {
 		return s, append(problems, domain.FieldError{Field: "fields", Reason: fmt.Sprintf("at most %d fields", maxFields)})
@@ -74,4 +80,17 @@ func checkSettings(typ Type, s Settings) (Settings, []domain.FieldError) {
 	}
 	s.Fields = fields
 	return s, problems
+}
+
+// checkSegment checks that the segment a datatarget of datatype segment
+// follows exists; exists asks the company's segments.
+func checkSegment(key string, exists func(string) (bool, error)) ([]domain.FieldError, error) {
+	if exists == nil {
+		return nil, fmt.Errorf("datatarget: the segments of the company cannot be asked")
+	}
+	ok, err := exists(key)
+	if err != nil || ok {
+		return nil, err
+	}
+	return []domain.FieldError{{Field: "segment_key", Reason: fmt.Sprintf("no segment %s", key)}}, nil
 }

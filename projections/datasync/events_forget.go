@@ -63,7 +63,7 @@ func (p *Datasync) forgetPersonal(ctx context.Context, tx pgx.Tx, ts *syncTarget
 				forgets = append(forgets, f)
 			}
 		}
-		if err := rewriteStored(ctx, tx, forgets, withoutFields(pf.personalFields())); err != nil {
+		if err := rewriteStored(ctx, tx, "datasync_messages", forgets, withoutFields(pf.personalFields())); err != nil {
 			return err
 		}
 	}

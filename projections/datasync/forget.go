@@ -21,16 +21,27 @@ import (
 // projector's: a rebuild runs it again, harmlessly (the raw texts are gone
 // already, and the rebuilt rows need no rewrite).
 func anonymiseStored(ctx context.Context, tx pgx.Tx, dt datatarget.Datatype, forgets []forgetting) error {
-	return rewriteStored(ctx, tx, forgets, func(entity, updateID string, deleted bool, _ []byte) ([]byte, error) {
+	return rewriteStored(ctx, tx, "datasync_messages", forgets, func(entity, updateID string, deleted bool, _ []byte) ([]byte, error) {
 		return EncodeSyncMessage(updateID, dt, forgottenData(entity, deleted))
 	})
 }
 
-// rewriteStored is anonymiseStored with the rewrite of a message given:
-// rewrite returns the new body of the message about entity (its
-// update_id, is_deleted and body as stored). Personal feeds (events,
-// sales) remove fields instead of writing the forgotten form.
-func rewriteStored(ctx context.Context, tx pgx.Tx, forgets []forgetting,
+// RemoveFieldsIn removes fields from the data of every message about
+// entity stored in the datatargets targets of table, a queue of
+// datasync_messages' shape written by another projector (the
+// segment_members projection's segment_sync_messages), and erases the
+// raw texts of the outlet attempts that carried a message it changed:
+// the forgetting of a personal feed (events_forget.go), under the same
+// advisory locks.
+func RemoveFieldsIn(ctx context.Context, tx pgx.Tx, table string, targets []string, entity string, fields []string) error {
+	return rewriteStored(ctx, tx, table, []forgetting{{entity: entity, targets: targets}}, withoutFields(fields))
+}
+
+// rewriteStored is anonymiseStored with the queue table and the rewrite
+// of a message given: rewrite returns the new body of the message about
+// entity (its update_id, is_deleted and body as stored). Personal feeds
+// (events, sales) remove fields instead of writing the forgotten form.
+func rewriteStored(ctx context.Context, tx pgx.Tx, table string, forgets []forgetting,
 	rewrite func(entity, updateID string, deleted bool, body []byte) ([]byte, error)) error {
 	var targets, entities []string
 	for _, f := range forgets {
@@ -48,7 +59,7 @@ func rewriteStored(ctx context.Context, tx pgx.Tx, forgets []forgetting,
 	}
 	rows, err := tx.Query(ctx, `SELECT m.datatarget_id, m.number, m.entity_id, m.update_id,
 			coalesce((m.body->'data'->>'is_deleted')::boolean, false), m.body
-		FROM datasync_messages m JOIN unnest($1::text[], $2::text[]) AS f(datatarget_id, entity_id)
+		FROM `+pgx.Identifier{table}.Sanitize()+` m JOIN unnest($1::text[], $2::text[]) AS f(datatarget_id, entity_id)
 			ON m.datatarget_id = f.datatarget_id AND m.entity_id = f.entity_id`, targets, entities)
 	if err != nil {
 		return fmt.Errorf("projections: datasync: anonymise: %w", err)
@@ -71,7 +82,7 @@ func rewriteStored(ctx context.Context, tx pgx.Tx, forgets []forgetting,
 	// Rows already in the forgotten form are left alone (no new version),
 	// and so are the attempts that carried only those.
 	_, err = tx.Exec(ctx, `WITH changed AS (
-			UPDATE datasync_messages m SET body = u.body
+			UPDATE `+pgx.Identifier{table}.Sanitize()+` m SET body = u.body
 			FROM unnest($1::text[], $2::bigint[], $3::json[]) AS u(datatarget_id, number, body)
 			WHERE m.datatarget_id = u.datatarget_id AND m.number = u.number AND m.body::text <> u.body::text
 			RETURNING m.datatarget_id, m.number)

@@ -1,6 +1,7 @@
 package segments
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clientele/clientele/domain/segment"
+	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/projections/internal/bulk"
 	"github.com/clientele/clientele/readmodels"
 )
@@ -75,10 +77,13 @@ func activeRules(ctx context.Context, tx pgx.Tx, company string) ([]compiled, er
 
 // evaluate decides every active segment for the customers ids at the
 // instant at, records the entries and exits against segment_members with
-// the cause causeOf gives, and sets each customer's timer to the next
-// instant its answers may change with no new data. known are customers'
-// documents the caller has just written (writeFacts), not read again.
-func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, known map[string]json.RawMessage, at time.Time, causeOf func(id string) string) error {
+// the cause causeOf gives, writes their messages to the segments'
+// datatargets (feed; pos is the position of the commit that decides
+// them, nil for a timer fired on its own), and sets each customer's
+// timer to the next instant its answers may change with no new data.
+// known are customers' documents the caller has just written
+// (writeFacts), not read again.
+func evaluate(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, ids []string, known map[string]json.RawMessage, at time.Time, causeOf func(id string) string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -92,14 +97,6 @@ func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, know
 	}
 	facts, current := loaded.Facts, loaded.Members
 
-	type change struct {
-		CompanyID  string    `json:"company_id"`
-		SegmentKey string    `json:"segment_key"`
-		CustomerID string    `json:"customer_id"`
-		Member     bool      `json:"member"`
-		At         time.Time `json:"at"`
-		Cause      string    `json:"cause"`
-	}
 	type timer struct {
 		CompanyID  string     `json:"company_id"`
 		CustomerID string     `json:"customer_id"`
@@ -185,10 +182,12 @@ func evaluate(ctx context.Context, tx pgx.Tx, company string, ids []string, know
 		ON CONFLICT (company_id, customer_id) DO UPDATE SET due_at = excluded.due_at`, due); err != nil {
 		return err
 	}
-	if b.Len() == 0 {
-		return nil
+	if b.Len() > 0 {
+		if err := bulk.SendBatch(ctx, tx, "segment_members", &b); err != nil {
+			return err
+		}
 	}
-	return bulk.SendBatch(ctx, tx, "segment_members", &b)
+	return feed(ctx, tx, company, pos, changes, loaded.Docs)
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -201,22 +200,38 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // leave records the exit of the gone customers (deleted or forgotten)
-// from every segment at the instant at, and drops their timers.
-func leave(ctx context.Context, tx pgx.Tx, company string, gone map[string]string, at time.Time) error {
+// from every segment at the instant at, decided by the commit at pos,
+// writes their messages (feed), and drops their timers.
+func leave(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, gone map[string]string, at time.Time) error {
 	ids := make([]string, 0, len(gone))
 	causes := make([]string, 0, len(gone))
 	for _, id := range sortedKeys(boolSet(gone)) {
 		ids, causes = append(ids, id), append(causes, gone[id])
 	}
-	_, err := tx.Exec(ctx, `
+	rows, err := tx.Query(ctx, `
 		WITH g AS (SELECT * FROM unnest($2::text[], $3::text[]) AS g(customer_id, cause)),
 		left_ AS (DELETE FROM segment_members m USING g WHERE m.company_id = $1 AND m.customer_id = g.customer_id
 			RETURNING m.segment_key, m.customer_id, g.cause),
 		timers AS (DELETE FROM segment_timers t USING g WHERE t.company_id = $1 AND t.customer_id = g.customer_id)
 		INSERT INTO segment_history (company_id, segment_key, customer_id, member, at, cause)
-		SELECT $1, segment_key, customer_id, false, $4, cause FROM left_ ORDER BY customer_id, segment_key`,
+		SELECT $1, segment_key, customer_id, false, $4, cause FROM left_ ORDER BY customer_id, segment_key
+		RETURNING segment_key, customer_id, cause`,
 		company, ids, causes, at)
-	return err
+	if err != nil {
+		return err
+	}
+	changes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (change, error) {
+		c := change{CompanyID: company, At: at}
+		return c, r.Scan(&c.SegmentKey, &c.CustomerID, &c.Cause)
+	})
+	if err != nil {
+		return err
+	}
+	// In the order recorded (RETURNING does not keep it).
+	slices.SortFunc(changes, func(a, b change) int {
+		return cmp.Or(cmp.Compare(a.CustomerID, b.CustomerID), cmp.Compare(a.SegmentKey, b.SegmentKey))
+	})
+	return feed(ctx, tx, company, pos, changes, nil)
 }
 
 func boolSet(m map[string]string) map[string]bool {
@@ -234,7 +249,7 @@ const backfillPage = 1000
 // at (a segment was created, changed, archived or made active): the
 // customers the commit touched with their own cause, the others with
 // CauseRule.
-func backfill(ctx context.Context, tx pgx.Tx, company string, at time.Time, touched map[string]string) error {
+func backfill(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, at time.Time, touched map[string]string) error {
 	after := ""
 	for {
 		rows, err := tx.Query(ctx, `SELECT customer_id FROM segment_customers WHERE company_id = $1 AND customer_id > $2
@@ -251,7 +266,7 @@ func backfill(ctx context.Context, tx pgx.Tx, company string, at time.Time, touc
 		}
 		// Members whose document is gone are left by leave; the page also
 		// covers members of archived segments, whose rule no longer holds.
-		if err := evaluate(ctx, tx, company, ids, nil, at, func(id string) string {
+		if err := evaluate(ctx, tx, company, pos, ids, nil, at, func(id string) string {
 			if c, ok := touched[id]; ok {
 				return c
 			}
@@ -264,9 +279,10 @@ func backfill(ctx context.Context, tx pgx.Tx, company string, at time.Time, touc
 	return nil
 }
 
-// fireDue fires the timers of the customers ids due by the instant by:
-// each customer is decided at its due instant, on the facts it has.
-func fireDue(ctx context.Context, tx pgx.Tx, company string, ids []string, by time.Time) error {
+// fireDue fires the timers of the customers ids due by the instant by,
+// in the commit at pos: each customer is decided at its due instant, on
+// the facts it has.
+func fireDue(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, ids []string, by time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -288,15 +304,16 @@ func fireDue(ctx context.Context, tx pgx.Tx, company string, ids []string, by ti
 			return err
 		}
 		for _, d := range list {
-			if err := evaluate(ctx, tx, company, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
+			if err := evaluate(ctx, tx, company, pos, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// fireDueCompany fires every timer of the company due by the instant by.
-func fireDueCompany(ctx context.Context, tx pgx.Tx, company string, by time.Time) error {
+// fireDueCompany fires every timer of the company due by the instant by,
+// in the commit at pos.
+func fireDueCompany(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, by time.Time) error {
 	rows, err := tx.Query(ctx, `SELECT customer_id FROM segment_timers WHERE company_id = $1 AND due_at <= $2`, company, by)
 	if err != nil {
 		return err
@@ -306,5 +323,5 @@ func fireDueCompany(ctx context.Context, tx pgx.Tx, company string, by time.Time
 		return err
 	}
 	slices.Sort(ids)
-	return fireDue(ctx, tx, company, ids, by)
+	return fireDue(ctx, tx, company, pos, ids, by)
 }

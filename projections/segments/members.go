@@ -11,6 +11,7 @@ import (
 
 	"github.com/clientele/clientele/domain/activity"
 	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/domain/sale"
 	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/eventstore"
@@ -62,15 +63,23 @@ func (*Members) Tables() []string {
 		"segment_members", "segment_history", "segment_timers", "segment_clock"}
 }
 
-// EventTypes implements TypeFilter.
+// EventTypes implements TypeFilter: the facts, the segments, and the
+// creations and deletions of datatargets (the feed of a segment,
+// feed.go).
 func (*Members) EventTypes() []string {
+	return append(memberTypes(), datatarget.CreatedType, datatarget.DeletedType)
+}
+
+// memberTypes are the types of the events that can move members.
+func memberTypes() []string {
 	return append(slices.Clone(factTypes), segment.EventTypes...)
 }
 
 // EventLog returns the log the projector reads.
 func (m *Members) EventLog() eventstore.EventLog { return m.log }
 
-// ForgetTypes implements Forgetter: a forgotten customer's document goes.
+// ForgetTypes implements Forgetter: a forgotten customer's document goes,
+// and so does the customer document of its entries in the feeds.
 func (*Members) ForgetTypes() []string { return []string{customer.TypeForgotten} }
 
 // Forget implements Forgetter.
@@ -82,6 +91,9 @@ func (*Members) Forget(ctx context.Context, tx pgx.Tx, events []eventstore.Recor
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM segment_customers WHERE company_id = $1 AND customer_id = $2`,
 			e.Metadata.CompanyID, d.CustomerID); err != nil {
+			return fmt.Errorf("projections: segment_members: forget: %w", err)
+		}
+		if err := forgetFeed(ctx, tx, e.Metadata.CompanyID, []string{d.CustomerID}); err != nil {
 			return fmt.Errorf("projections: segment_members: forget: %w", err)
 		}
 	}
@@ -166,7 +178,31 @@ func (m *Members) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Reco
 			}
 			gates[company] = true
 		}
-		if err := m.applyCommit(ctx, tx, commit); err != nil {
+		// A datatarget's creation or deletion (its own commit) moves no
+		// member: it starts or stops a feed (feed.go), and the clock
+		// stays.
+		facts := commit[:0:0]
+		for _, e := range commit {
+			var err error
+			switch e.Type {
+			case datatarget.CreatedType:
+				err = follow(ctx, tx, e)
+			case datatarget.DeletedType:
+				err = unfollow(ctx, tx, e)
+			default:
+				facts = append(facts, e)
+			}
+			if err != nil {
+				return fmt.Errorf("projections: segment_members: %w", err)
+			}
+		}
+		if len(facts) == 0 {
+			continue
+		}
+		if err := m.applyCommit(ctx, tx, facts); err != nil {
+			return fmt.Errorf("projections: segment_members: %w", err)
+		}
+		if err := advanceFeeds(ctx, tx, company, facts[len(facts)-1].Position); err != nil {
 			return fmt.Errorf("projections: segment_members: %w", err)
 		}
 	}
@@ -365,13 +401,13 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 		touched = append(touched, id)
 	}
 	slices.Sort(touched)
-	if err := fireDue(ctx, tx, f.company, touched, f.at); err != nil {
+	if err := fireDue(ctx, tx, f.company, &last, touched, f.at); err != nil {
 		return err
 	}
 	if len(f.rules) > 0 {
 		// The backfill decides every customer at T on the new rules: the
 		// timers due by T fire first, on the rules they were set by.
-		if err := fireDueCompany(ctx, tx, f.company, f.at); err != nil {
+		if err := fireDueCompany(ctx, tx, f.company, &last, f.at); err != nil {
 			return err
 		}
 	}
@@ -382,12 +418,21 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 		return err
 	}
 	if len(gone) > 0 {
-		if err := leave(ctx, tx, f.company, gone, f.at); err != nil {
+		if err := leave(ctx, tx, f.company, &last, gone, f.at); err != nil {
+			return err
+		}
+		var forgotten []string
+		for _, id := range sortedKeys(boolSet(gone)) {
+			if gone[id] == CauseForgotten {
+				forgotten = append(forgotten, id)
+			}
+		}
+		if err := forgetFeed(ctx, tx, f.company, forgotten); err != nil {
 			return err
 		}
 	}
 	if len(f.rules) > 0 {
-		return backfill(ctx, tx, f.company, f.at, f.touched)
+		return backfill(ctx, tx, f.company, &last, f.at, f.touched)
 	}
 	var decide []string
 	for _, id := range touched {
@@ -395,7 +440,7 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 			decide = append(decide, id)
 		}
 	}
-	return evaluate(ctx, tx, f.company, decide, docs, f.at, func(id string) string { return f.touched[id] })
+	return evaluate(ctx, tx, f.company, &last, decide, docs, f.at, func(id string) string { return f.touched[id] })
 }
 
 // tick records that the company's members reflect its data as of at.

@@ -49,7 +49,7 @@ func (m *Members) pending(ctx context.Context, tx pgx.Tx, company string, at tim
 		return false, err
 	}
 	after.TxID = uint64(applied)
-	next, err := m.log.ReadCompanyTypes(ctx, tx, company, m.EventTypes(), after,
+	next, err := m.log.ReadCompanyTypes(ctx, tx, company, memberTypes(), after,
 		eventstore.Position{TxID: math.MaxInt64, Global: math.MaxInt64}, 1)
 	if err != nil {
 		return false, err
@@ -98,7 +98,7 @@ func (m *Members) fireBatch(ctx context.Context, db Beginner, now time.Time) (in
 		if err := tick(ctx, tx, d.company, d.at.UTC()); err != nil {
 			return 0, false, err
 		}
-		if err := evaluate(ctx, tx, d.company, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
+		if err := evaluate(ctx, tx, d.company, nil, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
 			return 0, false, fmt.Errorf("projections: segment_members: timer of %s/%s: %w", d.company, d.id, err)
 		}
 		fired++
