@@ -96,6 +96,9 @@ func setup() error {
 		}
 		server = s
 		adminURL = s.URL()
+		if initErr = cheapenPassword(ctx, adminURL); initErr != nil {
+			return initErr
+		}
 	}
 	if initErr = ensureTemplate(ctx); initErr != nil {
 		return initErr
