@@ -267,6 +267,7 @@
   }
   function schedule() {
     clearTimeout(timer);
+    if (pending) { pending.abort(); pending = null; }
     show('Counting…', 'pending');
     timer = setTimeout(count, 400);
   }
