@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/clientele/clientele/domain/importing"
@@ -176,5 +178,37 @@ func TestBrowserSegmentEditorRefusal(t *testing.T) {
 	)
 	if !strings.Contains(refusal, "rule.all[1].event.within_days") {
 		t.Errorf("the refusal %q does not name rule.all[1].event.within_days", refusal)
+	}
+}
+
+// TestBrowserSegmentBuilderWithoutScript: with JavaScript off, the
+// builder is the JSON form it was: the rule's text shown (its disclosure
+// open), no editor and no live count, and Preview renders the count on
+// the server.
+func TestBrowserSegmentBuilderWithoutScript(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	editorFixture(t, e)
+	ctx := tab(t)
+	browserLogIn(t, ctx, e, acmeHost, e.staff.Email, "")
+
+	var size string
+	run(t, ctx, "preview without a script",
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+			return err
+		}),
+		chromedp.Navigate(e.url(acmeHost, "/console/new-segment")),
+		chromedp.WaitVisible(css("#rule")),
+		chromedp.WaitNotVisible(css("#rule-editor")),
+		chromedp.WaitNotVisible(css("#live-count")),
+		typeText(css("#name"), "Helsinki"),
+		chromedp.Click(css("#preview")),
+		chromedp.WaitVisible(css("#preview-result")),
+		textInto(css("#preview-size"), &size),
+		chromedp.WaitVisible(css("#rule")),
+	)
+	if size != "3" {
+		t.Errorf("the preview of city = Helsinki: %q customers, want 3", size)
 	}
 }
