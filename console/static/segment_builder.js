@@ -184,13 +184,14 @@
       return [input(n, 'field', 'field', { list: 'customer-fields' }),
         select(n, 'op', 'operator', OPS.map(function (o) { return [o, o]; }), true), value];
     case 'event':
-      var parts = [input(n, 'type', 'type'), input(n, 'within_days', 'within days', { inputmode: 'numeric' }),
-        input(n, 'min_count', 'at least', { inputmode: 'numeric' })];
+      var parts = [input(n, 'type', 'type'), input(n, 'within_days', 'within days', { inputmode: 'numeric', placeholder: 'ever' }),
+        input(n, 'min_count', 'at least', { inputmode: 'numeric', placeholder: '1' })];
       if (n.where !== undefined) { parts.push(el('small', { text: 'and its "where" (edit it as JSON)' })); }
       return parts;
     case 'sales':
-      return [input(n, 'within_days', 'within days', { inputmode: 'numeric' }), input(n, 'min_count', 'at least', { inputmode: 'numeric' }),
-        input(n, 'min_revenue', 'revenue at least', { inputmode: 'numeric' }), input(n, 'product_id', 'product')];
+      return [input(n, 'within_days', 'within days', { inputmode: 'numeric', placeholder: 'ever' }),
+        input(n, 'min_count', 'at least', { inputmode: 'numeric', placeholder: '1' }),
+        input(n, 'min_revenue', 'revenue at least (cents)', { inputmode: 'numeric' }), input(n, 'product_id', 'product')];
     default:
       return [input(n, 'key', 'segment key')];
     }
