@@ -28,7 +28,9 @@ func editorFixture(t *testing.T, e *env) {
 	e.mustImport(e.acme, importing.Customers, "external_id,email,city\n"+
 		"E-1,e1@example.com,Helsinki\nE-2,e2@example.com,Helsinki\nE-3,e3@example.com,Helsinki\nE-4,e4@example.com,Turku\n")
 	e.waitCustomer(e.acme, "external_id", "E-4")
-	day := func(n int) string { return time.Now().UTC().Add(-time.Duration(n) * 24 * time.Hour).Format(time.RFC3339) }
+	day := func(n int) string {
+		return time.Now().UTC().Add(-time.Duration(n) * 24 * time.Hour).Format(time.RFC3339)
+	}
 	e.mustImport(e.acme, importing.Events, "type,date,customer_id,path\n"+
 		fmt.Sprintf("BROWSE,%s,E-1,/a\nBROWSE,%s,E-1,/b\nBROWSE,%s,E-2,/a\nBROWSE,%s,E-3,/a\nBROWSE,%s,E-4,/a\n", day(1), day(2), day(3), day(100), day(1)))
 	e.waitCount(e.acme, "activity_events", 5)
@@ -48,7 +50,7 @@ func pick(sel, value string) chromedp.Action[chromedp.Void] {
 // counted waits until the live count shows size, and reads its text.
 func counted(size string, text *string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		if _, err := chromedp.WaitVisible(css(`#live-count[data-state="ok"][data-size="` + size + `"]`))(ctx, t); err != nil {
+		if _, err := chromedp.WaitVisible(css(`#live-count[data-state="ok"][data-size="`+size+`"]`))(ctx, t); err != nil {
 			return err
 		}
 		_, err := into(chromedp.Text(css("#live-count")), text)(ctx, t)
