@@ -130,6 +130,7 @@ func (c *Console) routes() {
 		// The builder is not under /segments/, whose names are keys.
 		in(http.MethodGet, "/new-segment", false, c.handleBuilder)
 		in(http.MethodPost, "/new-segment", false, c.handleBuild)
+		in(http.MethodPost, "/new-segment/count", false, c.handleBuilderCount)
 	}
 	in(http.MethodGet, "/access", false, c.handleAccess)
 	in(http.MethodPost, "/access/tokens", false, c.handleCreateToken)

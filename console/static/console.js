@@ -1,7 +1,8 @@
-// The console's only script (the Content-Security-Policy allows no
-// other, and no inline script): it watches import runs until they are
-// done, and uploads files with a progress bar and drag and drop. Every
-// page works without it, except that runs then need a reload.
+// The console's script on every page (the Content-Security-Policy allows
+// only the console's own files, and no inline script; the segment
+// builder adds segment_builder.js): it watches import runs until they
+// are done, and uploads files with a progress bar and drag and drop.
+// Every page works without it, except that runs then need a reload.
 'use strict';
 
 (function () {
