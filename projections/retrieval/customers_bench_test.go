@@ -114,11 +114,11 @@ func benchCustomerEvents(b *testing.B, ids []string, keys map[string][]byte, ver
 // BenchmarkCustomerAsOf times the two halves of a customer as of its
 // last event (GET /api/data/customers/<id>/?as_of=, docs/retrieval.md),
 // for a customer of 1,000 events (one commit each, setting three fields,
-// a tag among them, as TestCustomerAsOfLatency writes them): "read", the stream's
-// 1,000 events read from the store (ReadStream, one query); "fold", the
-// same events folded into the document (Fold: the key read, 1,000 opens
-// and applies). Besides the wall time it reports the CPU time of the test
-// process (go-cpu-ns/op).
+// a tag among them, as TestCustomerAsOfLatency writes them): "read", the
+// stream's 1,000 events read from the store (ReadStream, one query);
+// "fold", the same events folded into the document (Fold: the key read,
+// 1,000 opens and applies). Besides the wall time it reports the CPU
+// time of the test process (go-cpu-ns/op).
 func BenchmarkCustomerAsOf(b *testing.B) {
 	c := newCustomers(b)
 	ctx := context.Background()
