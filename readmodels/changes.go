@@ -95,7 +95,11 @@ func (c *Changes) Each(ctx context.Context, q ChangesQuery, each func(Change) er
 	if err != nil {
 		return next, false, fmt.Errorf("readmodels: changes: %w", storeerr.Translate(err))
 	}
-	r := changesReader{c: c, q: q, each: each, next: q.After, keys: newKeyCache(changesKeyCache)}
+	// The keys of the customers met, kept for the whole read: every
+	// change it hands out was committed before it began, so a customer
+	// forgotten while it runs is shown as it was then.
+	keys := crypto.KeyStore{Keyring: c.keys.Keyring, Cache: crypto.NewKeyCache(changesKeyCache)}
+	r := changesReader{c: c, q: q, each: each, next: q.After, keys: keys}
 	err = c.log.EachCompanyEvent(ctx, q.CompanyID, q.After, head, func(e eventstore.RecordedEvent) error {
 		if r.batch = append(r.batch, e); len(r.batch) == changesBatch {
 			return r.flush(ctx)
@@ -128,36 +132,31 @@ type changesReader struct {
 	batch []eventstore.RecordedEvent
 	// customers[i] is batch[i]'s customer ("" for none).
 	customers []string
-	keys      *keyCache
+	// keys loads the customers' keys through a cache of those met.
+	keys crypto.KeyStore
 	// failed is set when the error is each's or the keys', said already.
 	failed bool
 }
 
 // flush hands out the changes of the batch, after loading the keys of
-// its customers not met yet, in one query.
+// its customers (one query for those not met yet, none when all were).
 func (r *changesReader) flush(ctx context.Context) error {
 	defer func() { r.batch = r.batch[:0] }()
 	// Each event's customer, found once: the keys and the opening both
 	// need it.
 	r.customers = r.customers[:0]
-	var missing []string
+	var ids []string
 	for _, e := range r.batch {
 		id := customerOf(e.Data)
 		r.customers = append(r.customers, id)
-		if id != "" && !r.keys.has(id) {
-			missing = append(missing, id)
-			r.keys.put(id, nil) // met in this batch: asked once
+		if id != "" {
+			ids = append(ids, id)
 		}
 	}
-	if len(missing) > 0 {
-		got, err := r.c.keys.Load(ctx, r.c.db, r.q.CompanyID, missing)
-		if err != nil {
-			r.failed = true
-			return fmt.Errorf("readmodels: changes: %w", err)
-		}
-		for _, id := range missing {
-			r.keys.put(id, got[id]) // nil: forgotten
-		}
+	keys, err := r.keys.Load(ctx, r.c.db, r.q.CompanyID, ids)
+	if err != nil {
+		r.failed = true
+		return fmt.Errorf("readmodels: changes: %w", err)
 	}
 	for i, e := range r.batch {
 		r.next = e.Position
@@ -166,8 +165,7 @@ func (r *changesReader) flush(ctx context.Context) error {
 		}
 		ch := Change{Position: e.Position, CommittedAt: e.RecordedAt.UTC(), Stream: e.StreamID, Type: e.Type,
 			Actor: e.Metadata.Actor, Source: e.Metadata.Source, RunID: e.Metadata.RunID}
-		var err error
-		if ch.Data, err = openChange(e, r.customers[i], r.keys); err != nil {
+		if ch.Data, err = openChange(e, r.customers[i], keys); err != nil {
 			r.failed = true
 			return err
 		}
@@ -183,49 +181,8 @@ func (r *changesReader) flush(ctx context.Context) error {
 }
 
 // changesKeyCache bounds the keys a read of the feed keeps: two
-// generations of this many customers each.
+// generations of this many customers each (crypto.KeyCache).
 const changesKeyCache = 10_000
-
-// keyCache holds the data keys of the customers a read of the feed met
-// (nil for a customer whose key is gone), so that a customer met again
-// is not looked up again: the newer generation takes what is put, and
-// when it is full it becomes the older, the older being dropped. Memory
-// is bounded (about 150 bytes a customer), whatever the number met.
-//
-// A key is the one the read found when it first met its customer:
-// every change the feed hands out was committed before the read began,
-// so a customer forgotten while the read runs is shown as it was then.
-type keyCache struct {
-	size     int
-	cur, old map[string][]byte
-}
-
-func newKeyCache(size int) *keyCache {
-	return &keyCache{size: size, cur: map[string][]byte{}}
-}
-
-func (k *keyCache) get(id string) ([]byte, bool) {
-	if key, ok := k.cur[id]; ok {
-		return key, true
-	}
-	key, ok := k.old[id]
-	if ok {
-		k.put(id, key)
-	}
-	return key, ok
-}
-
-func (k *keyCache) has(id string) bool {
-	_, ok := k.get(id)
-	return ok
-}
-
-func (k *keyCache) put(id string, key []byte) {
-	if len(k.cur) >= k.size {
-		k.old, k.cur = k.cur, make(map[string][]byte, k.size)
-	}
-	k.cur[id] = key
-}
 
 // selects reports whether the query keeps e.
 func (q ChangesQuery) selects(e eventstore.RecordedEvent) bool {
@@ -254,14 +211,14 @@ const redactedValue = `"[redacted]"`
 // It walks the data's members once, copying them as stored (data from
 // jsonb is valid JSON): the feed streams a million changes, and decoding
 // each into a map to encode it again cost most of its time.
-func openChange(e eventstore.RecordedEvent, id string, keys *keyCache) (json.RawMessage, error) {
+func openChange(e eventstore.RecordedEvent, id string, keys map[string][]byte) (json.RawMessage, error) {
 	doc := gjson.ParseBytes(e.Data)
 	if !doc.IsObject() {
 		return e.Data, nil
 	}
 	var key []byte
 	if id != "" {
-		if key, _ = keys.get(id); key == nil {
+		if key = keys[id]; key == nil {
 			return nil, nil
 		}
 	}
