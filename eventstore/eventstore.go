@@ -182,8 +182,9 @@ type CommitReader interface {
 	// them, read as one stream: memory holds what the adapter reads
 	// ahead (a batch of rows or a commit), whatever the range's size. An
 	// error of fn stops the read, and EachCompanyEvent returns it as it
-	// is; stopping early costs nothing of the rest of the range. fn may
-	// keep the events it is given.
+	// is; stopping early costs at most the rest of what the adapter read
+	// ahead, not the rest of the range. fn may keep the events it is
+	// given.
 	//
 	// The read may hold a connection of the store for as long as it
 	// runs, fn's time included.
