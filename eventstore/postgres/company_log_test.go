@@ -20,22 +20,23 @@ import (
 func TestEachCompanyEventAcrossFetches(t *testing.T) {
 	s := postgres.New(pgtest.NewPool(t))
 	ctx := t.Context()
+	var last eventstore.Committed
 	for i := range 6 {
 		for _, company := range []string{"a", "b"} {
 			evs := make([]eventstore.Event, 700)
 			for j := range evs {
 				evs[j] = eventstore.Event{Type: "Happened", Data: json.RawMessage(fmt.Sprintf(`{"n": %d}`, j))}
 			}
-			if _, err := s.Append(ctx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: company, RunID: fmt.Sprint(i)},
+			var err error
+			if last, err = s.Append(ctx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: company, RunID: fmt.Sprint(i)},
 				Streams: []eventstore.StreamAppend{{StreamID: fmt.Sprintf("fetch-%s-%d", company, i), ExpectedVersion: eventstore.NoStream, Events: evs}}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	head, err := s.Head(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The head passes a commit once no transaction older than it is open
+	// on the server (another test's, say): wait for the last.
+	head := waitHead(t, s, last.Last)
 	var want []eventstore.RecordedEvent
 	for pos := (eventstore.Position{}); ; {
 		page, err := s.ReadCompanyLog(ctx, "a", pos, head, 1000)
@@ -79,33 +80,44 @@ func TestEachCompanyEventAcrossFetches(t *testing.T) {
 
 // TestEachCompanyEventHoldsNoReaderBack appends while a read of the
 // company's log is under way (its cursor's transaction open): the new
-// commit reaches the log's readers (Head) at once, for the read takes
-// no transaction id (pg_snapshot_xmin is not held back by it).
+// commit reaches the log's readers (Head) while the read is still under
+// way, for the read takes no transaction id (pg_snapshot_xmin is not
+// held back by it).
 func TestEachCompanyEventHoldsNoReaderBack(t *testing.T) {
 	s := postgres.New(pgtest.NewPool(t))
 	ctx := t.Context()
-	first := mustAppend(t, s, "held-c1-1")
-	err := s.EachCompanyEvent(ctx, "c1", eventstore.Position{}, first.Last, func(e eventstore.RecordedEvent) error {
-		if e.Position != first.First {
+	// The head at the first commit's last event; the second commit is
+	// appended while the read hands out that event.
+	first := waitHead(t, s, mustAppend(t, s, "held-c1-1").Last)
+	err := s.EachCompanyEvent(ctx, "c1", eventstore.Position{}, first, func(e eventstore.RecordedEvent) error {
+		if e.Position != first {
 			return nil
 		}
 		c := mustAppend(t, s, "held-c1-2")
-		deadline := time.Now().Add(30 * time.Second) // another session of the shared server may hold it
-		for {
-			head, err := s.Head(ctx)
-			if err != nil {
-				return err
-			}
-			if head == c.Last {
-				return nil
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("head %v, want %v: the read holds the log's readers back", head, c.Last)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitHead(t, s, c.Last)
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitHead waits until the log's head is at least pos (30 s at most:
+// another session of the shared server may hold it back), and returns it.
+func waitHead(t *testing.T, s *postgres.Store, pos eventstore.Position) eventstore.Position {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		head, err := s.Head(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !head.Less(pos) {
+			return head
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("head %v after 30 s, want at least %v", head, pos)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
