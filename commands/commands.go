@@ -241,6 +241,18 @@ func (s typedStore) ReadCompanyLog(ctx context.Context, companyID string, after,
 	return events, storeerr.Translate(err)
 }
 
+func (s typedStore) EachCompanyEvent(ctx context.Context, companyID string, after, upTo eventstore.Position, fn func(eventstore.RecordedEvent) error) error {
+	var fnErr error
+	err := s.store.EachCompanyEvent(ctx, companyID, after, upTo, func(e eventstore.RecordedEvent) error {
+		fnErr = fn(e)
+		return fnErr
+	})
+	if fnErr != nil {
+		return fnErr // the caller's, as it is
+	}
+	return storeerr.Translate(err)
+}
+
 // RequireCompany refuses a principal of no company.
 func RequireCompany(p access.Principal) error {
 	if p.CompanyID == "" {

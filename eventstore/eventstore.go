@@ -176,6 +176,19 @@ type CommitReader interface {
 	// Adapters need not index the log by company: it may cost a walk of
 	// every company's commits in the range, up to the page's last.
 	ReadCompanyLog(ctx context.Context, companyID string, after, upTo Position, limit int) ([]RecordedEvent, error)
+	// EachCompanyEvent calls fn with each event of ReadCompanyLog's range
+	// (one company's commits after the position after and not after
+	// upTo, in log order, upTo cutting the commit it falls in), all of
+	// them, read as one stream: memory holds what the adapter reads
+	// ahead (a batch of rows or a commit), whatever the range's size. An
+	// error of fn stops the read, and EachCompanyEvent returns it as it
+	// is; stopping early costs at most the rest of what the adapter read
+	// ahead, not the rest of the range. fn may keep the events it is
+	// given.
+	//
+	// The read may hold a connection of the store for as long as it
+	// runs, fn's time included.
+	EachCompanyEvent(ctx context.Context, companyID string, after, upTo Position, fn func(RecordedEvent) error) error
 }
 
 // CommitSpan describes a whole commit: its number of events and the global

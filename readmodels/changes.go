@@ -31,7 +31,7 @@ type Changes struct {
 
 // companyLog is what Changes reads of the event store.
 type companyLog interface {
-	ReadCompanyLog(ctx context.Context, companyID string, after, upTo eventstore.Position, limit int) ([]eventstore.RecordedEvent, error)
+	EachCompanyEvent(ctx context.Context, companyID string, after, upTo eventstore.Position, fn func(eventstore.RecordedEvent) error) error
 	Head(ctx context.Context) (eventstore.Position, error)
 }
 
@@ -77,62 +77,112 @@ type Change struct {
 	Data json.RawMessage
 }
 
-// changesPage is how many events a read of the log asks for: memory is
-// bounded by it (and a commit), whatever the number of changes.
-const changesPage = 1000
+// changesBatch is how many events of the log the feed holds at a time,
+// to load the keys of their customers in one query: memory is bounded by
+// it (and the key cache), whatever the number of changes.
+const changesBatch = 1000
 
-// Each hands each the changes q selects, in log order, reading the log a
-// page at a time. It returns the position to resume from (q.After of the
-// next call), and more: true when it stopped at q.Limit.
+// errLimitReached stops the read of the log at the query's limit.
+var errLimitReached = errors.New("readmodels: changes: the limit is reached")
+
+// Each hands each the changes q selects, in log order, reading the log
+// as one stream (eventstore.CommitReader.EachCompanyEvent) up to its head
+// when the read began. It returns the position to resume from (q.After
+// of the next call), and more: true when it stopped at q.Limit.
 func (c *Changes) Each(ctx context.Context, q ChangesQuery, each func(Change) error) (next eventstore.Position, more bool, err error) {
 	next = q.After
 	head, err := c.log.Head(ctx)
 	if err != nil {
 		return next, false, fmt.Errorf("readmodels: changes: %w", storeerr.Translate(err))
 	}
-	n := 0
-	var customers []string
-	for next.Less(head) {
-		events, err := c.log.ReadCompanyLog(ctx, q.CompanyID, next, head, changesPage)
-		if err != nil {
-			return next, false, fmt.Errorf("readmodels: changes: %w", storeerr.Translate(err))
+	// The keys of the customers met, kept for the whole read: every
+	// change it hands out was committed before it began, so a customer
+	// forgotten while it runs is shown as it was then.
+	keys := crypto.KeyStore{Keyring: c.keys.Keyring, Cache: crypto.NewKeyCache(changesKeyCache)}
+	r := changesReader{c: c, q: q, each: each, next: q.After, keys: keys}
+	err = c.log.EachCompanyEvent(ctx, q.CompanyID, q.After, head, func(e eventstore.RecordedEvent) error {
+		if r.batch = append(r.batch, e); len(r.batch) == changesBatch {
+			return r.flush(ctx)
 		}
-		if len(events) == 0 {
-			break
-		}
-		// Each event's customer, found once: the keys and the opening
-		// both need it.
-		customers = customers[:0]
-		for _, e := range events {
-			customers = append(customers, customerOf(e.Data))
-		}
-		keys, err := c.customerKeys(ctx, q.CompanyID, customers)
-		if err != nil {
-			return next, false, err
-		}
-		for i, e := range events {
-			next = e.Position
-			if !q.selects(e) {
-				continue
-			}
-			ch := Change{Position: e.Position, CommittedAt: e.RecordedAt.UTC(), Stream: e.StreamID, Type: e.Type,
-				Actor: e.Metadata.Actor, Source: e.Metadata.Source, RunID: e.Metadata.RunID}
-			if ch.Data, err = openChange(e, customers[i], keys); err != nil {
-				return next, false, err
-			}
-			if err := each(ch); err != nil {
-				return next, false, err
-			}
-			if n++; q.Limit > 0 && n == q.Limit {
-				return next, next.Less(head), nil
-			}
-		}
-		if len(events) < changesPage {
-			break // the range ended
+		return nil
+	})
+	if err == nil {
+		err = r.flush(ctx)
+	}
+	switch {
+	case errors.Is(err, errLimitReached):
+		return r.next, r.next.Less(head), nil
+	case r.failed:
+		return r.next, false, err
+	case err != nil:
+		return r.next, false, fmt.Errorf("readmodels: changes: %w", storeerr.Translate(err))
+	}
+	return r.next, false, nil
+}
+
+// changesReader is the state of one read of Each: the events read and
+// not handed out yet, and the keys of the customers met.
+type changesReader struct {
+	c    *Changes
+	q    ChangesQuery
+	each func(Change) error
+	// next is the position of the last event handed out or passed over.
+	next  eventstore.Position
+	n     int
+	batch []eventstore.RecordedEvent
+	// customers[i] is batch[i]'s customer ("" for none).
+	customers []string
+	// keys loads the customers' keys through a cache of those met.
+	keys crypto.KeyStore
+	// failed is set when the error is each's or the keys', said already.
+	failed bool
+}
+
+// flush hands out the changes of the batch, after loading the keys of
+// its customers (one query for those not met yet, none when all were).
+func (r *changesReader) flush(ctx context.Context) error {
+	defer func() { r.batch = r.batch[:0] }()
+	// Each event's customer, found once: the keys and the opening both
+	// need it.
+	r.customers = r.customers[:0]
+	var ids []string
+	for _, e := range r.batch {
+		id := customerOf(e.Data)
+		r.customers = append(r.customers, id)
+		if id != "" {
+			ids = append(ids, id)
 		}
 	}
-	return next, false, nil
+	keys, err := r.keys.Load(ctx, r.c.db, r.q.CompanyID, ids)
+	if err != nil {
+		r.failed = true
+		return fmt.Errorf("readmodels: changes: %w", err)
+	}
+	for i, e := range r.batch {
+		r.next = e.Position
+		if !r.q.selects(e) {
+			continue
+		}
+		ch := Change{Position: e.Position, CommittedAt: e.RecordedAt.UTC(), Stream: e.StreamID, Type: e.Type,
+			Actor: e.Metadata.Actor, Source: e.Metadata.Source, RunID: e.Metadata.RunID}
+		if ch.Data, err = openChange(e, r.customers[i], keys); err != nil {
+			r.failed = true
+			return err
+		}
+		if err := r.each(ch); err != nil {
+			r.failed = true
+			return err
+		}
+		if r.n++; r.q.Limit > 0 && r.n == r.q.Limit {
+			return errLimitReached
+		}
+	}
+	return nil
 }
+
+// changesKeyCache bounds the keys a read of the feed keeps: two
+// generations of this many customers each (crypto.KeyCache).
+const changesKeyCache = 10_000
 
 // selects reports whether the query keeps e.
 func (q ChangesQuery) selects(e eventstore.RecordedEvent) bool {
@@ -140,25 +190,6 @@ func (q ChangesQuery) selects(e eventstore.RecordedEvent) bool {
 		(len(q.Types) == 0 || slices.Contains(q.Types, e.Type)) &&
 		(q.Since.IsZero() || !e.RecordedAt.Before(q.Since)) &&
 		(q.Until.IsZero() || !e.RecordedAt.After(q.Until))
-}
-
-// customerKeys loads the data keys of the customers (customer, activity
-// and sale events carry a customer_id; "" for an event without one), in
-// one query.
-func (c *Changes) customerKeys(ctx context.Context, companyID string, customers []string) (map[string][]byte, error) {
-	seen := make(map[string]bool, len(customers))
-	var ids []string
-	for _, id := range customers {
-		if id != "" && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	keys, err := c.keys.Load(ctx, c.db, companyID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("readmodels: changes: %w", err)
-	}
-	return keys, nil
 }
 
 // customerOf is the customer an event's data names, "" when none.

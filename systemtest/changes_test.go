@@ -225,16 +225,19 @@ func (e *env) positionAfter(a, b string) bool {
 	return slices.Compare(parse(a), parse(b)) > 0
 }
 
-// TestChangesAcrossPages reads a log of several of the feed's read
-// pages (readmodels' changesPage, 1,000 events): whole, in pages of the
-// API that stop within a read page (the next resumes from the position),
-// and as NDJSON; every change once, in order, its personal data opened
-// with its own customer's key.
+// TestChangesAcrossPages reads a log of several of the feed's batches
+// (readmodels' changesBatch, 1,000 events, whose customers' keys are
+// loaded together) and of the store's FETCHes: whole, in pages of the
+// API that stop within a batch (the next resumes from the position), and
+// as NDJSON; every change once, in order, its personal data opened with
+// its own customer's key, a customer met again batches later (its key
+// kept from the first) included.
 func TestChangesAcrossPages(t *testing.T) {
 	e := newSerialEnv(t)
 	admin := e.userToken(e.admin, acmeHost)
-	const n = 5000
-	for c := 0; c < n; c += 1000 {
+	const first, again = 5000, 10
+	const n = first + again
+	for c := 0; c < first; c += 1000 {
 		recs := make([]customerRecord, 0, 1000)
 		for i := c; i < c+1000; i++ {
 			recs = append(recs, customerRecord{id: fmt.Sprintf("%032x", i+1), set: permissions(map[string]any{
@@ -242,6 +245,12 @@ func TestChangesAcrossPages(t *testing.T) {
 		}
 		e.appendCustomers(e.acme, recs...)
 	}
+	recs := make([]customerRecord, 0, again)
+	for i := range again {
+		recs = append(recs, customerRecord{id: fmt.Sprintf("%032x", i+1), set: permissions(map[string]any{
+			"email": fmt.Sprintf("c%d@example.com", first+i)})})
+	}
+	e.appendCustomers(e.acme, recs...)
 	upserts := func(all []change) []change {
 		var out []change
 		for _, c := range all {

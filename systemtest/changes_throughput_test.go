@@ -2,6 +2,7 @@ package systemtest_test
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/clientele/clientele/eventstore"
 )
 
 var measureChanges = flag.Int("measure-changes", 0,
@@ -35,6 +38,10 @@ func TestChangesThroughput(t *testing.T) {
 		e.appendCustomers(e.acme, recs...)
 	}
 	t.Logf("appended %d changes in %v", n, time.Since(loadStart).Round(time.Millisecond))
+	// The log's head passes a commit once no transaction that began
+	// before it is open (a projector's, say): wait until it has them all,
+	// or the feed, which reads up to the head, ends short.
+	e.waitHeadAtLast()
 
 	runtime.GC()
 	var before runtime.MemStats
@@ -90,4 +97,22 @@ func TestChangesThroughput(t *testing.T) {
 	t.Logf("streamed %d changes (%d MB) in %v: %.0f changes/s; heap in use %d MB before, peak %d MB while streaming; Sys %d MB before, %d MB after",
 		lines, bytes>>20, took.Round(time.Millisecond), float64(lines)/took.Seconds(),
 		before.HeapInuse>>20, peakHeap.Load()>>20, before.Sys>>20, after.Sys>>20)
+}
+
+// waitHeadAtLast waits until the log's head (what a read of the log
+// reaches) is the last event committed.
+func (e *env) waitHeadAtLast() {
+	e.t.Helper()
+	var last eventstore.Position
+	if err := e.pool.QueryRow(context.Background(), `SELECT transaction_id::text::bigint, global_position FROM events
+		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&last.TxID, &last.Global); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor(30*time.Second, "the log's head at its last event", func() bool {
+		head, err := e.store.Head(context.Background())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return !head.Less(last)
+	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clientele/clientele/domain/values"
 	"github.com/clientele/clientele/export"
+	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/campaignstats"
 	"github.com/clientele/clientele/projections/retrieval"
@@ -47,11 +48,21 @@ form. See docs/export.md.`,
 	return cmd
 }
 
+// exportKeyCache bounds the customers' keys an export keeps: two
+// generations of this many customers each (about 20 MB at most).
+const exportKeyCache = 50_000
+
 // exportProjectors are the projectors of the read models an export
-// writes (export.Tables): a rebuild's, replayed into scratch tables.
+// writes (export.Tables): a rebuild's, replayed into scratch tables. They
+// share one cache of the customers' keys for the export: each page of
+// the replay names its customers' keys again (the events projector loaded
+// 5,000 a page of 5,000 events, whose customers recur page after page),
+// and the replay reads only commits made before it began, so a key as
+// first found is the one wanted.
 func exportProjectors(a *app) []projections.Projector {
-	return []projections.Projector{retrieval.NewCustomers(a.keys), retrieval.NewProducts(), retrieval.NewShops(),
-		retrieval.NewEvents(a.keys), retrieval.NewSales(a.keys), campaignstats.Campaigns{}}
+	keys := crypto.KeyStore{Keyring: a.keys.Keyring, Cache: crypto.NewKeyCache(exportKeyCache)}
+	return []projections.Projector{retrieval.NewCustomers(keys), retrieval.NewProducts(), retrieval.NewShops(),
+		retrieval.NewEvents(keys), retrieval.NewSales(keys), campaignstats.Campaigns{}}
 }
 
 func exportCompany(ctx context.Context, g *globals, a *app, f exportFlags) error {

@@ -395,6 +395,11 @@ func TestCoupledRecoverWritten(t *testing.T) {
 	if evs, err := node.ReadCompanyLog(ctx, "c1", eventstore.Position{}, eventstore.Position{TxID: 1, Global: 1}, 10); err != nil || len(evs) != 0 {
 		t.Errorf("ReadCompanyLog shows the undecided commit: %v, %v", evs, err)
 	}
+	if err := node.EachCompanyEvent(ctx, "c1", eventstore.Position{}, eventstore.Position{TxID: 1, Global: 1}, func(e eventstore.RecordedEvent) error {
+		return fmt.Errorf("EachCompanyEvent shows the undecided commit: %v", e)
+	}); err != nil {
+		t.Error(err)
+	}
 	if head, err := node.Head(ctx); err != nil || !head.IsZero() {
 		t.Errorf("Head %v, %v; want the start of the log while the only commit is undecided", head, err)
 	}

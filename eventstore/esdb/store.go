@@ -606,6 +606,56 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 	return s.decided(ctx, out)
 }
 
+// EachCompanyEvent hands fn each event of one company's commits between
+// two positions (eventstore.CommitReader), as ReadCompanyLog reads them
+// (every record of the range, of every company, decoded to learn its
+// company) but in one read of the commit stream, one record (and the
+// parts of a large commit) in memory at a time. The range ends at the
+// head (Head, which stops before a commit still undecided) as it is when
+// the read begins: a commit appended during the read is past it.
+func (s *Store) EachCompanyEvent(ctx context.Context, companyID string, after, upTo eventstore.Position, fn func(eventstore.RecordedEvent) error) error {
+	if !after.Less(upTo) || upTo.TxID == 0 {
+		return nil
+	}
+	head, err := s.Head(ctx)
+	if err != nil {
+		return err
+	}
+	if head.Less(upTo) {
+		upTo = head
+	}
+	if !after.Less(upTo) {
+		return nil
+	}
+	var fnErr error
+	from := revision(after)
+	err = s.readRecords(ctx, from, upTo.TxID-from, func(rev uint64, data []byte) (bool, error) {
+		var rec record
+		if err := decodeRecord(rev, data, &rec); err != nil {
+			return false, err
+		}
+		if rec.Metadata.CompanyID != companyID || !after.Less(eventstore.Position{TxID: rev + 1, Global: rec.span().Last}) {
+			return true, nil
+		}
+		evs, err := s.commitEvents(ctx, rev, &rec, func(_ string, _ int64, pos eventstore.Position) bool {
+			return after.Less(pos) && !upTo.Less(pos)
+		})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs {
+			if fnErr = fn(e); fnErr != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
 // Head returns the position of the last event of the commit stream, of
 // a commit decided (see decided).
 func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {

@@ -151,6 +151,16 @@ func TestLargeCommit(t *testing.T) {
 			if diff := cmp.Diff(got.Events, company, cmpJSON); diff != "" {
 				t.Errorf("ReadCompanyLog of the large commit (-want +got):\n%s", diff)
 			}
+			var each []eventstore.RecordedEvent
+			if err := s.EachCompanyEvent(ctx, "c1", small.Last, got.Last, func(e eventstore.RecordedEvent) error {
+				each = append(each, e)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got.Events, each, cmpJSON); diff != "" {
+				t.Errorf("EachCompanyEvent of the large commit (-want +got):\n%s", diff)
+			}
 			for _, i := range []int{0, 7, 200, 399} {
 				id := c.Streams[i].StreamID
 				evs, err := s.ReadStream(ctx, id, 0)

@@ -203,6 +203,36 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 	return cloneEvents(out), nil
 }
 
+// EachCompanyEvent calls fn with each event of one company's commits
+// after the position after up to and including upTo
+// (eventstore.CommitReader). The log only grows, so the events of the
+// range are taken under the lock and handed out without it: fn may use
+// the store.
+func (s *Store) EachCompanyEvent(ctx context.Context, companyID string, after, upTo eventstore.Position, fn func(eventstore.RecordedEvent) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	log := s.log[s.indexAfter(after):]
+	s.mu.Unlock()
+	for _, e := range log {
+		if upTo.Less(e.Position) {
+			break
+		}
+		if e.Metadata.CompanyID != companyID {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e.Data = slices.Clone(e.Data)
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Head returns the position of the last event, or the zero position.
 func (s *Store) Head(ctx context.Context) (eventstore.Position, error) {
 	if err := ctx.Err(); err != nil {

@@ -30,6 +30,9 @@ func TestOutageIsUnavailable(t *testing.T) {
 	if _, _, err := s.ReadCommitTypes(ctx, 1, []string{"Happened"}); !errors.Is(err, eventstore.ErrUnavailable) {
 		t.Errorf("ReadCommitTypes on a closed pool: %v, want eventstore.ErrUnavailable", err)
 	}
+	if err := s.EachCompanyEvent(ctx, "c1", eventstore.Position{}, eventstore.Position{TxID: 1 << 40}, func(eventstore.RecordedEvent) error { return nil }); !errors.Is(err, eventstore.ErrUnavailable) {
+		t.Errorf("EachCompanyEvent on a closed pool: %v, want eventstore.ErrUnavailable", err)
+	}
 
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -92,6 +92,73 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 	return evs, nil
 }
 
+// How many rows each FETCH of EachCompanyEvent's cursor asks for: a
+// round trip each, the rows read one at a time as they arrive (so it
+// bounds no memory but the server's), and those of a FETCH are all read
+// even when fn stops early. The first asks few, for a reader that stops
+// soon (a page of the feed); each next asks twice as many, up to the
+// most.
+const (
+	companyLogFirstFetch = 500
+	companyLogMostFetch  = 8000
+)
+
+// EachCompanyEvent hands fn each event of ReadCompanyLog's range, read
+// through a cursor (a read-only transaction that DECLAREs the query once
+// and FETCHes its rows in batches): one plan and one walk of the log's
+// primary key for the whole range, not a query per page, and a stop at
+// any point ends the transaction without reading the rest. The
+// transaction takes no transaction id, so it holds back no reader of
+// the log (pg_snapshot_xmin); it holds a connection and its snapshot
+// (VACUUM's horizon) while fn runs.
+func (s *Store) EachCompanyEvent(ctx context.Context, companyID string, after, upTo eventstore.Position, fn func(eventstore.RecordedEvent) error) error {
+	if !after.Less(upTo) {
+		return nil
+	}
+	var fnErr error
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DECLARE company_log NO SCROLL CURSOR FOR `+selectEvents+`
+			WHERE (transaction_id, global_position) > ($2::text::xid8, $3)
+			  AND (transaction_id, global_position) <= ($4::text::xid8, $5)
+			  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+			  AND company_id = $1
+			ORDER BY events.transaction_id, events.global_position`, companyID, strconv.FormatUint(after.TxID, 10), after.Global,
+			strconv.FormatUint(upTo.TxID, 10), upTo.Global); err != nil {
+			return fmt.Errorf("eventstore: read: %w", err)
+		}
+		var meta metadataCache
+		for fetch := companyLogFirstFetch; ; fetch = min(2*fetch, companyLogMostFetch) {
+			rows, err := tx.Query(ctx, `FETCH `+strconv.Itoa(fetch)+` FROM company_log`)
+			if err != nil {
+				return fmt.Errorf("eventstore: read: %w", err)
+			}
+			n := 0
+			for rows.Next() {
+				n++
+				e, err := scanEvent(rows, &meta)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				if fnErr = fn(e); fnErr != nil {
+					rows.Close()
+					return fnErr
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("eventstore: read: %w", err)
+			}
+			if n < fetch {
+				return nil
+			}
+		}
+	})
+	if fnErr != nil {
+		return fnErr // fn's, as it is
+	}
+	return storeError(err)
+}
+
 // ReadCommit returns the events of the commit written by transaction txID.
 func (s *Store) ReadCommit(ctx context.Context, txID uint64) ([]eventstore.RecordedEvent, error) {
 	return s.query(ctx, selectEvents+`WHERE transaction_id = $1::text::xid8 ORDER BY global_position`, strconv.FormatUint(txID, 10))
@@ -146,36 +213,49 @@ func (s *Store) query(ctx context.Context, sql string, args ...any) ([]eventstor
 func ScanEvents(rows pgx.Rows) ([]eventstore.RecordedEvent, error) {
 	defer rows.Close()
 	var out []eventstore.RecordedEvent
-	// The events of a commit share their metadata: decode each distinct
-	// metadata once (Metadata is strings only, so copies share nothing
-	// mutable).
-	var lastMeta []byte
-	var lastDecoded eventstore.Metadata
+	var meta metadataCache
 	for rows.Next() {
-		var e eventstore.RecordedEvent
-		var data, meta []byte
-		var xid string
-		if err := rows.Scan(&e.StreamID, &e.StreamVersion, &e.Type, &data, &meta, &e.RecordedAt, &xid, &e.Position.Global); err != nil {
-			return nil, fmt.Errorf("eventstore: read: %w", err)
-		}
-		e.Data = data
-		if lastMeta != nil && bytes.Equal(meta, lastMeta) {
-			e.Metadata = lastDecoded
-		} else {
-			if err := json.Unmarshal(meta, &e.Metadata); err != nil {
-				return nil, fmt.Errorf("eventstore: metadata of %s/%d: %w", e.StreamID, e.StreamVersion, err)
-			}
-			lastMeta, lastDecoded = meta, e.Metadata
-		}
-		var err error
-		if e.Position.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		e, err := scanEvent(rows, &meta)
+		if err != nil {
 			return nil, err
 		}
-		e.RecordedAt = e.RecordedAt.UTC()
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("eventstore: read: %w", err)
 	}
 	return out, nil
+}
+
+// metadataCache holds the last metadata decoded: the events of a commit
+// share their metadata, so each distinct one is decoded once (Metadata is
+// strings only, so copies share nothing mutable).
+type metadataCache struct {
+	raw     []byte
+	decoded eventstore.Metadata
+}
+
+// scanEvent reads the current row of rows (the columns of selectEvents).
+func scanEvent(rows pgx.Rows, meta *metadataCache) (eventstore.RecordedEvent, error) {
+	var e eventstore.RecordedEvent
+	var data, raw []byte
+	var xid string
+	if err := rows.Scan(&e.StreamID, &e.StreamVersion, &e.Type, &data, &raw, &e.RecordedAt, &xid, &e.Position.Global); err != nil {
+		return e, fmt.Errorf("eventstore: read: %w", err)
+	}
+	e.Data = data
+	if meta.raw != nil && bytes.Equal(raw, meta.raw) {
+		e.Metadata = meta.decoded
+	} else {
+		if err := json.Unmarshal(raw, &e.Metadata); err != nil {
+			return e, fmt.Errorf("eventstore: metadata of %s/%d: %w", e.StreamID, e.StreamVersion, err)
+		}
+		meta.raw, meta.decoded = raw, e.Metadata
+	}
+	var err error
+	if e.Position.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		return e, err
+	}
+	e.RecordedAt = e.RecordedAt.UTC()
+	return e, nil
 }

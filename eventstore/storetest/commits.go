@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -131,4 +132,85 @@ func testReadCompanyLog(t *testing.T, s eventstore.Store) {
 			}
 		})
 	}
+}
+
+// testEachCompanyEvent: the same range as ReadCompanyLog's, all of it,
+// handed out one event at a time; the events handed out may be kept;
+// an error of fn stops the read at once and comes back as it is.
+func testEachCompanyEvent(t *testing.T, s eventstore.Store) {
+	write := func(company, stream string, n int) eventstore.Committed {
+		t.Helper()
+		c := commit(stream, eventstore.NoStream, events("Happened", n)...)
+		c.Metadata.CompanyID = company
+		return mustAppend(t, s, c)
+	}
+	a1 := write("a", "e-a-1", 2)
+	b1 := write("b", "e-b-1", 1)
+	a2 := write("a", "e-a-2", 3)
+	b2 := write("b", "e-b-2", 2)
+	a3 := write("a", "e-a-3", 1)
+	waitVisible(t, s, a3.Last)
+
+	of := func(cs ...eventstore.Committed) []eventstore.RecordedEvent {
+		var out []eventstore.RecordedEvent
+		for _, c := range cs {
+			out = append(out, c.Events...)
+		}
+		return out
+	}
+	before := func(c eventstore.Committed) eventstore.Position {
+		return eventstore.Position{TxID: c.First.TxID, Global: c.First.Global - 1}
+	}
+	inA2 := a2.Events[1].Position
+	for _, tt := range []struct {
+		name        string
+		company     string
+		after, upTo eventstore.Position
+		want        []eventstore.RecordedEvent
+	}{
+		{"the whole range", "a", eventstore.Position{}, a3.Last, of(a1, a2, a3)},
+		{"another company", "b", eventstore.Position{}, a3.Last, of(b1, b2)},
+		{"a company with no commit", "z", eventstore.Position{}, a3.Last, nil},
+		{"from a commit on", "a", before(a2), a3.Last, of(a2, a3)},
+		{"after is excluded", "a", a1.Last, a3.Last, of(a2, a3)},
+		{"from inside a commit", "a", a2.First, a3.Last, slices.Concat(a2.Events[1:], a3.Events)},
+		{"upTo is included", "a", a1.Last, a2.Last, of(a2)},
+		{"up to before a commit", "a", a1.Last, b2.Last, of(a2)},
+		{"up to inside a commit, which is cut", "a", a1.Last, inA2, a2.Events[:2]},
+		{"nothing after", "a", a3.Last, a3.Last, nil},
+		{"an empty range", "b", b2.Last, a3.Last, nil},
+		{"a range backwards", "a", a3.Last, a1.Last, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []eventstore.RecordedEvent
+			err := s.EachCompanyEvent(t.Context(), tt.company, tt.after, tt.upTo, func(e eventstore.RecordedEvent) error {
+				got = append(got, e) // kept: the store must not reuse it
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpOpts); diff != "" {
+				t.Errorf("EachCompanyEvent(%q, %v, %v) mismatch (-want +got):\n%s", tt.company, tt.after, tt.upTo, diff)
+			}
+		})
+	}
+
+	t.Run("an error of fn stops the read", func(t *testing.T) {
+		stop := errors.New("enough")
+		var got []eventstore.RecordedEvent
+		err := s.EachCompanyEvent(t.Context(), "a", eventstore.Position{}, a3.Last, func(e eventstore.RecordedEvent) error {
+			got = append(got, e)
+			if len(got) == 3 {
+				return stop
+			}
+			return nil
+		})
+		if err != stop { //nolint:errorlint // fn's error, as it is, not wrapped
+			t.Errorf("EachCompanyEvent = %v, want fn's error as it is", err)
+		}
+		if diff := cmp.Diff(of(a1, a2)[:3], got, cmpOpts); diff != "" {
+			t.Errorf("events before the stop mismatch (-want +got):\n%s", diff)
+		}
+	})
 }

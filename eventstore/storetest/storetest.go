@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) eventstore.Store) {
 		{"Head", testHead},
 		{"ReadCommit", testReadCommit},
 		{"ReadCompanyLog", testReadCompanyLog},
+		{"EachCompanyEvent", testEachCompanyEvent},
 		{"InvalidCommit", testInvalidCommit},
 		{"ConcurrentExpectedVersion", testConcurrentExpectedVersion},
 		{"ConcurrentAny", testConcurrentAny},

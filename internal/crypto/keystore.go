@@ -23,14 +23,44 @@ type Querier interface {
 // customer_keys (company_id, customer_id, wrapped_key).
 type KeyStore struct {
 	Keyring *Keyring
+	// Cache, when set, keeps what Load found (KeyCache), for a reader
+	// that meets the same subjects again and again (a replay of a
+	// company's log, the feed of its changes). Nil: every Load reads.
+	Cache *KeyCache
 }
 
 // Load returns the clear data keys of the given subjects that still have
-// one; a forgotten subject is absent from the map. One query for all.
+// one; a forgotten subject is absent from the map. One query for all
+// (for those the Cache does not hold; none when it holds them all).
 func (s KeyStore) Load(ctx context.Context, q Reader, companyID string, subjectIDs []string) (map[string][]byte, error) {
 	keys := make(map[string][]byte, len(subjectIDs))
-	if len(subjectIDs) == 0 {
+	if s.Cache != nil {
+		missing := subjectIDs[:0:0]
+		for _, id := range subjectIDs {
+			if key, ok := s.Cache.get(companyID, id); !ok {
+				missing = append(missing, id)
+			} else if key != nil {
+				keys[id] = key
+			}
+		}
+		if len(missing) == 0 {
+			return keys, nil
+		}
+		if err := s.load(ctx, q, companyID, missing, keys); err != nil {
+			return nil, err
+		}
+		for _, id := range missing {
+			s.Cache.put(companyID, id, keys[id]) // nil: gone
+		}
 		return keys, nil
+	}
+	return keys, s.load(ctx, q, companyID, subjectIDs, keys)
+}
+
+// load reads the keys of subjectIDs into keys.
+func (s KeyStore) load(ctx context.Context, q Reader, companyID string, subjectIDs []string, keys map[string][]byte) error {
+	if len(subjectIDs) == 0 {
+		return nil
 	}
 	// The ids travel as an InitPlan parameter ((SELECT $2)), whose length
 	// the planner cannot see: with the array as a plain parameter, stale
@@ -40,20 +70,20 @@ func (s KeyStore) Load(ctx context.Context, q Reader, companyID string, subjectI
 	rows, err := q.Query(ctx, `SELECT customer_id, wrapped_key FROM customer_keys
 		WHERE company_id = $1 AND customer_id = ANY((SELECT $2::text[])::text[])`, companyID, subjectIDs)
 	if err != nil {
-		return nil, fmt.Errorf("crypto: load keys: %w", err)
+		return fmt.Errorf("crypto: load keys: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id string
 		var wrapped []byte
 		if err := rows.Scan(&id, &wrapped); err != nil {
-			return nil, fmt.Errorf("crypto: load keys: %w", err)
+			return fmt.Errorf("crypto: load keys: %w", err)
 		}
 		if keys[id], err = s.Keyring.Unwrap(wrapped); err != nil {
-			return nil, fmt.Errorf("crypto: key of %s: %w (wrong master key?)", id, err)
+			return fmt.Errorf("crypto: key of %s: %w (wrong master key?)", id, err)
 		}
 	}
-	return keys, rows.Err()
+	return rows.Err()
 }
 
 // Create makes and stores a data key for each subject (which must have
@@ -96,6 +126,7 @@ func (s KeyStore) Store(ctx context.Context, q Querier, companyID string, subjec
 		SELECT $1, * FROM unnest($2::text[], $3::bytea[])`, companyID, subjectIDs, wrapped); err != nil {
 		return fmt.Errorf("crypto: store keys: %w", err)
 	}
+	s.Cache.drop(companyID, subjectIDs)
 	return nil
 }
 
@@ -110,5 +141,6 @@ func (s KeyStore) Destroy(ctx context.Context, q Querier, companyID string, subj
 	if err != nil {
 		return fmt.Errorf("crypto: destroy keys: %w", err)
 	}
+	s.Cache.drop(companyID, subjectIDs)
 	return nil
 }

@@ -110,3 +110,43 @@ func benchCustomerEvents(b *testing.B, ids []string, keys map[string][]byte, ver
 	}
 	return events
 }
+
+// BenchmarkCustomerAsOf times the two halves of a customer as of its
+// last event (GET /api/data/customers/<id>/?as_of=, docs/retrieval.md),
+// for a customer of 1,000 events (one commit each, setting three fields,
+// a tag among them, as TestCustomerAsOfLatency writes them): "read", the
+// stream's 1,000 events read from the store (ReadStream, one query);
+// "fold", the same events folded into the document (Fold: the key read,
+// 1,000 opens and applies). Besides the wall time it reports the CPU
+// time of the test process (go-cpu-ns/op).
+func BenchmarkCustomerAsOf(b *testing.B) {
+	c := newCustomers(b)
+	ctx := context.Background()
+	for i := range 1000 {
+		set := map[string]any{"last_name": fmt.Sprintf("Name %d", i), "city": "Helsinki", "tags": []string{"t" + fmt.Sprint(i%7)}}
+		if i == 0 {
+			set["email"] = "ann@example.com"
+		}
+		c.Upsert("acme", "c1", customer.Changes{Set: set})
+	}
+	stream := customer.Stream("acme", "c1")
+	events, err := c.Store.ReadStream(ctx, stream, 0)
+	if err != nil || len(events) != 1000 {
+		b.Fatalf("%d events, %v", len(events), err)
+	}
+	run := func(b *testing.B, f func() error) {
+		cpu := projectiontest.ProcessCPU(b)
+		for b.Loop() {
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((projectiontest.ProcessCPU(b)-cpu).Nanoseconds())/float64(b.N), "go-cpu-ns/op")
+	}
+	b.Run("read", func(b *testing.B) {
+		run(b, func() error { _, err := c.Store.ReadStream(ctx, stream, 0); return err })
+	})
+	b.Run("fold", func(b *testing.B) {
+		run(b, func() error { _, err := c.P.Fold(ctx, c.Pool, events); return err })
+	})
+}
