@@ -187,6 +187,8 @@ func (s waitingSubscriber) Subscribe(ctx context.Context, topic string) (<-chan 
 			if outage.Succeeded() {
 				s.logger.Info("bus: subscribed once the database answered", "topic", topic)
 			}
+			// The subscription ends with ctx: so does its wait for messages.
+			context.AfterFunc(ctx, s.backoff.close)
 			return msgs, nil
 		case ctx.Err() != nil || !pg.Transient(err):
 			return nil, err
@@ -265,6 +267,11 @@ func (b *pollBackoff) HandleError(_ watermill.LoggerAdapter, noMsg bool, err err
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
 		return 0 // another subscriber of the group won the row; try again
+	}
+	if errors.Is(err, context.Canceled) {
+		// The subscription is ending (its context, or Close, ended the
+		// query): no outage to report, and the loop stops at its next turn.
+		return b.poll
 	}
 	if b.outage.Failed(err) {
 		if pg.Transient(err) {
