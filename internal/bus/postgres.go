@@ -229,7 +229,7 @@ type pollBackoff struct {
 	wake    *wake.Signal
 	closing chan struct{}
 	once    sync.Once
-	mu      sync.Mutex      // for woken and soon, should a subscriber consume several topics
+	mu      sync.Mutex      // guards woken and soon; each subscriber here has one subscription, whose end closes closing
 	woken   <-chan struct{} // taken before the query whose answer HandleError gets
 	soon    time.Duration   // the next wait after a wake; 0 when idle
 }
