@@ -9,6 +9,7 @@ import (
 
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 )
@@ -21,7 +22,18 @@ import (
 func TestCommitWakesIdleSubscriber(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool := pgtest.NewPool(t)
+	// A server of its own: a transaction of another test on the shared
+	// server holds every reader of the outbox back (pg_snapshot_xmin),
+	// and with an hour's poll the subscriber would look again too late.
+	srv := pgtest.NewServer(t)
+	pool, err := pg.Open(ctx, srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pg.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
 	store := postgres.New(pool, projections.CommitPublisher{})
 	transport, err := bus.NewPostgres(pool, bus.PostgresConfig{PollInterval: time.Hour, Wake: store.Commits()})
 	if err != nil {
