@@ -125,18 +125,16 @@ func newEnv(t *testing.T, opts ...option) *env {
 	return e
 }
 
-// start runs a server on e.cfg, on e.addr once it has one.
+// start runs a server on e.cfg, on a port of its own: a restarted server
+// does not get its old port back (another test's process may hold it by
+// then), and every client dials e.addr afresh.
 func (e *env) start() {
 	e.t.Helper()
 	srv, err := sftp.New(e.cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	addr := e.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		e.t.Fatal(err)
 	}
