@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/projections/internal/bulk"
 )
 
 // A checkpoint is the last position a projector applied, kept in
@@ -35,13 +36,8 @@ const selectCheckpoint = `SELECT transaction_id::text, global_position, events_a
 
 func scanCheckpoint(row pgx.Row) (checkpoint, error) {
 	var cp checkpoint
-	var xid string
-	if err := row.Scan(&xid, &cp.Position.Global, &cp.EventsApplied, &cp.UpdatedAt); err != nil {
+	if err := row.Scan(bulk.TxID{To: &cp.Position.TxID}, &cp.Position.Global, &cp.EventsApplied, &cp.UpdatedAt); err != nil {
 		return checkpoint{}, err
-	}
-	var err error
-	if cp.Position.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
-		return checkpoint{}, fmt.Errorf("checkpoint transaction id %q: %w", xid, err)
 	}
 	return cp, nil
 }

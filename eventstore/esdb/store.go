@@ -583,10 +583,24 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 	if !after.Less(upTo) || upTo.TxID == 0 {
 		return nil, nil
 	}
-	from := revision(after)
 	var out []eventstore.RecordedEvent
-	// Records from after's up to upTo's, revision upTo.TxID-1.
-	err := s.readRecords(ctx, from, upTo.TxID-from, func(rev uint64, data []byte) (bool, error) {
+	err := s.readCompanyCommits(ctx, companyID, after, upTo, func(evs []eventstore.RecordedEvent) bool {
+		out = append(out, evs...)
+		return len(out) < limit
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.decided(ctx, out)
+}
+
+// readCompanyCommits hands each the events between after and upTo of each
+// of one company's commits in that range, in log order, until each says
+// to stop. It reads the records from after's up to upTo's (revision
+// upTo.TxID-1), every company's, decoded to learn the company.
+func (s *Store) readCompanyCommits(ctx context.Context, companyID string, after, upTo eventstore.Position, each func([]eventstore.RecordedEvent) bool) error {
+	from := revision(after)
+	return s.readRecords(ctx, from, upTo.TxID-from, func(rev uint64, data []byte) (bool, error) {
 		var rec record
 		if err := decodeRecord(rev, data, &rec); err != nil {
 			return false, err
@@ -597,13 +611,11 @@ func (s *Store) ReadCompanyLog(ctx context.Context, companyID string, after, upT
 		evs, err := s.commitEvents(ctx, rev, &rec, func(_ string, _ int64, pos eventstore.Position) bool {
 			return after.Less(pos) && !upTo.Less(pos)
 		})
-		out = append(out, evs...)
-		return len(out) < limit, err
+		if err != nil {
+			return false, err
+		}
+		return each(evs), nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.decided(ctx, out)
 }
 
 // EachCompanyEvent hands fn each event of one company's commits between
@@ -628,27 +640,13 @@ func (s *Store) EachCompanyEvent(ctx context.Context, companyID string, after, u
 		return nil
 	}
 	var fnErr error
-	from := revision(after)
-	err = s.readRecords(ctx, from, upTo.TxID-from, func(rev uint64, data []byte) (bool, error) {
-		var rec record
-		if err := decodeRecord(rev, data, &rec); err != nil {
-			return false, err
-		}
-		if rec.Metadata.CompanyID != companyID || !after.Less(eventstore.Position{TxID: rev + 1, Global: rec.span().Last}) {
-			return true, nil
-		}
-		evs, err := s.commitEvents(ctx, rev, &rec, func(_ string, _ int64, pos eventstore.Position) bool {
-			return after.Less(pos) && !upTo.Less(pos)
-		})
-		if err != nil {
-			return false, err
-		}
+	err = s.readCompanyCommits(ctx, companyID, after, upTo, func(evs []eventstore.RecordedEvent) bool {
 		for _, e := range evs {
 			if fnErr = fn(e); fnErr != nil {
-				return false, nil
+				return false
 			}
 		}
-		return true, nil
+		return true
 	})
 	if fnErr != nil {
 		return fnErr

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -70,23 +71,42 @@ func testReadCommit(t *testing.T, s eventstore.Store) {
 	}
 }
 
-// testReadCompanyLog: one company's commits between two positions, in log
-// order, the other companies' left out; a full page finishes its last
-// commit, and upTo is never passed.
-func testReadCompanyLog(t *testing.T, s eventstore.Store) {
-	write := func(company, stream string, n int) eventstore.Committed {
+// companyLog is five commits of two companies, interleaved: a1 b1 a2 b2 a3.
+type companyLog struct {
+	a1, b1, a2, b2, a3 eventstore.Committed
+}
+
+// writeCompanyLog appends a companyLog, its streams named after prefix.
+func writeCompanyLog(t *testing.T, s eventstore.Store, prefix string) companyLog {
+	t.Helper()
+	write := func(company string, n, seq int) eventstore.Committed {
 		t.Helper()
-		c := commit(stream, eventstore.NoStream, events("Happened", n)...)
+		c := commit(fmt.Sprintf("%s-%s-%d", prefix, company, seq), eventstore.NoStream, events("Happened", n)...)
 		c.Metadata.CompanyID = company
 		return mustAppend(t, s, c)
 	}
-	a1 := write("a", "s-a-1", 2)
-	b1 := write("b", "s-b-1", 1)
-	a2 := write("a", "s-a-2", 3)
-	b2 := write("b", "s-b-2", 2)
-	a3 := write("a", "s-a-3", 1)
-	waitVisible(t, s, a3.Last)
+	var l companyLog
+	l.a1 = write("a", 2, 1)
+	l.b1 = write("b", 1, 1)
+	l.a2 = write("a", 3, 2)
+	l.b2 = write("b", 2, 2)
+	l.a3 = write("a", 1, 3)
+	waitVisible(t, s, l.a3.Last)
+	return l
+}
 
+// companyLogRange is a read of one company's log between two positions,
+// limit events a page (0: no limit), and the events it gives.
+type companyLogRange struct {
+	name        string
+	company     string
+	after, upTo eventstore.Position
+	limit       int
+	want        []eventstore.RecordedEvent
+}
+
+// ranges are the unpaged reads every company-log reader answers alike.
+func (l companyLog) ranges() []companyLogRange {
 	of := func(cs ...eventstore.Committed) []eventstore.RecordedEvent {
 		var out []eventstore.RecordedEvent
 		for _, c := range cs {
@@ -97,14 +117,9 @@ func testReadCompanyLog(t *testing.T, s eventstore.Store) {
 	before := func(c eventstore.Committed) eventstore.Position {
 		return eventstore.Position{TxID: c.First.TxID, Global: c.First.Global - 1}
 	}
+	a1, b1, a2, b2, a3 := l.a1, l.b1, l.a2, l.b2, l.a3
 	inA2 := a2.Events[1].Position // the middle of a2
-	for _, tt := range []struct {
-		name        string
-		company     string
-		after, upTo eventstore.Position
-		limit       int
-		want        []eventstore.RecordedEvent
-	}{
+	return []companyLogRange{
 		{"the whole range", "a", eventstore.Position{}, a3.Last, 0, of(a1, a2, a3)},
 		{"another company", "b", eventstore.Position{}, a3.Last, 0, of(b1, b2)},
 		{"a company with no commit", "z", eventstore.Position{}, a3.Last, 0, nil},
@@ -114,14 +129,26 @@ func testReadCompanyLog(t *testing.T, s eventstore.Store) {
 		{"upTo is included", "a", a1.Last, a2.Last, 0, of(a2)},
 		{"up to before a commit", "a", a1.Last, b2.Last, 0, of(a2)},
 		{"up to inside a commit, which is cut", "a", a1.Last, inA2, 0, a2.Events[:2]},
-		{"a page finishes its commit", "a", eventstore.Position{}, a3.Last, 3, of(a1, a2)},
-		{"a page of one event", "a", a1.Last, a3.Last, 1, of(a2)},
-		{"a page of one event skips other companies", "b", b1.Last, a3.Last, 1, of(b2)},
-		{"a page finishes its commit up to upTo only", "a", a1.Last, inA2, 1, a2.Events[:2]},
 		{"nothing after", "a", a3.Last, a3.Last, 0, nil},
 		{"an empty range", "b", b2.Last, a3.Last, 0, nil},
 		{"a range backwards", "a", a3.Last, a1.Last, 0, nil},
-	} {
+	}
+}
+
+// testReadCompanyLog: one company's commits between two positions, in log
+// order, the other companies' left out; a full page finishes its last
+// commit, and upTo is never passed.
+func testReadCompanyLog(t *testing.T, s eventstore.Store) {
+	l := writeCompanyLog(t, s, "s")
+	a1, b1, a2, a3 := l.a1, l.b1, l.a2, l.a3
+	inA2 := a2.Events[1].Position
+	pages := []companyLogRange{
+		{"a page finishes its commit", "a", eventstore.Position{}, a3.Last, 3, slices.Concat(a1.Events, a2.Events)},
+		{"a page of one event", "a", a1.Last, a3.Last, 1, a2.Events},
+		{"a page of one event skips other companies", "b", b1.Last, a3.Last, 1, l.b2.Events},
+		{"a page finishes its commit up to upTo only", "a", a1.Last, inA2, 1, a2.Events[:2]},
+	}
+	for _, tt := range append(l.ranges(), pages...) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := s.ReadCompanyLog(t.Context(), tt.company, tt.after, tt.upTo, tt.limit)
 			if err != nil {
@@ -134,53 +161,12 @@ func testReadCompanyLog(t *testing.T, s eventstore.Store) {
 	}
 }
 
-// testEachCompanyEvent: the same range as ReadCompanyLog's, all of it,
+// testEachCompanyEvent: the same ranges as ReadCompanyLog's, all of each,
 // handed out one event at a time; the events handed out may be kept;
 // an error of fn stops the read at once and comes back as it is.
 func testEachCompanyEvent(t *testing.T, s eventstore.Store) {
-	write := func(company, stream string, n int) eventstore.Committed {
-		t.Helper()
-		c := commit(stream, eventstore.NoStream, events("Happened", n)...)
-		c.Metadata.CompanyID = company
-		return mustAppend(t, s, c)
-	}
-	a1 := write("a", "e-a-1", 2)
-	b1 := write("b", "e-b-1", 1)
-	a2 := write("a", "e-a-2", 3)
-	b2 := write("b", "e-b-2", 2)
-	a3 := write("a", "e-a-3", 1)
-	waitVisible(t, s, a3.Last)
-
-	of := func(cs ...eventstore.Committed) []eventstore.RecordedEvent {
-		var out []eventstore.RecordedEvent
-		for _, c := range cs {
-			out = append(out, c.Events...)
-		}
-		return out
-	}
-	before := func(c eventstore.Committed) eventstore.Position {
-		return eventstore.Position{TxID: c.First.TxID, Global: c.First.Global - 1}
-	}
-	inA2 := a2.Events[1].Position
-	for _, tt := range []struct {
-		name        string
-		company     string
-		after, upTo eventstore.Position
-		want        []eventstore.RecordedEvent
-	}{
-		{"the whole range", "a", eventstore.Position{}, a3.Last, of(a1, a2, a3)},
-		{"another company", "b", eventstore.Position{}, a3.Last, of(b1, b2)},
-		{"a company with no commit", "z", eventstore.Position{}, a3.Last, nil},
-		{"from a commit on", "a", before(a2), a3.Last, of(a2, a3)},
-		{"after is excluded", "a", a1.Last, a3.Last, of(a2, a3)},
-		{"from inside a commit", "a", a2.First, a3.Last, slices.Concat(a2.Events[1:], a3.Events)},
-		{"upTo is included", "a", a1.Last, a2.Last, of(a2)},
-		{"up to before a commit", "a", a1.Last, b2.Last, of(a2)},
-		{"up to inside a commit, which is cut", "a", a1.Last, inA2, a2.Events[:2]},
-		{"nothing after", "a", a3.Last, a3.Last, nil},
-		{"an empty range", "b", b2.Last, a3.Last, nil},
-		{"a range backwards", "a", a3.Last, a1.Last, nil},
-	} {
+	l := writeCompanyLog(t, s, "e")
+	for _, tt := range l.ranges() {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []eventstore.RecordedEvent
 			err := s.EachCompanyEvent(t.Context(), tt.company, tt.after, tt.upTo, func(e eventstore.RecordedEvent) error {
@@ -199,7 +185,7 @@ func testEachCompanyEvent(t *testing.T, s eventstore.Store) {
 	t.Run("an error of fn stops the read", func(t *testing.T) {
 		stop := errors.New("enough")
 		var got []eventstore.RecordedEvent
-		err := s.EachCompanyEvent(t.Context(), "a", eventstore.Position{}, a3.Last, func(e eventstore.RecordedEvent) error {
+		err := s.EachCompanyEvent(t.Context(), "a", eventstore.Position{}, l.a3.Last, func(e eventstore.RecordedEvent) error {
 			got = append(got, e)
 			if len(got) == 3 {
 				return stop
@@ -209,7 +195,7 @@ func testEachCompanyEvent(t *testing.T, s eventstore.Store) {
 		if err != stop { //nolint:errorlint // fn's error, as it is, not wrapped
 			t.Errorf("EachCompanyEvent = %v, want fn's error as it is", err)
 		}
-		if diff := cmp.Diff(of(a1, a2)[:3], got, cmpOpts); diff != "" {
+		if diff := cmp.Diff(slices.Concat(l.a1.Events, l.a2.Events)[:3], got, cmpOpts); diff != "" {
 			t.Errorf("events before the stop mismatch (-want +got):\n%s", diff)
 		}
 	})

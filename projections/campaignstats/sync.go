@@ -101,14 +101,12 @@ func syncSegments(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEv
 	if err != nil {
 		return nil, fmt.Errorf("projections: campaign_stats: datasync targets: %w", err)
 	}
-	var xid string
 	var at eventstore.Position
-	if _, err := pgx.ForEachRow(rows, []any{&xid, &at.Global}, func() error {
-		var err error
-		if at.TxID, err = strconv.ParseUint(xid, 10, 64); err == nil && !at.Less(first) && at.Less(last) {
+	if _, err := pgx.ForEachRow(rows, []any{bulk.TxID{To: &at.TxID}, &at.Global}, func() error {
+		if !at.Less(first) && at.Less(last) {
 			cuts = append(cuts, at)
 		}
-		return err
+		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("projections: campaign_stats: datasync targets: %w", err)
 	}
@@ -268,12 +266,7 @@ func (b *statsBatch) lockSyncTargets(ctx context.Context, tx pgx.Tx, companies [
 	batch.Queue(`SELECT datatarget_id, company_id, fields, last_message_number, applied_tx::text, applied_position
 		FROM campaign_sync_targets WHERE company_id = ANY($1) ORDER BY datatarget_id FOR UPDATE`, companies).Query(func(rows pgx.Rows) error {
 		var t campaignSyncTarget
-		var xid string
-		_, err := pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.fields, &t.last, &xid, &t.applied.Global}, func() error {
-			var err error
-			if t.applied.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
-				return err
-			}
+		_, err := pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.fields, &t.last, bulk.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
 			c := t
 			out = append(out, &c)
 			return nil

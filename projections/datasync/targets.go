@@ -46,13 +46,8 @@ func loadSyncTargets(ctx context.Context, tx pgx.Tx, companies []string) (*syncT
 		return nil, fmt.Errorf("projections: datasync: load datatargets: %w", err)
 	}
 	ts := &syncTargets{byID: map[string]*syncTarget{}, byCompany: map[string][]*syncTarget{}}
-	var xid string
 	t := syncTarget{}
-	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.datatype, &t.fields, &t.last, &xid, &t.applied.Global}, func() error {
-		var err error
-		if t.applied.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
-			return err
-		}
+	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.datatype, &t.fields, &t.last, bulk.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
 		ts.add(&syncTarget{id: t.id, company: t.company, datatype: t.datatype, fields: t.fields, last: t.last, applied: t.applied})
 		return nil
 	})

@@ -275,12 +275,7 @@ func feedTargets(ctx context.Context, tx pgx.Tx, company string, keys []string) 
 	}
 	var out []*feedTarget
 	var t feedTarget
-	var xid string
-	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.segment, &t.fields, &t.last, &xid, &t.applied.Global}, func() error {
-		var err error
-		if t.applied.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
-			return err
-		}
+	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.segment, &t.fields, &t.last, bulk.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
 		c := t
 		out = append(out, &c)
 		return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/bulk"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/projections/retrieval"
 	"github.com/jackc/pgx/v5"
@@ -47,16 +47,12 @@ func WaitCaughtUp(t testing.TB, pool *pgxpool.Pool, p projections.Projector) {
 	t.Helper()
 	target := LastPosition(t, pool)
 	WaitFor(t, 30*time.Second, p.Name()+" caught up", func() bool {
-		var xid string
 		var cp eventstore.Position
-		err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&xid, &cp.Global)
+		err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(bulk.TxID{To: &cp.TxID}, &cp.Global)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false
 		}
 		if err != nil {
-			t.Fatal(err)
-		}
-		if cp.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
 			t.Fatal(err)
 		}
 		return !cp.Less(target)
@@ -66,14 +62,10 @@ func WaitCaughtUp(t testing.TB, pool *pgxpool.Pool, p projections.Projector) {
 // LastPosition is the position of the last committed event.
 func LastPosition(t testing.TB, pool *pgxpool.Pool) eventstore.Position {
 	t.Helper()
-	var xid string
 	var p eventstore.Position
 	err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM events
-		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(&xid, &p.Global)
+		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(bulk.TxID{To: &p.TxID}, &p.Global)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if p.TxID, err = strconv.ParseUint(xid, 10, 64); err != nil {
 		t.Fatal(err)
 	}
 	return p
