@@ -18,6 +18,17 @@ import (
 	"github.com/clientele/clientele/domain/importing"
 )
 
+// editorSession is an environment with the editor's customers and a tab
+// logged in to acme's console as its staff.
+func editorSession(t *testing.T) (*env, context.Context) {
+	t.Helper()
+	e := newEnv(t)
+	editorFixture(t, e)
+	ctx := tab(t)
+	browserLogIn(t, ctx, e, acmeHost, e.staff.Email, "")
+	return e, ctx
+}
+
 // editorFixture is four customers of acme: E-1 and E-2 in Helsinki with
 // BROWSE events of the last days (two for E-1, one for E-2), E-3 in
 // Helsinki whose only BROWSE is 100 days old, E-4 in Turku with a BROWSE
@@ -81,10 +92,7 @@ func buildHelsinkiBrowsers() []chromedp.Action[chromedp.Void] {
 // segment with the rule built, as GET /api/segments/<key>/ answers it.
 func TestBrowserSegmentEditorBuildsRule(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	editorFixture(t, e)
-	ctx := tab(t)
-	browserLogIn(t, ctx, e, acmeHost, e.staff.Email, "")
+	e, ctx := editorSession(t)
 
 	var count string
 	var folded bool
@@ -132,10 +140,7 @@ func TestBrowserSegmentEditorBuildsRule(t *testing.T) {
 // so does negating it (the other Helsinki customer).
 func TestBrowserSegmentEditorCountsLive(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	editorFixture(t, e)
-	ctx := tab(t)
-	browserLogIn(t, ctx, e, acmeHost, e.staff.Email, "")
+	e, ctx := editorSession(t)
 
 	var before, after, negated, marker, set string
 	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(e.url(acmeHost, "/console/new-segment"))}, buildHelsinkiBrowsers()...)
@@ -163,10 +168,7 @@ func TestBrowserSegmentEditorCountsLive(t *testing.T) {
 // count's place, without loading the page.
 func TestBrowserSegmentEditorRefusal(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	editorFixture(t, e)
-	ctx := tab(t)
-	browserLogIn(t, ctx, e, acmeHost, e.staff.Email, "")
+	e, ctx := editorSession(t)
 
 	var refusal string
 	run(t, ctx, "a bad window",
@@ -189,10 +191,7 @@ func TestBrowserSegmentEditorRefusal(t *testing.T) {
 // the server.
 func TestBrowserSegmentBuilderWithoutScript(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	editorFixture(t, e)
-	ctx := tab(t)
-	browserLogIn(t, ctx, e, acmeHost, e.staff.Email, "")
+	e, ctx := editorSession(t)
 
 	var size string
 	run(t, ctx, "preview without a script",

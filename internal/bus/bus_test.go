@@ -10,15 +10,33 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
+	"github.com/clientele/clientele/internal/pg"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// privateStore starts a PostgreSQL server of the test's own, migrated,
+// and the store on it, publishing its commits.
+func privateStore(t *testing.T) (*pgtest.Server, *pgxpool.Pool, *postgres.Store) {
+	t.Helper()
+	srv := pgtest.NewServer(t)
+	pool, err := pg.Open(t.Context(), srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pg.Migrate(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return srv, pool, postgres.New(pool, projections.CommitPublisher{})
+}
 
 func commit(company, stream string, n int) eventstore.Commit {
 	evs := make([]eventstore.Event, n)

@@ -11,11 +11,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/pg"
-	"github.com/clientele/clientele/internal/pg/pgtest"
-	"github.com/clientele/clientele/projections"
 )
 
 // TestConsumerOutlivesTheDatabase starts a consumer while its database
@@ -29,16 +26,7 @@ func TestConsumerOutlivesTheDatabase(t *testing.T) {
 		t.Skip("runs a private PostgreSQL server")
 	}
 	ctx := context.Background()
-	srv := pgtest.NewServer(t)
-	pool, err := pg.Open(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := pg.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	store := postgres.New(pool, projections.CommitPublisher{})
+	srv, pool, store := privateStore(t)
 	logs := &testlog.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	transport, err := bus.NewPostgres(pool, bus.PostgresConfig{PollInterval: 10 * time.Millisecond, RetryInterval: 50 * time.Millisecond, Logger: logger})

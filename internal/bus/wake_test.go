@@ -7,10 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/bus"
-	"github.com/clientele/clientele/internal/pg"
-	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
 )
 
@@ -25,16 +22,7 @@ func TestCommitWakesIdleSubscriber(t *testing.T) {
 	// A server of its own: a transaction of another test on the shared
 	// server holds every reader of the outbox back (pg_snapshot_xmin),
 	// and with an hour's poll the subscriber would look again too late.
-	srv := pgtest.NewServer(t)
-	pool, err := pg.Open(ctx, srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := pg.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	store := postgres.New(pool, projections.CommitPublisher{})
+	_, pool, store := privateStore(t)
 	transport, err := bus.NewPostgres(pool, bus.PostgresConfig{PollInterval: time.Hour, Wake: store.Commits()})
 	if err != nil {
 		t.Fatal(err)
