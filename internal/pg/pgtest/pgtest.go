@@ -33,6 +33,12 @@ var (
 	mu       sync.Mutex
 	server   *pg.Embedded
 	adminURL string // a URL to the "postgres" database of the test server
+	// admin is a pool on adminURL that creates and drops the tests'
+	// databases. Its connections are kept: a server process costs
+	// PostgreSQL about 40 ms of CPU to start and end on this kind of
+	// machine (a virtual one, where forks and page faults are dear), and
+	// a connection for each creation and each drop cost every test two.
+	admin    *pgxpool.Pool
 	template string
 	initErr  error
 	initDone bool
@@ -44,6 +50,10 @@ func Main(m *testing.M) int {
 	code := m.Run()
 	mu.Lock()
 	defer mu.Unlock()
+	if admin != nil {
+		admin.Close()
+		admin = nil
+	}
 	if server != nil {
 		if err := server.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest: stop server:", err)
@@ -103,7 +113,16 @@ func setup() error {
 	if initErr = ensureTemplate(ctx); initErr != nil {
 		return initErr
 	}
-	initErr = rollBackAbandoned(ctx)
+	if initErr = rollBackAbandoned(ctx); initErr != nil {
+		return initErr
+	}
+	cfg, err := pgxpool.ParseConfig(adminURL)
+	if err != nil {
+		initErr = err
+		return err
+	}
+	cfg.MaxConns = 4
+	admin, initErr = pgxpool.NewWithConfig(context.Background(), cfg)
 	return initErr
 }
 
@@ -215,22 +234,11 @@ func URL(tb testing.TB) string {
 	_, _ = rand.Read(raw)
 	name := "t_" + hex.EncodeToString(raw)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		tb.Fatalf("pgtest: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", name, template)); err != nil {
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", name, template)); err != nil {
 		tb.Fatalf("pgtest: create database: %v", err)
 	}
 	tb.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			tb.Logf("pgtest: drop %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			tb.Logf("pgtest: drop %s: %v", name, err)
 		}
 	})
