@@ -163,6 +163,63 @@ func TestBrowserSegmentEditorCountsLive(t *testing.T) {
 	}
 }
 
+// TestBrowserSegmentEditorEventWhere: an event condition takes
+// conditions on the event's own fields (+ Where): "path eq /b" leaves
+// E-1 alone of the two Helsinki browsers, written into the rule as the
+// event's where; a rule typed as JSON with a where shows it as
+// conditions; removing it counts both again.
+func TestBrowserSegmentEditorEventWhere(t *testing.T) {
+	t.Parallel()
+	e, ctx := editorSession(t)
+
+	var both, narrowed, rule string
+	steps := append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(e.url(acmeHost, "/console/new-segment"))}, buildHelsinkiBrowsers()...)
+	steps = append(steps, counted("2", &both),
+		chromedp.Click(css(`[data-path="1"] [data-add=where]`)),
+		typeText(css(`[data-path="1"] [data-where="0"] [data-part=field]`), "path"),
+		typeText(css(`[data-path="1"] [data-where="0"] [data-part=value]`), "/b"),
+		counted("1", &narrowed),
+		evalInto(`document.querySelector("#rule").value`, &rule),
+	)
+	run(t, ctx, "a where on the event", steps...)
+	if both != "2 customers now" || narrowed != "1 customer now" {
+		t.Errorf("counts %q then %q", both, narrowed)
+	}
+	var written any
+	if err := json.Unmarshal([]byte(rule), &written); err != nil {
+		t.Fatalf("the rule written %q: %v", rule, err)
+	}
+	var want any
+	if err := json.Unmarshal([]byte(`{"all": [{"field": "city", "eq": "Helsinki"},
+		{"event": {"type": "BROWSE", "within_days": 30, "where": [{"field": "path", "eq": "/b"}]}}]}`), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(written, want) {
+		t.Errorf("the rule written %v, want %v", written, want)
+	}
+
+	typed := `{"all": [{"field": "city", "eq": "Helsinki"}, {"event": {"type": "BROWSE", "within_days": 30, "where": [{"field": "path", "contains": "B"}]}}]}`
+	var set bool
+	var field, op, value, shown, again string
+	run(t, ctx, "a where typed as JSON",
+		evalInto(`(function () { var t = document.querySelector("#rule"); t.value = `+strconv.Quote(typed)+`;
+			t.dispatchEvent(new Event("input")); return true; })()`, &set),
+		chromedp.WaitVisible(css(`[data-path="1"] [data-where="0"] [data-part=field]`)),
+		evalInto(`document.querySelector('[data-path="1"] [data-where="0"] [data-part=field]').value`, &field),
+		evalInto(`document.querySelector('[data-path="1"] [data-where="0"] [data-part=op]').value`, &op),
+		evalInto(`document.querySelector('[data-path="1"] [data-where="0"] [data-part=value]').value`, &value),
+		counted("1", &shown),
+		chromedp.Click(css(`[data-path="1"] [data-where="0"] [data-part=remove-where]`)),
+		counted("2", &again),
+	)
+	if field != "path" || op != "contains" || value != "B" {
+		t.Errorf("the typed where shown as %q %q %q, want path contains B", field, op, value)
+	}
+	if shown != "1 customer now" || again != "2 customers now" {
+		t.Errorf("counts %q with the typed where, %q without it", shown, again)
+	}
+}
+
 // TestBrowserSegmentEditorRefusal: a bad value (an event window of -1
 // days) shows the server's refusal naming the bad part, in the live
 // count's place, without loading the page.

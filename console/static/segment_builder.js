@@ -17,6 +17,9 @@
 
   // The operators of a field condition (docs/segments.md, "Rules").
   var OPS = ['eq', 'ne', 'in', 'contains', 'exists', 'gt', 'gte', 'lt', 'lte', 'within_days', 'not_within_days'];
+  // The operators on an event's own fields (its "where"): no day window,
+  // which is the event condition's own.
+  var WHERE_OPS = OPS.filter(function (o) { return o !== 'within_days' && o !== 'not_within_days'; });
   var NUMBERS = { event: ['within_days', 'min_count'], sales: ['within_days', 'min_count', 'min_revenue'] };
   var KINDS = { field: 'Customer field', event: 'Event', sales: 'Sales', segment: 'In segment' };
   // Groups nest at most this deep in the editor (the API takes 16 levels).
@@ -90,8 +93,12 @@
       if (!only(leaf, parts)) { return null; }
       n = { kind: k, not: false };
       parts.forEach(function (p) {
-        if (p === 'where') { n.where = leaf.where; } else { n[p] = p in leaf ? String(leaf[p]) : ''; }
+        if (p !== 'where') { n[p] = p in leaf ? String(leaf[p]) : ''; }
       });
+      if (k === 'event') {
+        n.where = fromWhere(leaf.where);
+        if (!n.where) { return null; }
+      }
       return n;
     }
     if (k === 'segment' && typeof v.segment === 'string') {
@@ -100,14 +107,29 @@
     return null;
   }
 
+  // fromWhere is the editor's list of an event's where-conditions: plain
+  // field conditions on its own fields, or null when the list is not one.
+  function fromWhere(where) {
+    if (where === undefined) { return []; }
+    if (!Array.isArray(where)) { return null; }
+    var list = where.map(fromRule);
+    if (list.some(function (w) { return !w || w.kind !== 'field' || w.not || WHERE_OPS.indexOf(w.op) < 0; })) { return null; }
+    return list;
+  }
+
+  function fieldLeaf(n) {
+    var r = { field: n.field };
+    r[n.op] = fieldValue(n.op, n.value);
+    return r;
+  }
+
   // toRule is the rule of an editor's node.
   function toRule(n) {
     var r = {};
     if (n.kind === 'group') {
       r[n.op] = n.items.map(toRule);
     } else if (n.kind === 'field') {
-      r.field = n.field;
-      r[n.op] = fieldValue(n.op, n.value);
+      r = fieldLeaf(n);
     } else if (n.kind === 'segment') {
       r.segment = n.key;
     } else {
@@ -117,7 +139,7 @@
         if (n[p].trim() !== '') { leaf[p] = numberValue(n[p]); }
       });
       if (n.kind === 'sales' && n.product_id.trim() !== '') { leaf.product_id = n.product_id.trim(); }
-      if (n.where !== undefined) { leaf.where = n.where; }
+      if (n.kind === 'event' && n.where.length > 0) { leaf.where = n.where.map(fieldLeaf); }
       r[n.kind] = leaf;
     }
     return n.not ? { not: r } : r;
@@ -127,7 +149,7 @@
     switch (kind) {
     case 'group': return { kind: 'group', op: 'any', not: false, items: [blank('field')] };
     case 'field': return { kind: 'field', not: false, field: '', op: 'eq', value: '' };
-    case 'event': return { kind: 'event', not: false, type: '', within_days: '', min_count: '' };
+    case 'event': return { kind: 'event', not: false, type: '', within_days: '', min_count: '', where: [] };
     case 'sales': return { kind: 'sales', not: false, within_days: '', min_count: '', min_revenue: '', product_id: '' };
     default: return { kind: 'segment', not: false, key: '' };
     }
@@ -174,20 +196,38 @@
     return b;
   }
 
+  // fieldParts are a field condition's field, operator (of ops) and
+  // value; fields suggests the field names.
+  function fieldParts(n, ops, fields) {
+    if (n.op === 'exists' && n.value !== 'false') { n.value = 'true'; }
+    var value = n.op === 'exists'
+      ? select(n, 'value', 'value', [['true', 'true'], ['false', 'false']])
+      : input(n, 'value', n.op === 'in' ? 'values, by commas' : 'value');
+    return [input(n, 'field', 'field', fields ? { list: fields } : {}),
+      select(n, 'op', 'operator', ops.map(function (o) { return [o, o]; }), true), value];
+  }
+
+  // whereParts are an event condition's conditions on the event's own
+  // fields, each removable, and the button that adds one.
+  function whereParts(n) {
+    var rows = n.where.map(function (w, i) {
+      return el('div', { class: 'where', 'data-where': String(i) }, [el('span', { text: i === 0 ? 'where' : 'and' })].concat(
+        fieldParts(w, WHERE_OPS, null),
+        [button('Remove', { 'data-part': 'remove-where', 'aria-label': 'Remove this condition on the event' }, function () { n.where.splice(i, 1); })]));
+    });
+    var add = button('+ Where', { 'data-add': 'where', 'aria-label': 'Add a condition on the event\'s fields' }, function () {
+      n.where.push({ kind: 'field', not: false, field: '', op: 'eq', value: '' });
+    });
+    return el('div', { class: 'wheres' }, rows.concat([add]));
+  }
+
   function leafParts(n) {
     switch (n.kind) {
     case 'field':
-      if (n.op === 'exists' && n.value !== 'false') { n.value = 'true'; }
-      var value = n.op === 'exists'
-        ? select(n, 'value', 'value', [['true', 'true'], ['false', 'false']])
-        : input(n, 'value', n.op === 'in' ? 'values, by commas' : 'value');
-      return [input(n, 'field', 'field', { list: 'customer-fields' }),
-        select(n, 'op', 'operator', OPS.map(function (o) { return [o, o]; }), true), value];
+      return fieldParts(n, OPS, 'customer-fields');
     case 'event':
-      var parts = [input(n, 'type', 'type'), input(n, 'within_days', 'within days', { inputmode: 'numeric', placeholder: 'ever' }),
-        input(n, 'min_count', 'at least', { inputmode: 'numeric', placeholder: '1' })];
-      if (n.where !== undefined) { parts.push(el('small', { text: 'and its "where" (edit it as JSON)' })); }
-      return parts;
+      return [input(n, 'type', 'type'), input(n, 'within_days', 'within days', { inputmode: 'numeric', placeholder: 'ever' }),
+        input(n, 'min_count', 'at least', { inputmode: 'numeric', placeholder: '1' }), whereParts(n)];
     case 'sales':
       return [input(n, 'within_days', 'within days', { inputmode: 'numeric', placeholder: 'ever' }),
         input(n, 'min_count', 'at least', { inputmode: 'numeric', placeholder: '1' }),
