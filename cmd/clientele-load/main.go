@@ -79,7 +79,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.entity, "entity", "customers", "entity to import (customers, events, sales), or campaigns (statistics)")
+	flag.StringVar(&o.entity, "entity", "customers", "entity to import (customers, events, sales), or campaigns (statistics), or segments (imports with and without 20 segments, membership lag, previews, a backfill: segments_scale.go)")
 	flag.IntVar(&o.n, "n", 1_000_000, "records to import")
 	flag.IntVar(&o.perUpload, "per-upload", 100_000, "records per upload request")
 	flag.StringVar(&o.binary, "binary", "bin/clientele", "the clientele binary to run")
@@ -128,6 +128,15 @@ func main() {
 	}
 	if o.console {
 		res, err := runConsole(ctx, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clientele-load:", err)
+			os.Exit(1)
+		}
+		res.print(os.Stdout)
+		return
+	}
+	if o.entity == "segments" {
+		res, err := runSegmentScale(ctx, o)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "clientele-load:", err)
 			os.Exit(1)

@@ -17,6 +17,8 @@
 package bus
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -40,7 +42,25 @@ type Transport interface {
 	Subscriber(consumerGroup string) (message.Subscriber, error)
 }
 
-// Logger adapts logger (slog.Default() when nil) to Watermill.
+// Logger adapts logger (slog.Default() when nil) to Watermill. An error
+// that is a cancellation is logged at debug level: Watermill reports the
+// query a subscription had in flight when it ended ("could not commit tx
+// for querying message: ... context canceled") as an error, and every
+// clean stop of a node would log one per consumer.
 func Logger(logger *slog.Logger) watermill.LoggerAdapter {
-	return watermill.NewSlogLogger(logger)
+	return cancelsAtDebug{watermill.NewSlogLogger(logger)}
+}
+
+type cancelsAtDebug struct{ watermill.LoggerAdapter }
+
+func (l cancelsAtDebug) Error(msg string, err error, fields watermill.LogFields) {
+	if errors.Is(err, context.Canceled) {
+		l.Debug(msg, fields.Add(watermill.LogFields{"error": err.Error()}))
+		return
+	}
+	l.LoggerAdapter.Error(msg, err, fields)
+}
+
+func (l cancelsAtDebug) With(fields watermill.LogFields) watermill.LoggerAdapter {
+	return cancelsAtDebug{l.LoggerAdapter.With(fields)}
 }
