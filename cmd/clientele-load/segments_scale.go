@@ -62,12 +62,13 @@ const eventsPerCustomer = 5
 var scaleNow = time.Now().UTC().Truncate(time.Minute)
 
 // scaleEvent is event i of the segments run, for customer i % customers,
-// dated within the last 100 days.
+// dated within the last 100 days; a customer's events are of every type
+// in turn (the k-th of customer c is type (c+k) % 5).
 func scaleEvent(customers int) generator {
 	return func(i int) []byte {
 		c := i % customers
 		at := scaleNow.Add(-time.Duration((i*7919)%(100*24*60)) * time.Minute).Format(time.RFC3339)
-		switch i % 5 {
+		switch (c + i/customers) % 5 {
 		case 0, 1:
 			return fmt.Appendf(nil, `{"type":"BROWSE","date":%q,"customer_id":"c-%d","product_id":"p-%d","path":"/products/p-%d"}`,
 				at, c, i%products, i%products)
