@@ -25,6 +25,12 @@
 //	go run ./cmd/clientele-load -bus nats -entity customers -n 1000000
 //	go run ./cmd/clientele-load -entity campaigns -n 5000000 -customers 1000000 -sale-rows 1000000
 //
+// With -entity segments it runs the segments benchmark (segments_scale.go):
+// -n customers and five events each, imported without segments and then
+// with 20, the membership's lag, previews and one more segment's backfill.
+//
+//	go run ./cmd/clientele-load -entity segments -n 1000000
+//
 // With -flood it runs the flood benchmark instead (flood.go): one
 // company's oversized refused requests against another's small ones.
 //
@@ -210,6 +216,8 @@ func (r result) print(w *os.File) {
 		fmt.Fprintf(w, "runs applied:        %.0f records/s (%.1fs until every run finished)\n", float64(r.accepted)/r.applied.Seconds(), r.applied.Seconds())
 	}
 	if r.segments != nil {
+		pg, srv, total := r.cpuEndToEnd.perRecord(r.accepted)
+		fmt.Fprintf(w, "CPU, end to end:     %.0f µs a record (PostgreSQL %.0f, server %.0f)\n", total, pg, srv)
 		r.segments.print(w)
 		return
 	}
