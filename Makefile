@@ -65,6 +65,7 @@ bench: build
 	$(GO) run ./cmd/clientele-load -sftp -csv-bytes $(SFTP_CSV_BYTES)
 	$(GO) run ./cmd/clientele-load -bus nats -entity customers -n 1000000
 	$(GO) run ./cmd/clientele-load -entity campaigns -n 5000000 -customers 1000000 -sale-rows 1000000 -campaigns 100
+	$(GO) run ./cmd/clientele-load -entity segments -n 1000000
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target per
 # run), with FUZZPARALLEL workers; a failure is kept by Go under the
