@@ -155,7 +155,12 @@ func (j *jsonRecords) finish() error {
 }
 
 // syntax turns a decoding error into the answer for the client; errors of
-// the body itself (size limit, connection) pass through.
+// the body itself (size limit, connection) pass through. The body ends
+// inside its JSON value when the decoder says so with the bare
+// io.ErrUnexpectedEOF (or io.EOF): an error of the reader under it comes
+// as the reader made it, and one that wraps io.ErrUnexpectedEOF is a
+// database connection dropped mid-reply (the credential's check as the
+// body ended, api/authority.go), the service's 503, not the client's 400.
 func (j *jsonRecords) syntax(err error) error {
 	var (
 		se *json.SyntaxError
@@ -166,7 +171,7 @@ func (j *jsonRecords) syntax(err error) error {
 		return err
 	case errors.As(err, &se):
 		return invalid("the body is not valid JSON at byte %d (record %d): %v", se.Offset, j.index, se)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case err == io.ErrUnexpectedEOF, err == io.EOF: //nolint:errorlint // the decoder's own, bare: see above
 		return invalid("the body ends in the middle of its JSON value (record %d)", j.index)
 	}
 	return err

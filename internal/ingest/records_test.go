@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -155,4 +156,34 @@ func utf16be(s string) string {
 		out = append(out, byte(u>>8), byte(u))
 	}
 	return string(out)
+}
+
+// failingAfter reads body, then fails with err instead of its end.
+type failingAfter struct {
+	body io.Reader
+	err  error
+}
+
+func (f *failingAfter) Read(p []byte) (int, error) {
+	n, err := f.body.Read(p)
+	if err == io.EOF {
+		return n, f.err
+	}
+	return n, err
+}
+
+// TestJSONRecordsReaderFailure: a reader that fails under the records (a
+// database connection dropped while the credential was checked as the
+// body ended: pgx's error wraps io.ErrUnexpectedEOF, and the read model
+// types it as an outage) is that failure, not a body cut short: the
+// client's upload was whole, and a 400 would tell it not to send it again.
+func TestJSONRecordsReaderFailure(t *testing.T) {
+	outage := fmt.Errorf("%w (%w)", domain.Errorf(domain.Unavailable, "the service cannot reach its database right now; retry later"),
+		fmt.Errorf("unexpected EOF: %w", io.ErrUnexpectedEOF))
+	for _, body := range []string{`[{"a": 1}, {"b": `, `[{"a": 1}]`} {
+		_, err := readAll(t, &failingAfter{strings.NewReader(body), outage}, ingest.JSON, "", importing.Customers, ingest.Limits{})
+		if domain.ErrorCode(err) != domain.Unavailable {
+			t.Errorf("%s, then the reader's outage: %v, want the outage", body, err)
+		}
+	}
 }
