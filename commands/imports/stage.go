@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -109,9 +110,30 @@ func (s *Store) Stage(ctx context.Context, run Run, records ingest.Records, limi
 		return 0, err
 	}
 	if err := s.schedule(ctx, run, seq, received); err != nil {
+		// The commit may have gone through with its answer lost (the
+		// connection dropped as it committed): then the run is
+		// scheduled, and the upload accepted, whatever the error said.
+		// When even that cannot be asked, the error stands.
+		if scheduled, serr := s.scheduled(ctx, run.ID); serr == nil && scheduled {
+			return received, nil
+		}
 		return 0, err
 	}
 	return received, nil
+}
+
+// scheduledCheckTimeout bounds the question whether a run whose
+// scheduling failed was scheduled after all.
+const scheduledCheckTimeout = 5 * time.Second
+
+// scheduled reports whether the run is past receiving: scheduled (or
+// done) by a transaction that committed.
+func (s *Store) scheduled(ctx context.Context, runID string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scheduledCheckTimeout)
+	defer cancel()
+	var past bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM import_runs WHERE id = $1 AND state <> 'receiving')`, runID).Scan(&past)
+	return past, err
 }
 
 // groupKeys are, by entity, the key of the records that must share a
