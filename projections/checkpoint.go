@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/projections/internal/bulk"
 )
 
 // A checkpoint is the last position a projector applied, kept in
@@ -36,7 +35,7 @@ const selectCheckpoint = `SELECT transaction_id::text, global_position, events_a
 
 func scanCheckpoint(row pgx.Row) (checkpoint, error) {
 	var cp checkpoint
-	if err := row.Scan(bulk.TxID{To: &cp.Position.TxID}, &cp.Position.Global, &cp.EventsApplied, &cp.UpdatedAt); err != nil {
+	if err := row.Scan(TxID{To: &cp.Position.TxID}, &cp.Position.Global, &cp.EventsApplied, &cp.UpdatedAt); err != nil {
 		return checkpoint{}, err
 	}
 	return cp, nil
@@ -155,4 +154,22 @@ func countEvents(ctx context.Context, log eventstore.EventLog, q eventstore.Quer
 		return 0, fmt.Errorf("projections: count events: %w", err)
 	}
 	return n, nil
+}
+
+// TxID is a scan target for a transaction id selected as text (an xid8
+// column cast with ::text: pgx has no codec of xid8), kept in *TxID.
+type TxID struct{ To *uint64 }
+
+// Scan implements sql.Scanner.
+func (x TxID) Scan(src any) error {
+	s, ok := src.(string)
+	if !ok {
+		return fmt.Errorf("transaction id: %T, want its text", src)
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("transaction id %q: %w", s, err)
+	}
+	*x.To = id
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/clientele/clientele/domain/company"
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/datasync"
 	"github.com/clientele/clientele/projections/internal/bulk"
 	"github.com/clientele/clientele/readmodels"
@@ -102,7 +103,7 @@ func syncSegments(ctx context.Context, tx pgx.Tx, events []eventstore.RecordedEv
 		return nil, fmt.Errorf("projections: campaign_stats: datasync targets: %w", err)
 	}
 	var at eventstore.Position
-	if _, err := pgx.ForEachRow(rows, []any{bulk.TxID{To: &at.TxID}, &at.Global}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{projections.TxID{To: &at.TxID}, &at.Global}, func() error {
 		if !at.Less(first) && at.Less(last) {
 			cuts = append(cuts, at)
 		}
@@ -266,7 +267,7 @@ func (b *statsBatch) lockSyncTargets(ctx context.Context, tx pgx.Tx, companies [
 	batch.Queue(`SELECT datatarget_id, company_id, fields, last_message_number, applied_tx::text, applied_position
 		FROM campaign_sync_targets WHERE company_id = ANY($1) ORDER BY datatarget_id FOR UPDATE`, companies).Query(func(rows pgx.Rows) error {
 		var t campaignSyncTarget
-		_, err := pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.fields, &t.last, bulk.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.fields, &t.last, projections.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
 			c := t
 			out = append(out, &c)
 			return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/internal/bulk"
 )
 
@@ -47,7 +48,7 @@ func loadSyncTargets(ctx context.Context, tx pgx.Tx, companies []string) (*syncT
 	}
 	ts := &syncTargets{byID: map[string]*syncTarget{}, byCompany: map[string][]*syncTarget{}}
 	t := syncTarget{}
-	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.datatype, &t.fields, &t.last, bulk.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.company, &t.datatype, &t.fields, &t.last, projections.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
 		ts.add(&syncTarget{id: t.id, company: t.company, datatype: t.datatype, fields: t.fields, last: t.last, applied: t.applied})
 		return nil
 	})

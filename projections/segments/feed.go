@@ -13,6 +13,7 @@ import (
 
 	"github.com/clientele/clientele/domain/datatarget"
 	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/projections"
 	"github.com/clientele/clientele/projections/datasync"
 	"github.com/clientele/clientele/projections/internal/bulk"
 )
@@ -275,7 +276,7 @@ func feedTargets(ctx context.Context, tx pgx.Tx, company string, keys []string) 
 	}
 	var out []*feedTarget
 	var t feedTarget
-	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.segment, &t.fields, &t.last, bulk.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&t.id, &t.segment, &t.fields, &t.last, projections.TxID{To: &t.applied.TxID}, &t.applied.Global}, func() error {
 		c := t
 		out = append(out, &c)
 		return nil

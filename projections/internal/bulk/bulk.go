@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -58,22 +57,4 @@ func OrNone[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// TxID is a scan target for a transaction id selected as text (an xid8
-// column cast with ::text: pgx has no codec of xid8), kept in *TxID.
-type TxID struct{ To *uint64 }
-
-// Scan implements sql.Scanner.
-func (x TxID) Scan(src any) error {
-	s, ok := src.(string)
-	if !ok {
-		return fmt.Errorf("transaction id: %T, want its text", src)
-	}
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return fmt.Errorf("transaction id %q: %w", s, err)
-	}
-	*x.To = id
-	return nil
 }

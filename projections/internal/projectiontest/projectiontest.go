@@ -16,7 +16,6 @@ import (
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg/pgtest"
 	"github.com/clientele/clientele/projections"
-	"github.com/clientele/clientele/projections/internal/bulk"
 	"github.com/clientele/clientele/projections/projectors"
 	"github.com/clientele/clientele/projections/retrieval"
 	"github.com/jackc/pgx/v5"
@@ -48,7 +47,7 @@ func WaitCaughtUp(t testing.TB, pool *pgxpool.Pool, p projections.Projector) {
 	target := LastPosition(t, pool)
 	WaitFor(t, 30*time.Second, p.Name()+" caught up", func() bool {
 		var cp eventstore.Position
-		err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(bulk.TxID{To: &cp.TxID}, &cp.Global)
+		err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(projections.TxID{To: &cp.TxID}, &cp.Global)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false
 		}
@@ -64,7 +63,7 @@ func LastPosition(t testing.TB, pool *pgxpool.Pool) eventstore.Position {
 	t.Helper()
 	var p eventstore.Position
 	err := pool.QueryRow(context.Background(), `SELECT transaction_id::text, global_position FROM events
-		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(bulk.TxID{To: &p.TxID}, &p.Global)
+		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(projections.TxID{To: &p.TxID}, &p.Global)
 	if err != nil {
 		t.Fatal(err)
 	}
