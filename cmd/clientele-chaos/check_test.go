@@ -149,6 +149,12 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 			delete(f.customers, "k0-4")
 			return h
 		}, "final customers"},
+		{"a sale of an upload answered 503 applied", func(h []entry, f *finalState) []entry {
+			refused := upload("upload-sales", "", 5, `{"sales":[{"sale_external_id":"S3","sale_customer_id":"k0-1","sale_rows":[{"product_id":"p-1","quantity":1,"unit_price":500}]}]}`)
+			refused.Status, refused.Retry, refused.Answer = 503, "5", json.RawMessage(`{"error":{"code":"unavailable"}}`)
+			f.sales = append(f.sales, saleView{ExternalID: "S3", SaleCustomerID: "k0-1", Total: 500, Rows: f.sales[1].Rows})
+			return append(h, refused)
+		}, "final sales"},
 		{"a forgotten person in a datasync queue", func(h []entry, f *finalState) []entry {
 			f.documents["datasync queue of customers"] += `{"data":{"external_id":"k0-2"}}`
 			return h
