@@ -739,6 +739,32 @@ func checkLogs(fin finalState) result {
 // comes first.
 func windows(entries []entry) map[string]time.Duration {
 	out := map[string]time.Duration{}
+	for kind, w := range windowsOf(entries) {
+		out[kind] = w.last.Sub(w.first)
+	}
+	return out
+}
+
+// window is the longest 503 window of a fault kind: its first 503's
+// start, its last one's end, and the fault.
+type window struct {
+	first, last time.Time
+	fault       entry
+	nodes       []string // the nodes that answered its 503s
+}
+
+func (w window) String() string {
+	if w.first.IsZero() {
+		return "0s"
+	}
+	return fmt.Sprintf("%v (503s %s to %s, %s; fault %s %s to %s)", w.last.Sub(w.first).Round(time.Millisecond),
+		w.first.Format("15:04:05.000"), w.last.Format("15:04:05.000"), strings.Join(w.nodes, " "),
+		w.fault.Node, w.fault.Start.Format("15:04:05.000"), w.fault.End.Format("15:04:05.000"))
+}
+
+// windowsOf is windows with each longest window's bounds and fault.
+func windowsOf(entries []entry) map[string]window {
+	out := map[string]window{}
 	faults := faultWindows(entries)
 	for i, f := range faults {
 		kind := strings.TrimPrefix(f.Op, "fault:")
@@ -746,19 +772,24 @@ func windows(entries []entry) map[string]time.Duration {
 		if i+1 < len(faults) && faults[i+1].Start.Before(until) {
 			until = faults[i+1].Start
 		}
-		var first, last time.Time
+		w := window{fault: f}
+		nodes := map[string]bool{}
 		for _, a := range entries {
 			if a.Client == "nemesis" || a.Status != 503 || a.Start.Before(f.Start) || !a.Start.Before(until) {
 				continue
 			}
-			if first.IsZero() || a.Start.Before(first) {
-				first = a.Start
+			if w.first.IsZero() || a.Start.Before(w.first) {
+				w.first = a.Start
 			}
-			if a.End.After(last) {
-				last = a.End
+			if a.End.After(w.last) {
+				w.last = a.End
 			}
+			nodes[a.Node] = true
 		}
-		out[kind] = max(out[kind], last.Sub(first))
+		w.nodes = slices.Sorted(maps.Keys(nodes))
+		if old, ok := out[kind]; !ok || w.last.Sub(w.first) > old.last.Sub(old.first) {
+			out[kind] = w
+		}
 	}
 	return out
 }

@@ -56,10 +56,10 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 			projections: []projection{{name: "customer_index", kind: "inline", applied: 7},
 				{name: "customers", kind: "async", applied: 7}, {name: "events", kind: "async", applied: 7}},
 			documents: map[string]string{
-				"datasync queue of customers":       `{"update_id":"9","data":{"id":"c2","is_deleted":false,"is_forgotten":true}}`,
+				"datasync queue of customers":        `{"update_id":"9","data":{"id":"c2","is_deleted":false,"is_forgotten":true}}`,
 				"outlet /sync-customers log entry 1": "POST /sync-customers HTTP/1.1\r\n\r\n[{\"data\":{\"external_id\":\"k0-1\"}}]",
 				"changes feed":                       `{"stream":"customer-acme-c2","type":"CustomerForgotten","data":null}`,
-				"export customers.ndjson":           `{"customer_id":"c2","is_forgotten":true,"doc":{"id":"c2","is_deleted":false,"is_forgotten":true}}`,
+				"export customers.ndjson":            `{"customer_id":"c2","is_forgotten":true,"doc":{"id":"c2","is_deleted":false,"is_forgotten":true}}`,
 			},
 			changesForgotten: 3,
 			exportForgotten:  1,

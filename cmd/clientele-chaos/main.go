@@ -144,8 +144,9 @@ func run() (int, error) {
 			fmt.Println("     ", p)
 		}
 	}
-	for kind, d := range windows(entries) {
-		fmt.Printf("longest 503 window, %s: %v\n", kind, d.Round(time.Millisecond))
+	ws := windowsOf(entries)
+	for _, kind := range slices.Sorted(maps.Keys(ws)) {
+		fmt.Printf("longest 503 window, %s: %v\n", kind, ws[kind])
 	}
 	fmt.Printf("receiver: %d requests refused (500), %d answered slowly\n", rcv.failed, rcv.slow)
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
