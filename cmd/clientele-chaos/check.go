@@ -733,10 +733,12 @@ func checkLogs(fin finalState) result {
 
 // windows measures, for each fault kind, the longest span of 503
 // answers around a fault: from the start of the first to the end of the
-// last 503 of the requests made between the fault's start and 30 s after
-// it was healed (the kill and the restart of a node, NATS back, the
-// standby promoted, the link healed), or the next fault's start if that
-// comes first.
+// last 503 it is blamed for. A 503 is blamed on the fault whose span
+// (from its start to its healing: the kill and the restart of a node,
+// NATS back, the standby promoted, the link healed) overlaps the
+// request the longest; one made after every fault healed, on the last
+// fault that began before its answer, when it was healed less than 30 s
+// before the request.
 func windows(entries []entry) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for kind, w := range windowsOf(entries) {
@@ -762,31 +764,73 @@ func (w window) String() string {
 		w.fault.Node, w.fault.Start.Format("15:04:05.000"), w.fault.End.Format("15:04:05.000"))
 }
 
+// blame returns the index of the fault a 503 answer a is blamed on
+// (windows), or -1.
+func blame(faults []entry, a entry) int {
+	best, overlap := -1, time.Duration(0)
+	for i, f := range faults {
+		if o := earlier(a.End, f.End).Sub(later(a.Start, f.Start)); o > overlap {
+			best, overlap = i, o
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	for i := len(faults) - 1; i >= 0; i-- {
+		if f := faults[i]; !f.Start.After(a.End) {
+			if a.Start.Sub(f.End) < 30*time.Second {
+				return i
+			}
+			break
+		}
+	}
+	return -1
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // windowsOf is windows with each longest window's bounds and fault.
 func windowsOf(entries []entry) map[string]window {
-	out := map[string]window{}
 	faults := faultWindows(entries)
+	slices.SortFunc(faults, func(a, b entry) int { return a.Start.Compare(b.Start) })
+	per := make([]window, len(faults))
+	nodes := make([]map[string]bool, len(faults))
 	for i, f := range faults {
-		kind := strings.TrimPrefix(f.Op, "fault:")
-		until := f.End.Add(30 * time.Second)
-		if i+1 < len(faults) && faults[i+1].Start.Before(until) {
-			until = faults[i+1].Start
+		per[i], nodes[i] = window{fault: f}, map[string]bool{}
+	}
+	for _, a := range entries {
+		if a.Client == "nemesis" || a.Status != 503 {
+			continue
 		}
-		w := window{fault: f}
-		nodes := map[string]bool{}
-		for _, a := range entries {
-			if a.Client == "nemesis" || a.Status != 503 || a.Start.Before(f.Start) || !a.Start.Before(until) {
-				continue
-			}
-			if w.first.IsZero() || a.Start.Before(w.first) {
-				w.first = a.Start
-			}
-			if a.End.After(w.last) {
-				w.last = a.End
-			}
-			nodes[a.Node] = true
+		i := blame(faults, a)
+		if i < 0 {
+			continue
 		}
-		w.nodes = slices.Sorted(maps.Keys(nodes))
+		w := &per[i]
+		if w.first.IsZero() || a.Start.Before(w.first) {
+			w.first = a.Start
+		}
+		if a.End.After(w.last) {
+			w.last = a.End
+		}
+		nodes[i][a.Node] = true
+	}
+	out := map[string]window{}
+	for i, w := range per {
+		kind := strings.TrimPrefix(w.fault.Op, "fault:")
+		w.nodes = slices.Sorted(maps.Keys(nodes[i]))
 		if old, ok := out[kind]; !ok || w.last.Sub(w.first) > old.last.Sub(old.first) {
 			out[kind] = w
 		}

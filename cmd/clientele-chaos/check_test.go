@@ -208,7 +208,7 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 	}
 }
 
-// The 503 window of a fault spans its 503 answers, up to the next fault.
+// The 503 window of a fault spans the 503 answers blamed on it.
 func TestWindowsPerFaultKind(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -224,14 +224,20 @@ func TestWindowsPerFaultKind(t *testing.T) {
 	if w["pg-failover"] != 2400*time.Millisecond || w["node-kill"] != 0 {
 		t.Errorf("windows %v, want pg-failover 2.4s and node-kill 0s", w)
 	}
-	// A 503 counts for the fault during which its request was made,
-	// even when it is answered once the next fault has begun.
+	// A 503 is blamed on the fault its request overlapped the longest:
+	// one made during a partition and answered just after the next fault
+	// began is the partition's; one made just before the failover and
+	// answered during it is the failover's.
 	h = append(h,
 		entry{Client: "nemesis", Op: "fault:partition-pg", Start: at(30), End: at(33)},
-		entry{Client: "c", Status: 503, Start: at(31), End: at(36)},
+		entry{Client: "c", Status: 503, Start: at(31), End: at(34.5)},
 		entry{Client: "nemesis", Op: "fault:partition-nats", Start: at(34), End: at(36)},
+		entry{Client: "c", Status: 503, Start: at(39.5), End: at(41)},
+		entry{Client: "nemesis", Op: "fault:pg-failover", Start: at(40), End: at(44)},
+		entry{Client: "c", Status: 503, Start: at(41), End: at(42)},
+		entry{Client: "c", Status: 503, Start: at(45), End: at(45.5)}, // after the healing
 	)
-	if w := windows(h); w["partition-pg"] != 5*time.Second || w["partition-nats"] != 0 {
-		t.Errorf("windows %v, want partition-pg 5s and partition-nats 0s", w)
+	if w := windows(h); w["partition-pg"] != 3500*time.Millisecond || w["partition-nats"] != 0 || w["pg-failover"] != 6*time.Second {
+		t.Errorf("windows %v, want partition-pg 3.5s, partition-nats 0s and pg-failover 6s", w)
 	}
 }

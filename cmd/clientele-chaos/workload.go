@@ -341,7 +341,12 @@ var toxicOf = map[string]string{"latency": "latency", "reset": "reset_peer", "ti
 // inject runs the faults at their times; each is a history entry from
 // the fault to its healing.
 func inject(ctx context.Context, c *cluster, hist *history, faults []fault, start time.Time, logf func(string, ...any)) error {
+	failedOver := false
 	for n, f := range faults {
+		if failedOver && f.Link == pgLink(0) {
+			// The link to the primary of now: the old one is gone.
+			f.Link = pgLink(1)
+		}
 		if !pause(ctx, time.Until(start.Add(f.At))) {
 			return nil
 		}
@@ -377,6 +382,7 @@ func inject(ctx context.Context, c *cluster, hist *history, faults []fault, star
 			if err != nil {
 				return fmt.Errorf("failover: %w", err)
 			}
+			failedOver = true
 		case "partition-pg", "partition-nats", "partition-all":
 			// Every byte dropped both ways, on every connection and on
 			// every new one (accepted, then silent), as when packets
