@@ -343,9 +343,15 @@ var toxicOf = map[string]string{"latency": "latency", "reset": "reset_peer", "ti
 func inject(ctx context.Context, c *cluster, hist *history, faults []fault, start time.Time, logf func(string, ...any)) error {
 	failedOver := false
 	for n, f := range faults {
-		if failedOver && f.Link == pgLink(0) {
-			// The link to the primary of now: the old one is gone.
-			f.Link = pgLink(1)
+		if f.Link == pgLink(0) || f.Link == pgLink(1) {
+			// A fault drawn for either PostgreSQL link lands on the link
+			// to the primary of now, the one the node uses: the standby
+			// takes no connection, and the old primary is gone after
+			// the failover.
+			f.Link = pgLink(0)
+			if failedOver {
+				f.Link = pgLink(1)
+			}
 		}
 		if !pause(ctx, time.Until(start.Add(f.At))) {
 			return nil
