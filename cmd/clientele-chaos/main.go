@@ -4,15 +4,19 @@
 // docs/operations.md, "Faults at random: make chaos").
 //
 // It starts PostgreSQL as a primary and a synchronous standby, a NATS
-// JetStream cluster of three servers (streams with three replicas) and
-// three serve processes of the built binary on them, a webhook receiver
-// that fails and stalls some requests, and concurrent clients (customer
-// uploads, message posts, reads) for -duration, while it kills a node and
-// starts it again, kills one NATS server and starts it again, and kills
-// the PostgreSQL primary and promotes the standby, at seeded times.
-// It prints one line per invariant and "N passed, M failed", and keeps
-// the run folder (history.jsonl, the nodes' logs, the seed) of a failing
-// run.
+// JetStream cluster of three servers (streams with three replicas), three
+// serve processes of the built binary, each reaching every server through
+// a fault-injecting TCP proxy of its own (toxiproxy, in this process), a
+// webhook receiver that fails and stalls some requests, and concurrent
+// clients (uploads of customers, events and sales; message posts; reads)
+// for -duration, while it kills a node, kills a NATS server, fails
+// PostgreSQL over to the standby, cuts a node off from PostgreSQL, NATS
+// or both, and adds latency, resets or timeouts to one link, at seeded
+// times. At the end it reads the data back, the datasync queues, outlet
+// logs, changes feed and an export, and rebuilds every read model to
+// compare it with the live one. It prints one line per invariant and "N
+// passed, M failed", and keeps the run folder (history.jsonl, the nodes'
+// logs, the seed) of a failing run.
 package main
 
 import (
