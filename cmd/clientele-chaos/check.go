@@ -285,6 +285,9 @@ type finalState struct {
 	// them with more than that form.
 	changesForgotten, exportForgotten int
 	exportPersonal                    []string
+	// changesOpened are the changes of a forgotten customer's stream
+	// the feed answered with their data.
+	changesOpened []string
 	// rebuilt names the read models rebuilt at the end; rebuildDiffs
 	// what differs between their tables before and after.
 	rebuilt      []string
@@ -539,6 +542,9 @@ func checkForgetsElsewhere(w *world, fin finalState) result {
 	}
 	if fin.exportForgotten < known || fin.exportForgotten > len(w.forgotten())+len(w.unknown) {
 		r.fail("export: %d customers in the forgotten form; %d forgotten, %d more of unknown fate", fin.exportForgotten, known, len(w.unknown))
+	}
+	for _, ch := range fin.changesOpened {
+		r.fail("changes feed: a change of a forgotten customer with its data: %s", ch)
 	}
 	if len(traces) > 0 && fin.changesForgotten == 0 {
 		r.fail("changes feed: no change with data null, %d customers forgotten", len(w.forgotten()))

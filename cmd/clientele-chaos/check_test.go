@@ -167,6 +167,10 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 			f.documents["changes feed"] += "\n" + `{"data":{"opened":{"set":{"external_id":"k0-2"}}}}`
 			return h
 		}, "changes feed"},
+		{"a change of a forgotten customer's stream with its data", func(h []entry, f *finalState) []entry {
+			f.changesOpened = []string{`7:12 CustomerUpserted of customer-acme-c2: {"customer_id":"c2"}`}
+			return h
+		}, "changes feed"},
 		{"no change of a forgotten person null", func(h []entry, f *finalState) []entry {
 			f.changesForgotten = 0
 			return h

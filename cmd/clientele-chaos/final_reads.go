@@ -77,8 +77,10 @@ func readOutletLogs(a *api, base string, dts targets, docs map[string]string, pr
 }
 
 // readChanges reads the whole changes feed (GET /api/changes/, NDJSON)
-// into docs and counts the changes answered with data null.
-func readChanges(a *api, base string, docs map[string]string, problem func(string)) int {
+// into docs; it counts the changes answered with data null, and lists
+// the changes of a forgotten customer's stream (one that holds a
+// CustomerForgotten) answered with data.
+func readChanges(a *api, base string, docs map[string]string, problem func(string)) (null int, opened []string) {
 	req, _ := http.NewRequest("GET", base+"/api/changes/", nil)
 	req.Host = companyHost
 	req.Header.Set("Authorization", "Bearer "+a.token)
@@ -87,29 +89,43 @@ func readChanges(a *api, base string, docs map[string]string, problem func(strin
 	resp, err := client.Do(req)
 	if err != nil {
 		problem("GET /api/changes/: " + err.Error())
-		return 0
+		return 0, nil
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != 200 {
 		problem(fmt.Sprintf("GET /api/changes/: %d %v %s", resp.StatusCode, err, trim(body)))
-		return 0
+		return 0, nil
 	}
 	docs["changes feed"] = string(body)
-	null := 0
+	type change struct {
+		Position, Stream, Type string
+		Data                   json.RawMessage
+	}
+	var all []change
+	forgotten := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		var ch struct{ Data json.RawMessage }
+		var ch change
 		if err := json.Unmarshal(sc.Bytes(), &ch); err != nil {
 			problem("changes feed: a line I cannot read: " + trim(sc.Bytes()))
 			continue
 		}
-		if string(ch.Data) == "null" {
-			null++
+		all = append(all, ch)
+		if ch.Type == "CustomerForgotten" {
+			forgotten[ch.Stream] = true
 		}
 	}
-	return null
+	for _, ch := range all {
+		switch {
+		case string(ch.Data) == "null":
+			null++
+		case forgotten[ch.Stream]:
+			opened = append(opened, fmt.Sprintf("%s %s of %s: %s", ch.Position, ch.Type, ch.Stream, trim(ch.Data)))
+		}
+	}
+	return null, opened
 }
 
 // forgottenColumns are the columns of the export's customers file a

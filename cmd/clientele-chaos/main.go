@@ -375,7 +375,7 @@ func readFinal(ctx context.Context, a *api, c *cluster, rcv *receiver, dts targe
 	forgetProblem := func(err string) { fin.problems["forgets"] = append(fin.problems["forgets"], err) }
 	readSyncQueues(a, base, dts, fin.documents, forgetProblem)
 	readOutletLogs(a, base, dts, fin.documents, forgetProblem)
-	fin.changesForgotten = readChanges(a, base, fin.documents, forgetProblem)
+	fin.changesForgotten, fin.changesOpened = readChanges(a, base, fin.documents, forgetProblem)
 	fin.exportForgotten, fin.exportPersonal = readExport(ctx, c, fin.documents, forgetProblem)
 	fin.rebuilt, fin.rebuildDiffs = rebuildAndCompare(ctx, c, func(err string) { fin.problems["rebuild"] = append(fin.problems["rebuild"], err) })
 	return fin
