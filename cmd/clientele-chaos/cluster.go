@@ -26,7 +26,8 @@ type cluster struct {
 	primary *pg.Embedded
 	standby *pg.Embedded
 	nats    *natstest.Cluster
-	env     []string // every node's environment
+	links   *links   // the proxies between each node and each server
+	env     []string // the one-off commands' environment: the servers themselves
 	nodes   []*node
 }
 
@@ -59,16 +60,35 @@ func startCluster(ctx context.Context, bin, dir string, n int) (*cluster, error)
 	if err != nil {
 		return c, err
 	}
+	realNATS, err := natstest.Binary()
+	if err != nil {
+		return c, err
+	}
+	if err := natsWithoutAdvertise(dir, realNATS); err != nil {
+		return c, err
+	}
 	c.nats, err = natstest.StartCluster(ctx, natsServers)
 	if err != nil {
+		return c, err
+	}
+	upstreams := map[string]string{}
+	for i, s := range []*pg.Embedded{c.primary, c.standby} {
+		if upstreams[pgLink(i)], err = hostPort(s.ServerURL("postgres")); err != nil {
+			return c, err
+		}
+	}
+	for i, s := range c.nats.Servers {
+		if upstreams[natsLink(i)], err = hostPort(s.URL()); err != nil {
+			return c, err
+		}
+	}
+	if c.links, err = startLinks(n, upstreams); err != nil {
 		return c, err
 	}
 	c.env = append(os.Environ(),
 		"DATABASE_URL="+pg.MultiHostURL(c.primary, c.standby),
 		"CLIENTELE_DATA_DIR="+filepath.Join(dir, "data"),
-		// Every NATS server, streams on all three; a short ack wait:
-		// messages a killed node held go to another soon.
-		fmt.Sprintf("CLIENTELE_BUS_URL=%s?replicas=%d&ack_wait=5s", c.nats.URL(), natsServers),
+		"CLIENTELE_BUS_URL="+c.nats.URL()+"?"+busParams,
 		"CLIENTELE_LOG_LEVEL=warn",
 		"CLIENTELE_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8",
 	)
@@ -89,6 +109,22 @@ func startCluster(ctx context.Context, bin, dir string, n int) (*cluster, error)
 		}
 	}
 	return c, nil
+}
+
+// busParams are the bus URL's parameters: streams on every NATS server;
+// a short ack wait, so that messages a killed node held go to another
+// soon.
+var busParams = fmt.Sprintf("replicas=%d&ack_wait=5s", natsServers)
+
+// nodeEnv is node i's environment: the one-off commands', with the
+// database and the bus reached through the node's own proxies.
+func (c *cluster) nodeEnv(i int) ([]string, error) {
+	dbURL, err := c.links.proxiedDatabaseURL(pg.MultiHostURL(c.primary, c.standby), i)
+	if err != nil {
+		return nil, err
+	}
+	env := append([]string(nil), c.env...)
+	return append(env, "DATABASE_URL="+dbURL, "CLIENTELE_BUS_URL="+c.links.proxiedBusURL(i, natsServers, busParams)), nil
 }
 
 const (
@@ -113,8 +149,13 @@ func (c *cluster) start(ctx context.Context, nd *node) error {
 	if err != nil {
 		return err
 	}
+	env, err := c.nodeEnv(nd.index)
+	if err != nil {
+		logFile.Close()
+		return err
+	}
 	cmd := exec.Command(c.bin, "serve", "--addr", "127.0.0.1:0", "--rate-limit", "100000")
-	cmd.Env = c.env
+	cmd.Env = env
 	// The node dies with the harness, even a harness killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
@@ -226,6 +267,7 @@ func (c *cluster) close() {
 	for _, nd := range c.nodes {
 		c.stop(nd)
 	}
+	c.links.close()
 	if c.nats != nil {
 		_ = c.nats.Close()
 	}

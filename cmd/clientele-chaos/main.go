@@ -4,15 +4,19 @@
 // docs/operations.md, "Faults at random: make chaos").
 //
 // It starts PostgreSQL as a primary and a synchronous standby, a NATS
-// JetStream cluster of three servers (streams with three replicas) and
-// three serve processes of the built binary on them, a webhook receiver
-// that fails and stalls some requests, and concurrent clients (customer
-// uploads, message posts, reads) for -duration, while it kills a node and
-// starts it again, kills one NATS server and starts it again, and kills
-// the PostgreSQL primary and promotes the standby, at seeded times.
-// It prints one line per invariant and "N passed, M failed", and keeps
-// the run folder (history.jsonl, the nodes' logs, the seed) of a failing
-// run.
+// JetStream cluster of three servers (streams with three replicas), three
+// serve processes of the built binary, each reaching every server through
+// a fault-injecting TCP proxy of its own (toxiproxy, in this process), a
+// webhook receiver that fails and stalls some requests, and concurrent
+// clients (uploads of customers, events and sales; message posts; reads)
+// for -duration, while it kills a node, kills a NATS server, fails
+// PostgreSQL over to the standby, cuts a node off from PostgreSQL, NATS
+// or both, and adds latency, resets or timeouts to one link, at seeded
+// times. At the end it reads the data back, the datasync queues, outlet
+// logs, changes feed and an export, and rebuilds every read model to
+// compare it with the live one. It prints one line per invariant and "N
+// passed, M failed", and keeps the run folder (history.jsonl, the nodes'
+// logs, the seed) of a failing run.
 package main
 
 import (
@@ -21,10 +25,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,7 +95,7 @@ func run() (int, error) {
 	}
 	a := &api{token: token}
 	a.http.Timeout = requestTimeout
-	dt, err := setupDatatarget(a, base, rcv.URL)
+	dts, err := setupTargets(a, base, rcv.URL)
 	if err != nil {
 		return 0, err
 	}
@@ -101,9 +107,9 @@ func run() (int, error) {
 
 	faults := schedule(*seed, *duration)
 	for _, f := range faults {
-		logf("planned: %s at %v (down %v, node %d)", f.Kind, f.At.Round(time.Millisecond), f.Down, f.Node)
+		logf("planned: %s at %v (down %v, node %d %s %s)", f.Kind, f.At.Round(time.Millisecond), f.Down, f.Node, f.Link, f.Attrs)
 	}
-	w := &workload{c: c, api: a, hist: hist, dt: dt, seed: *seed}
+	w := &workload{c: c, api: a, hist: hist, dt: dts.messages, seed: *seed}
 	start := time.Now()
 	runCtx, cancelRun := context.WithTimeout(ctx, *duration)
 	defer cancelRun()
@@ -119,7 +125,7 @@ func run() (int, error) {
 	logf("workload stopped: %d requests; settling", len(hist.all()))
 
 	entries := hist.all()
-	fin, err := settle(ctx, a, c, rcv, dt, entries, logf)
+	fin, err := settle(ctx, a, c, rcv, dts, entries, logf)
 	if err != nil {
 		logf("did not settle: %v", err)
 	}
@@ -142,8 +148,9 @@ func run() (int, error) {
 			fmt.Println("     ", p)
 		}
 	}
-	for kind, d := range windows(entries) {
-		fmt.Printf("longest 503 window, %s: %v\n", kind, d.Round(time.Millisecond))
+	ws := windowsOf(entries)
+	for _, kind := range slices.Sorted(maps.Keys(ws)) {
+		fmt.Printf("longest 503 window, %s: %v\n", kind, ws[kind])
 	}
 	fmt.Printf("receiver: %d requests refused (500), %d answered slowly\n", rcv.failed, rcv.slow)
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
@@ -158,33 +165,88 @@ func run() (int, error) {
 	return 0, nil
 }
 
-// setupDatatarget makes a messages datatarget with a batched and an
-// unbatched webhook outlet to the receiver.
-func setupDatatarget(a *api, base, rcvURL string) (string, error) {
-	e := a.call(base, "POST", "/api/datatargets/", []byte(`{"datatarget_type":"messages","name":"orders"}`))
-	var v struct{ Datatarget struct{ ID string } }
-	if e.Status != 200 || json.Unmarshal(e.Answer, &v) != nil {
-		return "", fmt.Errorf("create datatarget: %d %s %s", e.Status, e.Answer, e.Err)
+// targets are the run's datatargets: a messages datatarget with a
+// batched and an unbatched webhook outlet, and a datasync datatarget of
+// customers, of events and of sales, each with a batched outlet; every
+// outlet delivers to the receiver at a path of its own.
+type targets struct {
+	messages string            // the messages datatarget's id
+	byPath   map[string]outlet // every outlet, by the receiver's path
+}
+
+type outlet struct{ datatarget, id string }
+
+// syncPaths are the receiver's paths of the datasync outlets, by
+// datatype.
+var syncPaths = map[string]string{"customers": "/sync-customers", "events": "/sync-events", "sales": "/sync-sales"}
+
+// setupTargets makes the run's datatargets and outlets.
+func setupTargets(a *api, base, rcvURL string) (targets, error) {
+	t := targets{byPath: map[string]outlet{}}
+	create := func(body string) (string, error) {
+		e := a.call(base, "POST", "/api/datatargets/", []byte(body))
+		var v struct{ Datatarget struct{ ID string } }
+		if e.Status != 200 || json.Unmarshal(e.Answer, &v) != nil {
+			return "", fmt.Errorf("create datatarget: %d %s %s", e.Status, e.Answer, e.Err)
+		}
+		return v.Datatarget.ID, nil
+	}
+	addOutlet := func(dt, path string, batched bool) error {
+		body := fmt.Sprintf(`{"outlet_type":"webhook","is_batched":%v,"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","request":{"url":%q}}`, batched, rcvURL+path)
+		e := a.call(base, "POST", "/api/datatargets/"+dt+"/outlets/", []byte(body))
+		var v struct{ Outlet struct{ ID string } }
+		if e.Status != 200 || json.Unmarshal(e.Answer, &v) != nil {
+			return fmt.Errorf("create outlet: %d %s %s", e.Status, e.Answer, e.Err)
+		}
+		t.byPath[path] = outlet{datatarget: dt, id: v.Outlet.ID}
+		return nil
+	}
+	var err error
+	if t.messages, err = create(`{"datatarget_type":"messages","name":"orders"}`); err != nil {
+		return t, err
 	}
 	for _, o := range []struct {
 		path    string
 		batched bool
 	}{{"/batched", true}, {"/single", false}} {
-		body := fmt.Sprintf(`{"outlet_type":"webhook","is_batched":%v,"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","request":{"url":%q}}`, o.batched, rcvURL+o.path)
-		if e := a.call(base, "POST", "/api/datatargets/"+v.Datatarget.ID+"/outlets/", []byte(body)); e.Status != 200 {
-			return "", fmt.Errorf("create outlet: %d %s %s", e.Status, e.Answer, e.Err)
+		if err := addOutlet(t.messages, o.path, o.batched); err != nil {
+			return t, err
 		}
 	}
-	return v.Datatarget.ID, nil
+	for _, datatype := range slices.Sorted(maps.Keys(syncPaths)) {
+		dt, err := create(fmt.Sprintf(`{"datatarget_type":"datasync","name":"sync %s","datatype":%q}`, datatype, datatype))
+		if err != nil {
+			return t, err
+		}
+		if err := addOutlet(dt, syncPaths[datatype], true); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// lastMessage reads a datatarget's last_message_number.
+func lastMessage(a *api, base, dt string) (int, bool) {
+	e := a.call(base, "GET", "/api/datatargets/"+dt+"/", nil)
+	var v struct {
+		Datatarget struct {
+			Last int `json:"last_message_number"`
+		}
+	}
+	if e.Status != 200 || json.Unmarshal(e.Answer, &v) != nil {
+		return 0, false
+	}
+	return v.Datatarget.Last, true
 }
 
 // settle waits, up to 5 minutes, until every acknowledged run has ended
 // and both outlets delivered every message, then reads the final state.
-func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, entries []entry, logf func(string, ...any)) (finalState, error) {
-	fin := finalState{runs: map[string]importRun{}, customers: map[string]customerView{}, batches: map[string][]batch{}, logs: map[string]string{}}
+func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dts targets, entries []entry, logf func(string, ...any)) (finalState, error) {
+	fin := finalState{runs: map[string]importRun{}, customers: map[string]customerView{}, batches: map[string][]batch{}, logs: map[string]string{},
+		documents: map[string]string{}, problems: map[string][]string{}}
 	var runIDs []string
 	for _, e := range entries {
-		if e.Op == "upload" && e.Status == 200 {
+		if isUpload(e.Op) && e.Status == 200 {
 			var ans struct {
 				RunID string `json:"run_id"`
 			}
@@ -214,19 +276,23 @@ func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, e
 				open++
 			}
 		}
-		e := a.call(base, "GET", "/api/datatargets/"+dt+"/", nil)
-		var v struct {
-			Datatarget struct {
-				Last int `json:"last_message_number"`
+		// Every outlet delivered its datatarget's last message.
+		read, behind := true, 0
+		var progress []string
+		for _, path := range slices.Sorted(maps.Keys(dts.byPath)) {
+			last, ok := lastMessage(a, base, dts.byPath[path].datatarget)
+			read = read && ok
+			if path == "/batched" && ok {
+				fin.lastNum = last
 			}
+			got := rcv.delivered(path)
+			if got < last {
+				behind++
+			}
+			progress = append(progress, fmt.Sprintf("%s %d of %d", path, got, last))
 		}
-		if e.Status == 200 {
-			_ = json.Unmarshal(e.Answer, &v)
-			fin.lastNum = v.Datatarget.Last
-		}
-		batched, single := rcv.delivered("/batched"), rcv.delivered("/single")
-		state = fmt.Sprintf("%d of %d runs open; delivered %d and %d of %d messages", open, len(runIDs), batched, single, fin.lastNum)
-		if e.Status == 200 && open == 0 && batched >= fin.lastNum && single >= fin.lastNum {
+		state = fmt.Sprintf("%d of %d runs open; delivered %s", open, len(runIDs), strings.Join(progress, ", "))
+		if read && open == 0 && behind == 0 {
 			break
 		}
 		if time.Now().After(report) {
@@ -234,7 +300,7 @@ func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, e
 			report = report.Add(15 * time.Second)
 		}
 		if time.Since(start) > 5*time.Minute {
-			return readFinal(a, c, rcv, dt, fin), errors.New(state)
+			return readFinal(ctx, a, c, rcv, dts, fin), errors.New(state)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -250,44 +316,44 @@ func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dt string, e
 			break
 		}
 		if time.Since(start) > 5*time.Minute {
-			return readFinal(a, c, rcv, dt, fin), fmt.Errorf("projections still lag: %+v %v", rows, err)
+			return readFinal(ctx, a, c, rcv, dts, fin), fmt.Errorf("projections still lag: %+v %v", rows, err)
 		}
 		time.Sleep(time.Second)
 	}
-	return readFinal(a, c, rcv, dt, fin), nil
+	return readFinal(ctx, a, c, rcv, dts, fin), nil
 }
 
-// readFinal reads the customers, the queue, the receiver and the logs.
-func readFinal(a *api, c *cluster, rcv *receiver, dt string, fin finalState) finalState {
+// readFinal reads the customers, events and sales, the queues, the
+// receiver and the logs, then what the forget checks search (the
+// datasync queues, the outlet logs, the changes feed, the export), and
+// rebuilds every read model to compare it with the live one.
+func readFinal(ctx context.Context, a *api, c *cluster, rcv *receiver, dts targets, fin finalState) finalState {
 	base := c.bases()[0]
-	for next := "/api/data/customers/?limit=1000"; next != ""; {
-		e := a.call(base, "GET", next, nil)
-		var page struct {
-			Customers []json.RawMessage
-			NextURL   string `json:"next_url"`
+	dt := dts.messages
+	readPages(a, base, "/api/data/customers/?limit=1000", "customers", func(raw json.RawMessage) {
+		var cv customerView
+		var flags struct {
+			IsForgotten bool `json:"is_forgotten"`
 		}
-		if e.Status != 200 || json.Unmarshal(e.Answer, &page) != nil {
-			break
+		_ = json.Unmarshal(raw, &cv)
+		_ = json.Unmarshal(raw, &flags)
+		if flags.IsForgotten {
+			fin.forgotten++
 		}
-		for _, raw := range page.Customers {
-			var cv customerView
-			var flags struct {
-				IsForgotten bool `json:"is_forgotten"`
-			}
-			_ = json.Unmarshal(raw, &cv)
-			_ = json.Unmarshal(raw, &flags)
-			if flags.IsForgotten {
-				fin.forgotten++
-			}
-			if cv.ExternalID != "" {
-				fin.customers[cv.ExternalID] = cv
-			}
+		if cv.ExternalID != "" {
+			fin.customers[cv.ExternalID] = cv
 		}
-		next = ""
-		if i := strings.Index(page.NextURL, "/api/"); i >= 0 {
-			next = page.NextURL[i:]
-		}
-	}
+	}, func(err string) { fin.problems["retrieval"] = append(fin.problems["retrieval"], err) })
+	readPages(a, base, "/api/data/events/?limit=1000", "events", func(raw json.RawMessage) {
+		var ev eventView
+		_ = json.Unmarshal(raw, &ev)
+		fin.events = append(fin.events, ev)
+	}, func(err string) { fin.problems["events"] = append(fin.problems["events"], err) })
+	readPages(a, base, "/api/data/sales/?limit=1000", "sales", func(raw json.RawMessage) {
+		var sv saleView
+		_ = json.Unmarshal(raw, &sv)
+		fin.sales = append(fin.sales, sv)
+	}, func(err string) { fin.problems["sales"] = append(fin.problems["sales"], err) })
 	for len(fin.queue) < fin.lastNum {
 		e := a.call(base, "GET", fmt.Sprintf("/api/datatargets/%s/retrieve/?after=%d&limit=1000", dt, len(fin.queue)), nil)
 		var page struct{ Messages []json.RawMessage }
@@ -306,7 +372,36 @@ func readFinal(a *api, c *cluster, rcv *receiver, dt string, fin finalState) fin
 		b, _ := os.ReadFile(filepath.Join(c.dir, name))
 		fin.logs[name] = string(b)
 	}
+	forgetProblem := func(err string) { fin.problems["forgets"] = append(fin.problems["forgets"], err) }
+	readSyncQueues(a, base, dts, fin.documents, forgetProblem)
+	readOutletLogs(a, base, dts, fin.documents, forgetProblem)
+	fin.changesForgotten, fin.changesOpened = readChanges(a, base, fin.documents, forgetProblem)
+	fin.exportForgotten, fin.exportPersonal = readExport(ctx, c, fin.documents, forgetProblem)
+	fin.rebuilt, fin.rebuildDiffs = rebuildAndCompare(ctx, c, func(err string) { fin.problems["rebuild"] = append(fin.problems["rebuild"], err) })
 	return fin
+}
+
+// readPages reads every page of a retrieval list (the list under key),
+// following next_url.
+func readPages(a *api, base, path, key string, each func(json.RawMessage), problem func(string)) {
+	for next := path; next != ""; {
+		e := a.call(base, "GET", next, nil)
+		var page map[string]json.RawMessage
+		var list []json.RawMessage
+		if e.Status != 200 || json.Unmarshal(e.Answer, &page) != nil || json.Unmarshal(page[key], &list) != nil {
+			problem(fmt.Sprintf("GET %s: %d %s %s", next, e.Status, trim(e.Answer), e.Err))
+			return
+		}
+		for _, raw := range list {
+			each(raw)
+		}
+		var nextURL string
+		_ = json.Unmarshal(page["next_url"], &nextURL)
+		next = ""
+		if i := strings.Index(nextURL, "/api/"); i >= 0 {
+			next = nextURL[i:]
+		}
+	}
 }
 
 // projection is a row of `clientele projections status`.

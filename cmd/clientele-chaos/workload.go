@@ -72,7 +72,21 @@ func (w *workload) upload(ctx context.Context, u int) {
 	rnd := rand.New(rand.NewPCG(w.seed, uint64(100+u)))
 	exists := map[string]bool{}
 	gone := map[string]bool{} // deleted or forgotten: rejected from then on
-	for pause(ctx, time.Duration(50+rnd.IntN(250))*time.Millisecond) {
+	for seq := 0; pause(ctx, time.Duration(50+rnd.IntN(250))*time.Millisecond); seq++ {
+		// Seven uploads of customers in ten; events and sales name the
+		// same identities (some not there yet, or gone: rejected).
+		switch d := rnd.IntN(20); {
+		case d < 3:
+			w.uploadEvents(rnd, u, seq)
+			continue
+		case d < 6:
+			if ids := w.uploadSales(rnd, u, seq, gone); ids != nil {
+				for _, id := range ids {
+					exists[id] = true
+				}
+			}
+			continue
+		}
 		var records []map[string]any
 		for range 1 + rnd.IntN(4) {
 			id := identity(u, rnd.IntN(identitiesPerOwner))
@@ -87,9 +101,9 @@ func (w *workload) upload(ctx context.Context, u int) {
 			case d < 40 && exists[id]:
 				rec["tags.remove"] = []string{tagPool[rnd.IntN(len(tagPool))]}
 			case d < 60:
-				rec["first_name"] = fmt.Sprintf("name-%d", rnd.IntN(1000))
+				rec["first_name"] = personalName(id, rnd)
 			default:
-				rec["first_name"] = fmt.Sprintf("name-%d", rnd.IntN(1000))
+				rec["first_name"] = personalName(id, rnd)
 				var tags []string
 				for _, t := range tagPool {
 					if rnd.IntN(2) == 0 {
@@ -122,6 +136,71 @@ func (w *workload) upload(ctx context.Context, u int) {
 			}
 		}
 	}
+}
+
+// personalName is a first name for identity id: it names the identity,
+// so that the forget checks find any trace of a forgotten person by
+// their identity and name (personalTrace).
+func personalName(id string, rnd *rand.Rand) string {
+	return fmt.Sprintf("Name-%s-%d", id, rnd.IntN(1000))
+}
+
+// uploadEvents uploads 1-3 BROWSE events, each naming one of uploader
+// u's identities as customer_id, each with a label of its own.
+func (w *workload) uploadEvents(rnd *rand.Rand, u, seq int) {
+	var records []map[string]any
+	for i := range 1 + rnd.IntN(3) {
+		records = append(records, map[string]any{
+			"type": "BROWSE", "date": time.Now().UTC().Format(time.RFC3339),
+			"customer_id": identity(u, rnd.IntN(identitiesPerOwner)),
+			"label":       fmt.Sprintf("ev-%d-%d-%d", u, seq, i),
+		})
+	}
+	base := w.pick(rnd)
+	if base == "" {
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"events": records})
+	e := w.api.call(base, "POST", "/api/events/upload/", body)
+	e.Client, e.Op = fmt.Sprintf("uploader-%d", u), "upload-events"
+	w.hist.add(e)
+}
+
+// uploadSales uploads 1-2 new sales (transactions with 1-2 rows each)
+// of uploader u's identities, which a sale creates when nobody holds
+// them; it returns the identities of an acknowledged upload that were
+// not gone.
+func (w *workload) uploadSales(rnd *rand.Rand, u, seq int, gone map[string]bool) []string {
+	var records []map[string]any
+	var ids []string
+	for i := range 1 + rnd.IntN(2) {
+		id := identity(u, rnd.IntN(identitiesPerOwner))
+		var rows []map[string]any
+		for range 1 + rnd.IntN(2) {
+			rows = append(rows, map[string]any{"product_id": fmt.Sprintf("p-%d", rnd.IntN(4)), "quantity": 1 + rnd.IntN(3), "unit_price": 100 * (1 + rnd.IntN(50))})
+		}
+		records = append(records, map[string]any{
+			"sale_external_id": fmt.Sprintf("sale-%d-%d-%d", u, seq, i),
+			"sale_date":        time.Now().UTC().Format(time.RFC3339),
+			"sale_customer_id": id,
+			"sale_rows":        rows,
+		})
+		if !gone[id] {
+			ids = append(ids, id)
+		}
+	}
+	base := w.pick(rnd)
+	if base == "" {
+		return nil
+	}
+	body, _ := json.Marshal(map[string]any{"sales": records})
+	e := w.api.call(base, "POST", "/api/sales/upload/", body)
+	e.Client, e.Op = fmt.Sprintf("uploader-%d", u), "upload-sales"
+	w.hist.add(e)
+	if e.Status != 200 {
+		return nil
+	}
+	return ids
 }
 
 // post posts small batches of messages, each naming its poster and a
@@ -172,28 +251,60 @@ func (w *workload) read(ctx context.Context) {
 	}
 }
 
-// faultKinds are the faults a run injects, each at least once.
-var faultKinds = []string{"node-kill", "nats-kill", "pg-failover"}
+// faultKinds are the faults a run injects, each at least once: a node
+// killed, a NATS server killed, the PostgreSQL primary lost and the
+// standby promoted, a node cut off from PostgreSQL, from NATS or from
+// both (a partition, then healed), and, on one link of one node, latency,
+// connections reset, or data dropped and the connection closed after a
+// while (toxiproxy's latency, reset_peer and timeout toxics).
+var faultKinds = []string{"node-kill", "nats-kill", "pg-failover", "partition-pg", "partition-nats", "partition-all", "latency", "reset", "timeout"}
 
-// fault is one planned fault: at At after the start, down for Down.
+// fault is one planned fault: at At after the start, down for Down, on
+// node (or NATS server) Node; a link fault on Node's Link, a toxic with
+// the toxiproxy attributes Attrs.
 type fault struct {
-	Kind string
-	At   time.Duration
-	Down time.Duration
-	Node int
+	Kind  string
+	At    time.Duration
+	Down  time.Duration
+	Node  int
+	Link  string `json:",omitempty"`
+	Attrs string `json:",omitempty"`
+}
+
+// links a partition cuts, by kind.
+func partitioned(kind string) []string {
+	var pgs, nats []string
+	for i := range 2 {
+		pgs = append(pgs, pgLink(i))
+	}
+	for i := range natsServers {
+		nats = append(nats, natsLink(i))
+	}
+	switch kind {
+	case "partition-pg":
+		return pgs
+	case "partition-nats":
+		return nats
+	}
+	return append(pgs, nats...)
 }
 
 // schedule plans the faults of a run of duration d from seed: each kind
-// once, and further node kills, one every 30 s or so, spread over the
-// first 80% of the run (the rest lets the service settle under load).
+// once, and another one drawn (the failover excepted: there is one
+// standby) for every further 30 s, spread over the first 80% of the run
+// (the rest lets the service settle under load).
 func schedule(seed uint64, d time.Duration) []fault {
 	rnd := rand.New(rand.NewPCG(seed, 400))
 	kinds := slices.Clone(faultKinds)
 	for range int(d/(30*time.Second)) - len(kinds) {
-		kinds = append(kinds, "node-kill")
+		kinds = append(kinds, faultKinds[rnd.IntN(len(faultKinds))])
+		if kinds[len(kinds)-1] == "pg-failover" {
+			kinds[len(kinds)-1] = "node-kill"
+		}
 	}
 	rnd.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	slot := d * 8 / 10 / time.Duration(len(kinds))
+	allLinks := partitioned("partition-all")
 	var out []fault
 	for i, k := range kinds {
 		f := fault{Kind: k, At: d/20 + time.Duration(i)*slot + time.Duration(rnd.Int64N(int64(slot/3))), Node: rnd.IntN(3)}
@@ -204,20 +315,49 @@ func schedule(seed uint64, d time.Duration) []fault {
 			f.Down = time.Duration(2+rnd.IntN(6)) * time.Second
 		case "pg-failover":
 			f.Down = time.Duration(1+rnd.IntN(4)) * time.Second
+		case "partition-pg", "partition-nats", "partition-all":
+			f.Down = time.Duration(2000+rnd.IntN(5000)) * time.Millisecond
+		case "latency":
+			f.Link = allLinks[rnd.IntN(len(allLinks))]
+			f.Down = time.Duration(3000+rnd.IntN(5000)) * time.Millisecond
+			f.Attrs = fmt.Sprintf(`{"latency":%d,"jitter":%d}`, 100+rnd.IntN(900), rnd.IntN(100))
+		case "reset":
+			f.Link = allLinks[rnd.IntN(len(allLinks))]
+			f.Down = time.Duration(1000+rnd.IntN(4000)) * time.Millisecond
+			f.Attrs = fmt.Sprintf(`{"timeout":%d}`, rnd.IntN(500))
+		case "timeout":
+			f.Link = allLinks[rnd.IntN(len(allLinks))]
+			f.Down = time.Duration(2000+rnd.IntN(4000)) * time.Millisecond
+			f.Attrs = fmt.Sprintf(`{"timeout":%d}`, 500+rnd.IntN(2500))
 		}
 		out = append(out, f)
 	}
 	return out
 }
 
+// toxicOf is the toxiproxy toxic of a link fault's kind.
+var toxicOf = map[string]string{"latency": "latency", "reset": "reset_peer", "timeout": "timeout"}
+
 // inject runs the faults at their times; each is a history entry from
 // the fault to its healing.
 func inject(ctx context.Context, c *cluster, hist *history, faults []fault, start time.Time, logf func(string, ...any)) error {
-	for _, f := range faults {
+	failedOver := false
+	for n, f := range faults {
+		if f.Link == pgLink(0) || f.Link == pgLink(1) {
+			// A fault drawn for either PostgreSQL link lands on the link
+			// to the primary of now, the one the node uses: the standby
+			// takes no connection, and the old primary is gone after
+			// the failover.
+			f.Link = pgLink(0)
+			if failedOver {
+				f.Link = pgLink(1)
+			}
+		}
 		if !pause(ctx, time.Until(start.Add(f.At))) {
 			return nil
 		}
 		e := entry{Client: "nemesis", Op: "fault:" + f.Kind, Start: time.Now()}
+		e.Request, _ = json.Marshal(f)
 		switch f.Kind {
 		case "node-kill":
 			nd := c.nodes[f.Node]
@@ -248,6 +388,26 @@ func inject(ctx context.Context, c *cluster, hist *history, faults []fault, star
 			if err != nil {
 				return fmt.Errorf("failover: %w", err)
 			}
+			failedOver = true
+		case "partition-pg", "partition-nats", "partition-all":
+			// Every byte dropped both ways, on every connection and on
+			// every new one (accepted, then silent), as when packets
+			// are lost; healed, the connections it held are closed.
+			name := fmt.Sprintf("fault%d", n)
+			e.Node = fmt.Sprintf("node-%d", f.Node)
+			if err := c.links.addToxic(f.Node, partitioned(f.Kind), name, "timeout", `{"timeout":0}`); err != nil {
+				return err
+			}
+			pause(ctx, f.Down)
+			c.links.removeToxic(context.WithoutCancel(ctx), f.Node, partitioned(f.Kind), name)
+		case "latency", "reset", "timeout":
+			name := fmt.Sprintf("fault%d", n)
+			e.Node = fmt.Sprintf("node-%d/%s", f.Node, f.Link)
+			if err := c.links.addToxic(f.Node, []string{f.Link}, name, toxicOf[f.Kind], f.Attrs); err != nil {
+				return err
+			}
+			pause(ctx, f.Down)
+			c.links.removeToxic(context.WithoutCancel(ctx), f.Node, []string{f.Link}, name)
 		}
 		e.End = time.Now()
 		hist.add(e)
