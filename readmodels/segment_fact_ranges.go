@@ -1,0 +1,256 @@
+package readmodels
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/domain/segment"
+)
+
+// FactRange are the facts of a range of a company's customers, in
+// customer id order, reduced to what some rules read (segment.Reads):
+// the named fields of each document, the events of the named types with
+// only the named fields, the sales only when a sales leaf reads them,
+// and the memberships of the named segments. Deciding those rules on
+// them gives what deciding them on all the facts gives.
+type FactRange struct {
+	// IDs are the customers with a document, in customer id order.
+	IDs []string
+	// Facts are their facts, in the order of IDs, Member unset.
+	Facts []segment.Facts
+	// Docs are their whole documents as retrieval shows them, when
+	// asked for (the feed of a segment's entries needs them).
+	Docs map[string]json.RawMessage
+	// Members are the segments, of those asked for, each customer of the
+	// range is a member of now.
+	Members map[string]map[string]bool
+}
+
+// FactQuery is what Range reads.
+type FactQuery struct {
+	Company string
+	// After is the customer id the range starts after ("": the first);
+	// Limit how many customers it holds at most.
+	After string
+	Limit int
+	// Reads are the facts the rules read.
+	Reads segment.Reads
+	// Members are the segments whose memberships are read.
+	Members []string
+	// Docs asks for the whole documents too.
+	Docs bool
+}
+
+// Range returns the facts q asks for of at most q.Limit customers with a
+// document after q.After, from the membership projection's own facts
+// (SegmentFactsIn). It reads the company in one ordered pass: a page of
+// documents by the primary key, then the events, sales and memberships
+// of the range of customer ids the page covers (customer_id > After AND
+// customer_id <= the page's last), which the facts tables' indexes on
+// (company_id, customer_id) serve, in one round trip, merged by customer.
+func (s *SegmentFacts) Range(ctx context.Context, q FactQuery) (FactRange, error) {
+	if s.src.personal {
+		return FactRange{}, fmt.Errorf("readmodels: segment facts: ranges are read from the membership facts only")
+	}
+	r := FactRange{Members: map[string]map[string]bool{}}
+	if err := r.readDocs(ctx, s.db, q); err != nil {
+		return r, fmt.Errorf("readmodels: segment facts: %w", err)
+	}
+	if len(r.IDs) == 0 {
+		return r, nil
+	}
+	at := make(map[string]int, len(r.IDs))
+	for i, id := range r.IDs {
+		at[id] = i
+	}
+	last := r.IDs[len(r.IDs)-1]
+	var b pgx.Batch
+	if len(q.Reads.Events) > 0 {
+		fields := q.Reads.EventFields()
+		sql, args := selectFields(`SELECT customer_id, type, at`, "fields", fields,
+			` FROM segment_activity WHERE company_id = $1 AND customer_id > $2 AND customer_id <= $3 AND type = ANY($4)`,
+			q.Company, q.After, last, q.Reads.EventTypes())
+		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+			var id, typ string
+			var when time.Time
+			scan := make([]any, 3+len(fields))
+			scan[0], scan[1], scan[2] = &id, &typ, &when
+			values := make([][]byte, len(fields))
+			for i := range values {
+				scan[3+i] = &values[i]
+			}
+			named := map[string]map[string]bool{}
+			for t, fs := range q.Reads.Events {
+				named[t] = map[string]bool{}
+				for _, f := range fs {
+					named[t][f] = true
+				}
+			}
+			_, err := pgx.ForEachRow(rows, scan, func() error {
+				i, ok := at[id]
+				if !ok {
+					return nil
+				}
+				var doc map[string]any
+				for k, v := range values {
+					// Only the fields its own type's leaves name: a
+					// where leaf reads no other.
+					if v == nil || !named[typ][fields[k]] {
+						continue
+					}
+					x, err := decodeValue(v)
+					if err != nil {
+						return fmt.Errorf("event field %s of %s: %w", fields[k], id, err)
+					}
+					if doc == nil {
+						doc = map[string]any{}
+					}
+					doc[fields[k]] = x
+				}
+				f := &r.Facts[i]
+				f.Events = append(f.Events, segment.Activity{Type: typ, At: when.UTC(), Fields: doc})
+				return nil
+			})
+			return err
+		})
+	}
+	if q.Reads.Sales {
+		products := `NULL::text[]`
+		if q.Reads.Products {
+			products = `products`
+		}
+		b.Queue(`SELECT customer_id, at, revenue, `+products+` FROM segment_sales
+			WHERE company_id = $1 AND customer_id > $2 AND customer_id <= $3 AND counted AND at IS NOT NULL`,
+			q.Company, q.After, last).Query(func(rows pgx.Rows) error {
+			var id string
+			var when time.Time
+			var revenue int64
+			var products []string
+			_, err := pgx.ForEachRow(rows, []any{&id, &when, &revenue, &products}, func() error {
+				if i, ok := at[id]; ok {
+					f := &r.Facts[i]
+					f.Sales = append(f.Sales, segment.Sale{At: when, Revenue: revenue, Products: slices.Clone(products)})
+				}
+				return nil
+			})
+			return err
+		})
+	}
+	if len(q.Members) > 0 {
+		b.Queue(`SELECT customer_id, segment_key FROM segment_members
+			WHERE company_id = $1 AND segment_key = ANY($2) AND customer_id > $3 AND customer_id <= $4`,
+			q.Company, q.Members, q.After, last).Query(func(rows pgx.Rows) error {
+			var id, key string
+			_, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error {
+				if r.Members[id] == nil {
+					r.Members[id] = map[string]bool{}
+				}
+				r.Members[id][key] = true
+				return nil
+			})
+			return err
+		})
+	}
+	if b.Len() > 0 {
+		if err := s.db.SendBatch(ctx, &b); err != nil {
+			return r, fmt.Errorf("readmodels: segment facts: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// readDocs reads the page of documents, reduced to the named fields.
+func (r *FactRange) readDocs(ctx context.Context, db database, q FactQuery) error {
+	head := `SELECT customer_id`
+	if q.Docs {
+		head += `, doc::text`
+	}
+	sql, args := selectFields(head, "doc", q.Reads.Fields,
+		` FROM segment_customers WHERE company_id = $1 AND customer_id > $2 ORDER BY customer_id LIMIT $3`,
+		q.Company, q.After, q.Limit)
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if q.Docs {
+		r.Docs = map[string]json.RawMessage{}
+	}
+	first := 1
+	if q.Docs {
+		first = 2
+	}
+	for rows.Next() {
+		raw := rows.RawValues()
+		id := string(raw[0])
+		var doc map[string]any
+		for k, f := range q.Reads.Fields {
+			v := raw[first+k]
+			if v == nil {
+				continue // absent: as null, for every leaf
+			}
+			x, err := decodeValue(v)
+			if err != nil {
+				return fmt.Errorf("field %s of %s: %w", f, id, err)
+			}
+			if doc == nil {
+				doc = make(map[string]any, len(q.Reads.Fields))
+			}
+			doc[f] = x
+		}
+		r.IDs = append(r.IDs, id)
+		r.Facts = append(r.Facts, segment.Facts{Customer: doc})
+		if q.Docs {
+			r.Docs[id] = slices.Clone(raw[1])
+		}
+	}
+	return rows.Err()
+}
+
+// selectFields is head, then one text column per field of the jsonb
+// column (NULL when absent), then tail; args are tail's, the fields'
+// names following them.
+func selectFields(head, column string, fields []string, tail string, args ...any) (string, []any) {
+	var sb strings.Builder
+	sb.WriteString(head)
+	for _, f := range fields {
+		args = append(args, f)
+		fmt.Fprintf(&sb, `, (%s -> $%d::text)::text`, column, len(args))
+	}
+	sb.WriteString(tail)
+	return sb.String(), args
+}
+
+// decodeValue reads one JSON value as decodeFacts reads a document's
+// (numbers as json.Number); plain strings, numbers and literals without
+// the general decoder.
+func decodeValue(text []byte) (any, error) {
+	switch {
+	case len(text) >= 2 && text[0] == '"' && text[len(text)-1] == '"' && bytes.IndexByte(text[1:len(text)-1], '\\') < 0 &&
+		bytes.IndexByte(text[1:len(text)-1], '"') < 0:
+		return string(text[1 : len(text)-1]), nil
+	case string(text) == "true":
+		return true, nil
+	case string(text) == "false":
+		return false, nil
+	case string(text) == "null":
+		return nil, nil
+	case len(text) > 0 && (text[0] == '-' || text[0] >= '0' && text[0] <= '9'):
+		if _, err := strconv.ParseFloat(string(text), 64); err == nil {
+			return json.Number(text), nil
+		}
+	}
+	d := json.NewDecoder(bytes.NewReader(text))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
