@@ -53,7 +53,7 @@ var mixedRules = [][2]string{
 	{"s05", `{"field":"signup","within_days":90}`},
 	{"s06", `{"field":"city","in":["Turku","Espoo"]}`},
 	{"s07", `{"field":"age","exists":false}`},
-	{"s08", `{"event":{"type":"BROWSE","within_days":7,"min_count":2}}`},
+	{"s08", `{"event":{"type":"BROWSE","within_days":14,"min_count":2}}`},
 	{"s09", `{"event":{"type":"CLICK","where":[{"field":"label","eq":"cart"}],"within_days":30}}`},
 	{"s10", `{"event":{"type":"OPEN","where":[{"field":"price","gt":50},{"field":"channel","ne":"web"}]}}`},
 	{"s11", `{"sales":{"within_days":30,"min_revenue":5000}}`},

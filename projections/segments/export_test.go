@@ -2,6 +2,7 @@ package segments
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,4 +48,12 @@ func DecideEveryone(ctx context.Context, tx pgx.Tx, company string, at time.Time
 // FireDueCompany fires every timer of the company due by by.
 func FireDueCompany(ctx context.Context, tx pgx.Tx, company string, by time.Time) error {
 	return fireDueCompany(ctx, tx, company, nil, by)
+}
+
+// SetBackfillRange makes the backfill read n customers at a time until
+// the test ends.
+func SetBackfillRange(t testing.TB, n int) {
+	was := backfillRange
+	backfillRange = n
+	t.Cleanup(func() { backfillRange = was })
 }
