@@ -1,0 +1,120 @@
+package segments_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/projections/segments"
+)
+
+// newSegments are the segments whose backfill BenchmarkBackfill times,
+// one at a time: one of each kind of leaf, and one of them all.
+var newSegments = [][2]string{
+	{"field", `{"field":"city","eq":"Helsinki"}`},
+	{"event", `{"event":{"type":"BROWSE","within_days":7}}`},
+	{"sales", `{"sales":{"within_days":30,"min_revenue":5000}}`},
+	{"mixed", `{"all":[{"any":[{"segment":"s04"},{"field":"age","gte":30}]},
+		{"event":{"type":"CLICK","where":[{"field":"label","in":["home","cart"]}],"within_days":30}},
+		{"not":{"sales":{"within_days":30,"product_id":"P1"}}}]}`},
+}
+
+// BenchmarkBackfill measures the backfill of one new segment over a
+// company of 100,000 customers (CLIENTELE_BACKFILL_CUSTOMERS) with 5
+// events and 1 sale each and the 20 active segments of mixedRules
+// decided, on the facts tables the projection keeps: the backfill as
+// built (only the new segment decided, on the facts it reads, in ranges
+// of customers), for a new segment of each kind of leaf, and, as the
+// baseline, every segment decided for every customer with the evaluator
+// of a commit (the backfill before; CLIENTELE_BACKFILL_EVERYONE=false
+// leaves it out), in the same run. Each backfill runs in a transaction
+// rolled back. It reports customers/s, and logs the ratio.
+//
+//	go test -run '^$' -bench BenchmarkBackfill -benchtime 1x ./projections/segments/
+func BenchmarkBackfill(b *testing.B) {
+	n := 100_000
+	if s := os.Getenv("CLIENTELE_BACKFILL_CUSTOMERS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pool := pgtest.NewPool(b)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
+	const company = "co"
+	setup := time.Now()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	insertFacts(b, ctx, tx, company, n, now)
+	setMixedRules(b, ctx, tx, company)
+	if err := segments.BackfillChanged(ctx, tx, company, now, keysOf(mixedRules)); err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE segment_customers, segment_activity, segment_sales, segment_members, segment_timers`); err != nil {
+		b.Fatal(err)
+	}
+	var members int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM segment_members`).Scan(&members); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d customers, %d events, %d sales, 20 segments with %d members: set up in %s",
+		n, 5*n, n, members, time.Since(setup).Round(time.Millisecond))
+
+	at := now.Add(time.Minute)
+	took := map[string]time.Duration{}
+	run := func(name, rule string, decide func(tx pgx.Tx) error) {
+		b.Run(name, func(b *testing.B) {
+			var total time.Duration
+			for range b.N {
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() { _ = tx.Rollback(ctx) }()
+				setRule(b, ctx, tx, company, "new", rule, "active")
+				start := time.Now()
+				if err := decide(tx); err != nil {
+					b.Fatal(err)
+				}
+				total += time.Since(start)
+				var entered int
+				if err := tx.QueryRow(ctx, `SELECT count(*) FROM segment_members WHERE segment_key = 'new'`).Scan(&entered); err != nil {
+					b.Fatal(err)
+				}
+				if entered == 0 {
+					b.Fatal("no member entered: nothing measured")
+				}
+				if err := tx.Rollback(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			took[name] = total / time.Duration(b.N)
+			b.ReportMetric(float64(n)/took[name].Seconds(), "customers/s")
+		})
+	}
+	for _, s := range newSegments {
+		run(s[0], s[1], func(tx pgx.Tx) error { return segments.BackfillChanged(ctx, tx, company, at, []string{"new"}) })
+	}
+	if os.Getenv("CLIENTELE_BACKFILL_EVERYONE") == "false" {
+		return
+	}
+	mixed := newSegments[len(newSegments)-1][1]
+	run("everyone-mixed", mixed, func(tx pgx.Tx) error { return segments.DecideEveryone(ctx, tx, company, at) })
+	if took["mixed"] > 0 && took["everyone-mixed"] > 0 {
+		b.Logf("mixed: %.0f customers/s, against %.0f deciding everyone: %.1f times faster",
+			float64(n)/took["mixed"].Seconds(), float64(n)/took["everyone-mixed"].Seconds(),
+			took["everyone-mixed"].Seconds()/took["mixed"].Seconds())
+	}
+}
