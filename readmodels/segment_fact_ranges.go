@@ -3,6 +3,7 @@ package readmodels
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -79,47 +80,7 @@ func (s *SegmentFacts) Range(ctx context.Context, q FactQuery) (FactRange, error
 			` FROM segment_activity WHERE company_id = $1 AND customer_id > $2 AND customer_id <= $3 AND type = ANY($4)`,
 			q.Company, q.After, last, q.Reads.EventTypes())
 		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
-			var id, typ string
-			var when time.Time
-			scan := make([]any, 3+len(fields))
-			scan[0], scan[1], scan[2] = &id, &typ, &when
-			values := make([][]byte, len(fields))
-			for i := range values {
-				scan[3+i] = &values[i]
-			}
-			named := map[string]map[string]bool{}
-			for t, fs := range q.Reads.Events {
-				named[t] = map[string]bool{}
-				for _, f := range fs {
-					named[t][f] = true
-				}
-			}
-			_, err := pgx.ForEachRow(rows, scan, func() error {
-				i, ok := at[id]
-				if !ok {
-					return nil
-				}
-				var doc map[string]any
-				for k, v := range values {
-					// Only the fields its own type's leaves name: a
-					// where leaf reads no other.
-					if v == nil || !named[typ][fields[k]] {
-						continue
-					}
-					x, err := decodeValue(v)
-					if err != nil {
-						return fmt.Errorf("event field %s of %s: %w", fields[k], id, err)
-					}
-					if doc == nil {
-						doc = map[string]any{}
-					}
-					doc[fields[k]] = x
-				}
-				f := &r.Facts[i]
-				f.Events = append(f.Events, segment.Activity{Type: typ, At: when.UTC(), Fields: doc})
-				return nil
-			})
-			return err
+			return r.readEvents(rows, q.Reads, fields, at)
 		})
 	}
 	if q.Reads.Sales {
@@ -254,3 +215,58 @@ func decodeValue(text []byte) (any, error) {
 	err := d.Decode(&v)
 	return v, err
 }
+
+// readEvents reads the rows of the events' statement (customer_id, type,
+// at, then the fields) into the facts of the customers at indexes.
+// Each event keeps only the fields its own type's leaves name.
+func (r *FactRange) readEvents(rows pgx.Rows, reads segment.Reads, fields []string, indexes map[string]int) error {
+	defer rows.Close()
+	types := reads.EventTypes()
+	named := make([][]bool, len(types))
+	for i, t := range types {
+		named[i] = make([]bool, len(fields))
+		for k, f := range fields {
+			named[i][k] = slices.Contains(reads.Events[t], f)
+		}
+	}
+	binaryAt := rows.FieldDescriptions()[2].Format == pgx.BinaryFormatCode
+	var when time.Time
+	for rows.Next() {
+		raw := rows.RawValues()
+		i, ok := indexes[string(raw[0])]
+		if !ok {
+			continue
+		}
+		ti := slices.Index(types, string(raw[1]))
+		if ti < 0 {
+			continue
+		}
+		if binaryAt && len(raw[2]) == 8 {
+			// timestamptz, binary: microseconds since 2000-01-01 UTC.
+			when = time.UnixMicro(int64(binary.BigEndian.Uint64(raw[2])) + y2kMicros)
+		} else if err := rows.Scan(nil, nil, &when); err != nil {
+			return err
+		}
+		var doc map[string]any
+		for k, v := range raw[3:] {
+			if v == nil || !named[ti][k] {
+				continue
+			}
+			x, err := decodeValue(v)
+			if err != nil {
+				return fmt.Errorf("event field %s of %s: %w", fields[k], raw[0], err)
+			}
+			if doc == nil {
+				doc = make(map[string]any, len(fields))
+			}
+			doc[fields[k]] = x
+		}
+		f := &r.Facts[i]
+		f.Events = append(f.Events, segment.Activity{Type: types[ti], At: when.UTC(), Fields: doc})
+	}
+	return rows.Err()
+}
+
+// y2kMicros is the epoch of PostgreSQL's binary timestamps
+// (2000-01-01 UTC), in microseconds since the Unix epoch.
+const y2kMicros = 946_684_800_000_000

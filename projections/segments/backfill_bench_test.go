@@ -78,7 +78,7 @@ func BenchmarkBackfill(b *testing.B) {
 	took, cpu := map[string]time.Duration{}, map[string]time.Duration{}
 	run := func(name, rule string, decide func(tx pgx.Tx) error) {
 		b.Run(name, func(b *testing.B) {
-			var total time.Duration
+			var total, fastest time.Duration
 			for range b.N {
 				tx, err := pool.Begin(ctx)
 				if err != nil {
@@ -95,11 +95,15 @@ func BenchmarkBackfill(b *testing.B) {
 				if err := decide(tx); err != nil {
 					b.Fatal(err)
 				}
-				total += time.Since(start)
+				took := time.Since(start)
+				total += took
+				if fastest == 0 || took < fastest {
+					fastest = took
+				}
 				goCPU, pgCPU = processCPU(os.Getpid())-goCPU, processCPU(backend)-pgCPU
 				cpu[name] += goCPU + pgCPU
 				b.Logf("%s: %s, the test's process %s of CPU, PostgreSQL's backend %s",
-					name, time.Since(start).Round(time.Millisecond), goCPU, pgCPU)
+					name, took.Round(time.Millisecond), goCPU, pgCPU)
 				var entered int
 				if err := tx.QueryRow(ctx, `SELECT count(*) FROM segment_members WHERE segment_key = 'new'`).Scan(&entered); err != nil {
 					b.Fatal(err)
@@ -113,6 +117,8 @@ func BenchmarkBackfill(b *testing.B) {
 			}
 			took[name] = total / time.Duration(b.N)
 			b.ReportMetric(float64(n)/took[name].Seconds(), "customers/s")
+			// On a shared machine the fastest run is the least disturbed.
+			b.ReportMetric(float64(n)/fastest.Seconds(), "fastest-customers/s")
 			if cpu[name] > 0 {
 				// Go and PostgreSQL take turns on one connection: the
 				// rate on an idle machine is about customers per
