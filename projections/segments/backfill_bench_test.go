@@ -95,15 +95,13 @@ func BenchmarkBackfill(b *testing.B) {
 				if err := decide(tx); err != nil {
 					b.Fatal(err)
 				}
-				took := time.Since(start)
-				total += took
-				if fastest == 0 || took < fastest {
-					fastest = took
+				spent := time.Since(start)
+				total += spent
+				if fastest == 0 || spent < fastest {
+					fastest = spent
 				}
 				goCPU, pgCPU = processCPU(os.Getpid())-goCPU, processCPU(backend)-pgCPU
 				cpu[name] += goCPU + pgCPU
-				b.Logf("%s: %s, the test's process %s of CPU, PostgreSQL's backend %s",
-					name, took.Round(time.Millisecond), goCPU, pgCPU)
 				var entered int
 				if err := tx.QueryRow(ctx, `SELECT count(*) FROM segment_members WHERE segment_key = 'new'`).Scan(&entered); err != nil {
 					b.Fatal(err)
@@ -111,6 +109,8 @@ func BenchmarkBackfill(b *testing.B) {
 				if entered == 0 {
 					b.Fatal("no member entered: nothing measured")
 				}
+				b.Logf("%s: %s, the test's process %s of CPU, PostgreSQL's backend %s; %d members",
+					name, spent.Round(time.Millisecond), goCPU, pgCPU, entered)
 				if err := tx.Rollback(ctx); err != nil {
 					b.Fatal(err)
 				}
