@@ -149,23 +149,14 @@ func (r *FactRange) readDocs(ctx context.Context, db database, q FactQuery) erro
 	if q.Docs {
 		first = 2
 	}
+	shared := newSharedDocs()
 	for rows.Next() {
 		raw := rows.RawValues()
 		id := string(raw[0])
-		var doc map[string]any
-		for k, f := range q.Reads.Fields {
-			v := raw[first+k]
-			if v == nil {
-				continue // absent: as null, for every leaf
-			}
-			x, err := decodeValue(v)
-			if err != nil {
-				return fmt.Errorf("field %s of %s: %w", f, id, err)
-			}
-			if doc == nil {
-				doc = make(map[string]any, len(q.Reads.Fields))
-			}
-			doc[f] = x
+		// An absent field is as null for every leaf: not in the map.
+		doc, err := shared.doc(0, q.Reads.Fields, raw[first:], nil)
+		if err != nil {
+			return fmt.Errorf("the document of %s: %w", id, err)
 		}
 		r.IDs = append(r.IDs, id)
 		r.Facts = append(r.Facts, segment.Facts{Customer: doc})
@@ -230,6 +221,7 @@ func (r *FactRange) readEvents(rows pgx.Rows, reads segment.Reads, fields []stri
 		}
 	}
 	binaryAt := rows.FieldDescriptions()[2].Format == pgx.BinaryFormatCode
+	shared := newSharedDocs()
 	var when time.Time
 	for rows.Next() {
 		raw := rows.RawValues()
@@ -247,19 +239,9 @@ func (r *FactRange) readEvents(rows pgx.Rows, reads segment.Reads, fields []stri
 		} else if err := rows.Scan(nil, nil, &when); err != nil {
 			return err
 		}
-		var doc map[string]any
-		for k, v := range raw[3:] {
-			if v == nil || !named[ti][k] {
-				continue
-			}
-			x, err := decodeValue(v)
-			if err != nil {
-				return fmt.Errorf("event field %s of %s: %w", fields[k], raw[0], err)
-			}
-			if doc == nil {
-				doc = make(map[string]any, len(fields))
-			}
-			doc[fields[k]] = x
+		doc, err := shared.doc(ti, fields, raw[3:], named[ti])
+		if err != nil {
+			return fmt.Errorf("an event of %s: %w", raw[0], err)
 		}
 		f := &r.Facts[i]
 		f.Events = append(f.Events, segment.Activity{Type: types[ti], At: when.UTC(), Fields: doc})
@@ -270,3 +252,56 @@ func (r *FactRange) readEvents(rows pgx.Rows, reads segment.Reads, fields []stri
 // y2kMicros is the epoch of PostgreSQL's binary timestamps
 // (2000-01-01 UTC), in microseconds since the Unix epoch.
 const y2kMicros = 946_684_800_000_000
+
+// sharedDocs hands out one map for each combination of values read. The
+// evaluator only reads the maps, and the values of the fields rules
+// name repeat (cities, flags, labels): the customers, or the events,
+// with the same values share one map instead of each decoding its own.
+// At most maxSharedDocs maps are kept; the others are each their own.
+type sharedDocs struct {
+	key  []byte
+	docs map[string]map[string]any
+}
+
+const maxSharedDocs = 4096
+
+func newSharedDocs() *sharedDocs {
+	return &sharedDocs{docs: map[string]map[string]any{}}
+}
+
+// doc returns the map of the fields names whose values are not null and
+// that keep holds (nil: every one), tagged by kind (an event type);
+// nil when there is none.
+func (s *sharedDocs) doc(kind int, names []string, values [][]byte, keep []bool) (map[string]any, error) {
+	s.key = binary.BigEndian.AppendUint32(s.key[:0], uint32(kind))
+	for k, v := range values[:len(names)] {
+		if v == nil || keep != nil && !keep[k] {
+			s.key = append(s.key, 0)
+			continue
+		}
+		s.key = append(s.key, 1)
+		s.key = binary.BigEndian.AppendUint32(s.key, uint32(len(v)))
+		s.key = append(s.key, v...)
+	}
+	if doc, ok := s.docs[string(s.key)]; ok {
+		return doc, nil
+	}
+	var doc map[string]any
+	for k, v := range values[:len(names)] {
+		if v == nil || keep != nil && !keep[k] {
+			continue
+		}
+		x, err := decodeValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", names[k], err)
+		}
+		if doc == nil {
+			doc = make(map[string]any, len(names))
+		}
+		doc[names[k]] = x
+	}
+	if len(s.docs) < maxSharedDocs {
+		s.docs[string(s.key)] = doc
+	}
+	return doc, nil
+}

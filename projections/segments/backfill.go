@@ -138,7 +138,8 @@ func timersIn(ctx context.Context, tx pgx.Tx, company, after, last string) (map[
 // at, the customers of skip aside: the entries and exits of the affected
 // segments, and the timers that move.
 func (p backfillPlan) decide(company string, at time.Time, r readmodels.FactRange, timers map[string]time.Time, skip map[string]string) *rowWriter {
-	w := &rowWriter{company: company, changes: make([]change, 0, len(r.IDs)/2)}
+	w := &rowWriter{company: company, changes: make([]change, 0, len(r.IDs)),
+		timerIDs: make([]string, 0, len(r.IDs)), timerDue: make([]time.Time, 0, len(r.IDs))}
 	decided := make(map[string]bool, len(p.rules))
 	nexts := make(map[string]time.Time, len(p.rules))
 	var current map[string]bool
