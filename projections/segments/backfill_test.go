@@ -121,10 +121,8 @@ func TestBackfillSameAsDecidingEveryone(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer func() { _ = sp.Rollback(ctx) }()
-				var keys []string
 				for _, r := range tc.rules {
 					setRule(t, ctx, sp, company, r.key, r.rule, r.state)
-					keys = append(keys, r.key)
 				}
 				if err := decide(sp); err != nil {
 					t.Fatal(err)
