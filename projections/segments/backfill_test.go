@@ -2,13 +2,21 @@ package segments_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/clientele/clientele/domain/activity"
+	"github.com/clientele/clientele/domain/customer"
+	"github.com/clientele/clientele/domain/segment"
+	"github.com/clientele/clientele/eventstore"
+	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/pg/pgtest"
+	"github.com/clientele/clientele/projections"
+	"github.com/clientele/clientele/projections/internal/projectiontest"
 	"github.com/clientele/clientele/projections/segments"
 )
 
@@ -174,5 +182,58 @@ func TestBackfillSameAsDecidingEveryone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSegmentChangedWithFactsInOneCommit: a commit that changes a
+// segment and the facts of a customer decides that customer on every
+// segment with the cause of its facts (here an event), and the others
+// by the backfill with the cause rule; a rebuild gives the same history.
+func TestSegmentChangedWithFactsInOneCommit(t *testing.T) {
+	e := newMembersEnv(t)
+	co := "acme"
+	for _, c := range []struct{ id, city string }{{"c1", "Helsinki"}, {"c2", "Turku"}, {"c3", "Helsinki"}} {
+		e.Upsert(co, c.id, customer.Changes{Set: map[string]any{"external_id": c.id, "city": c.city}})
+	}
+	created := e.createSegment(co, "hel", `{"field":"city","eq":"Helsinki"}`)
+	e.createSegment(co, "hot", `{"all":[{"segment":"hel"},{"event":{"type":"BROWSE","within_days":7}}]}`)
+	changed, err := json.Marshal(segment.Changed{Key: "hel", Name: "hel", Rule: json.RawMessage(`{"field":"city","eq":"Turku"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := projectiontest.MustAppend(t, e.Store, eventstore.Commit{
+		Metadata: eventstore.Metadata{CompanyID: co, Source: "test"},
+		Streams: []eventstore.StreamAppend{
+			{StreamID: segment.Stream(co, "hel"), ExpectedVersion: eventstore.Any,
+				Events: []eventstore.Event{{Type: segment.ChangedType, Data: changed}}},
+			{StreamID: activity.Stream(co), ExpectedVersion: eventstore.Any,
+				Events: []eventstore.Event{projectiontest.RecordedEv(activity.Recorded{ID: 1, CustomerID: "c2", Type: "BROWSE",
+					Date: time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04:05Z")})}},
+		},
+	})
+	var at time.Time
+	if err := e.Pool.QueryRow(context.Background(), `SELECT recorded_at FROM events WHERE global_position = $1`, c.Last.Global).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	e.caughtUp()
+	stamp := func(at time.Time) string { return at.UTC().Format(time.RFC3339Nano) }
+	want := []string{
+		"hel c1 true " + stamp(created) + " rule",
+		"hel c3 true " + stamp(created) + " rule",
+		"hel c1 false " + stamp(at) + " rule",
+		"hel c3 false " + stamp(at) + " rule",
+		"hel c2 true " + stamp(at) + " event",
+		"hot c2 true " + stamp(at) + " event",
+	}
+	history := e.history(co)
+	if d := cmp.Diff(want, history); d != "" {
+		t.Errorf("history (-want +got):\n%s", d)
+	}
+	if err := projections.Rebuild(context.Background(), e.Pool, e.Store, postgres.EventLog{}, e.members, projections.KindAsync, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.caughtUp()
+	if d := cmp.Diff(history, e.history(co)); d != "" {
+		t.Errorf("history after a rebuild (-before +after):\n%s", d)
 	}
 }
