@@ -2,6 +2,7 @@ package segments
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 	"time"
 
@@ -124,15 +125,26 @@ func timersIn(ctx context.Context, tx pgx.Tx, company, after, last string) (map[
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	out := map[string]time.Time{}
-	var id string
+	binaryDue := rows.FieldDescriptions()[1].Format == pgx.BinaryFormatCode
 	var due time.Time
-	_, err = pgx.ForEachRow(rows, []any{&id, &due}, func() error {
-		out[id] = due
-		return nil
-	})
-	return out, err
+	for rows.Next() {
+		raw := rows.RawValues()
+		if binaryDue && len(raw[1]) == 8 {
+			// timestamptz, binary: microseconds since 2000-01-01 UTC.
+			due = time.UnixMicro(int64(binary.BigEndian.Uint64(raw[1])) + y2kMicros)
+		} else if err := rows.Scan(nil, &due); err != nil {
+			return nil, err
+		}
+		out[string(raw[0])] = due
+	}
+	return out, rows.Err()
 }
+
+// y2kMicros is the epoch of PostgreSQL's binary timestamps
+// (2000-01-01 UTC), in microseconds since the Unix epoch.
+const y2kMicros = 946_684_800_000_000
 
 // decide decides the plan's rules for the customers of r at the instant
 // at, the customers of skip aside: the entries and exits of the affected
