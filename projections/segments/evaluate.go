@@ -242,43 +242,6 @@ func boolSet(m map[string]string) map[string]bool {
 	return out
 }
 
-// backfillPage is how many customers a backfill decides at a time.
-const backfillPage = 1000
-
-// backfill decides every customer of the company again at the instant
-// at (a segment was created, changed, archived or made active): the
-// customers the commit touched with their own cause, the others with
-// CauseRule.
-func backfill(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, at time.Time, touched map[string]string) error {
-	after := ""
-	for {
-		rows, err := tx.Query(ctx, `SELECT customer_id FROM segment_customers WHERE company_id = $1 AND customer_id > $2
-			ORDER BY customer_id LIMIT $3`, company, after, backfillPage)
-		if err != nil {
-			return err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			break
-		}
-		// Members whose document is gone are left by leave; the page also
-		// covers members of archived segments, whose rule no longer holds.
-		if err := evaluate(ctx, tx, company, pos, ids, nil, at, func(id string) string {
-			if c, ok := touched[id]; ok {
-				return c
-			}
-			return CauseRule
-		}); err != nil {
-			return err
-		}
-		after = ids[len(ids)-1]
-	}
-	return nil
-}
-
 // fireDue fires the timers of the customers ids due by the instant by,
 // in the commit at pos: each customer is decided at its due instant, on
 // the facts it has.

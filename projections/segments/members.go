@@ -432,7 +432,16 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 		}
 	}
 	if len(f.rules) > 0 {
-		return backfill(ctx, tx, f.company, &last, f.at, f.touched)
+		// The backfill decides the changed segments and those that name
+		// them for every customer but the ones the commit touched, which
+		// are decided on every segment below (their facts changed).
+		changed := make([]string, len(f.rules))
+		for i, r := range f.rules {
+			changed[i] = r.Key
+		}
+		if err := backfill(ctx, tx, f.company, &last, f.at, changed, f.touched); err != nil {
+			return err
+		}
 	}
 	var decide []string
 	for _, id := range touched {
