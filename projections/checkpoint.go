@@ -157,7 +157,7 @@ func countEvents(ctx context.Context, log eventstore.EventLog, q eventstore.Quer
 }
 
 // TxID is a scan target for a transaction id selected as text (an xid8
-// column cast with ::text: pgx has no codec of xid8), kept in *TxID.
+// column cast with ::text: pgx has no codec of xid8), kept in *To.
 type TxID struct{ To *uint64 }
 
 // Scan implements sql.Scanner.
