@@ -36,11 +36,17 @@ lint:
 # first, so that none starts last. Within a package, the tests that call
 # t.Parallel run four at a time: they wait on projections, browsers and
 # servers more than they compute.
+#
+# cmd/clientele-chaos runs with them, without the race detector too: its
+# TestChaosRun is a 90 s run of `make chaos` (three nodes, three NATS
+# servers, a PostgreSQL primary and standby, faults of every kind) on the
+# binary it builds, checked against what the clients were told.
 SLOW_PKGS := systemtest console delivery commands/imports sftp projections internal/bus
+END_TO_END_PKGS := ./cmd/clientele/ ./cmd/clientele-chaos/
 test: lint
 	$(GO) test -race -count=1 -parallel 4 -timeout 9m $(addprefix ./,$(SLOW_PKGS)) \
-	  $$($(GO) list $(PKGS) | grep -v -x -e '.*/cmd/clientele' $(foreach p,$(SLOW_PKGS),-e '.*/$(p)'))
-	$(GO) test -count=1 -timeout 6m ./cmd/clientele/
+	  $$($(GO) list $(PKGS) | grep -v -x -e '.*/cmd/clientele' -e '.*/cmd/clientele-chaos' $(foreach p,$(SLOW_PKGS),-e '.*/$(p)'))
+	$(GO) test -count=1 -timeout 8m $(END_TO_END_PKGS)
 
 # The OpenAPI document through the JavaScript world's two linters:
 # Redocly's (its recommended rules, less the trailing slashes the interface

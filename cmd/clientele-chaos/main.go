@@ -47,21 +47,38 @@ func main() {
 }
 
 func run() (int, error) {
-	duration := flag.Duration("duration", envDuration("CHAOS_DURATION", 10*time.Minute), "how long the workload runs (env CHAOS_DURATION)")
-	seed := flag.Uint64("seed", envSeed("CHAOS_SEED"), "seed of the fault schedule and the workload (env CHAOS_SEED; default: from the clock)")
-	bin := flag.String("bin", "bin/clientele", "the clientele binary to run (make chaos builds it)")
-	root := flag.String("dir", os.TempDir(), "where to make the run folder")
-	keep := flag.Bool("keep", false, "keep the run folder of a passing run too")
+	var o options
+	flag.DurationVar(&o.duration, "duration", envDuration("CHAOS_DURATION", 10*time.Minute), "how long the workload runs (env CHAOS_DURATION)")
+	flag.Uint64Var(&o.seed, "seed", envSeed("CHAOS_SEED"), "seed of the fault schedule and the workload (env CHAOS_SEED; default: from the clock)")
+	flag.StringVar(&o.bin, "bin", "bin/clientele", "the clientele binary to run (make chaos builds it)")
+	flag.StringVar(&o.root, "dir", os.TempDir(), "where to make the run folder")
+	flag.BoolVar(&o.keep, "keep", false, "keep the run folder of a passing run too")
 	flag.Parse()
+	return runChaos(o)
+}
 
-	binPath, err := filepath.Abs(*bin)
+// options are a run's: its workload's duration, the seed of its faults
+// and workload, the binary it runs, where its folder goes, and whether a
+// passing run's folder is kept.
+type options struct {
+	duration time.Duration
+	seed     uint64
+	bin      string
+	root     string
+	keep     bool
+}
+
+// runChaos runs the harness once and returns the exit code: 0 when every
+// check passed, 1 when one failed (its run folder kept).
+func runChaos(o options) (int, error) {
+	binPath, err := filepath.Abs(o.bin)
 	if err != nil {
 		return 0, err
 	}
 	if _, err := os.Stat(binPath); err != nil {
-		return 0, fmt.Errorf("no binary at %s: build it first (go build -o %s ./cmd/clientele)", binPath, *bin)
+		return 0, fmt.Errorf("no binary at %s: build it first (go build -o %s ./cmd/clientele)", binPath, o.bin)
 	}
-	dir := filepath.Join(*root, fmt.Sprintf("clientele-chaos-%d-%s", *seed, time.Now().UTC().Format("20060102T150405")))
+	dir := filepath.Join(o.root, fmt.Sprintf("clientele-chaos-%d-%s", o.seed, time.Now().UTC().Format("20060102T150405")))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
@@ -72,8 +89,8 @@ func run() (int, error) {
 	logf := func(format string, args ...any) {
 		fmt.Printf("%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05.000")}, args...)...)
 	}
-	logf("seed %d, duration %v, run folder %s", *seed, *duration, dir)
-	_ = os.WriteFile(filepath.Join(dir, "seed"), []byte(fmt.Sprintf("CHAOS_SEED=%d CHAOS_DURATION=%v\n", *seed, *duration)), 0o644)
+	logf("seed %d, duration %v, run folder %s", o.seed, o.duration, dir)
+	_ = os.WriteFile(filepath.Join(dir, "seed"), []byte(fmt.Sprintf("CHAOS_SEED=%d CHAOS_DURATION=%v\n", o.seed, o.duration)), 0o644)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -86,7 +103,7 @@ func run() (int, error) {
 	}
 	logf("PostgreSQL primary and standby, %d NATS servers and 3 nodes up: %s", natsServers, strings.Join(c.bases(), " "))
 
-	rcv := newReceiver(*seed)
+	rcv := newReceiver(o.seed)
 	defer rcv.Close()
 	base := c.bases()[0]
 	token, err := createToken(base)
@@ -105,13 +122,13 @@ func run() (int, error) {
 	}
 	defer hist.close()
 
-	faults := schedule(*seed, *duration)
+	faults := schedule(o.seed, o.duration)
 	for _, f := range faults {
 		logf("planned: %s at %v (down %v, node %d %s %s)", f.Kind, f.At.Round(time.Millisecond), f.Down, f.Node, f.Link, f.Attrs)
 	}
-	w := &workload{c: c, api: a, hist: hist, dt: dts.messages, seed: *seed}
+	w := &workload{c: c, api: a, hist: hist, dt: dts.messages, seed: o.seed}
 	start := time.Now()
-	runCtx, cancelRun := context.WithTimeout(ctx, *duration)
+	runCtx, cancelRun := context.WithTimeout(ctx, o.duration)
 	defer cancelRun()
 	injected := make(chan error, 1)
 	go func() { injected <- inject(runCtx, c, hist, faults, start, logf) }()
@@ -155,10 +172,10 @@ func run() (int, error) {
 	fmt.Printf("receiver: %d requests refused (500), %d answered slowly\n", rcv.failed, rcv.slow)
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
 	if failed > 0 || err != nil {
-		fmt.Printf("kept the run folder %s (CHAOS_SEED=%d)\n", dir, *seed)
+		fmt.Printf("kept the run folder %s (CHAOS_SEED=%d)\n", dir, o.seed)
 		return 1, nil
 	}
-	if !*keep {
+	if !o.keep {
 		c.close()
 		_ = os.RemoveAll(dir)
 	}
