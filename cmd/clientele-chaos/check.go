@@ -462,16 +462,7 @@ func checkEvents(w *world, fin finalState) result {
 			r.fail("event %d %s: customer_id %q, model %q", ev.ID, ev.Label, ev.CustomerID, want.identity)
 		}
 	}
-	for _, label := range slices.Sorted(maps.Keys(seen)) {
-		if seen[label] > 1 {
-			r.fail("event %s: retrieved %d times", label, seen[label])
-		}
-	}
-	for _, label := range slices.Sorted(maps.Keys(w.events)) {
-		if seen[label] == 0 && !w.unknownEvents[label] {
-			r.fail("event %s of %s: accepted by the model, not retrieved", label, w.events[label].identity)
-		}
-	}
+	retrievedOnce(&r, "event", seen, w.events, w.unknownEvents, func(e eventWant) string { return e.identity })
 	r.detail = fmt.Sprintf("%d events retrieved, %d in the model, %d of unknown fate", len(fin.events), len(w.events), len(w.unknownEvents))
 	return r
 }
@@ -501,18 +492,26 @@ func checkSales(w *world, fin finalState) result {
 			r.fail("sale %s: sale_customer_id %q, model %q", sv.ExternalID, sv.SaleCustomerID, want.identity)
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(seen)) {
-		if seen[key] > 1 {
-			r.fail("sale %s: retrieved %d times", key, seen[key])
-		}
-	}
-	for _, key := range slices.Sorted(maps.Keys(w.sales)) {
-		if seen[key] == 0 && !w.unknownSales[key] {
-			r.fail("sale %s of %s: accepted by the model, not retrieved", key, w.sales[key].identity)
-		}
-	}
+	retrievedOnce(&r, "sale", seen, w.sales, w.unknownSales, func(s saleWant) string { return s.identity })
 	r.detail = fmt.Sprintf("%d sales retrieved, %d in the model, %d of unknown fate", len(fin.sales), len(w.sales), len(w.unknownSales))
 	return r
+}
+
+// retrievedOnce fails r for each record of kind retrieved more than once
+// (seen counts them by key), and for each the model accepted, not of
+// unknown fate, never retrieved; identity names the model's record's
+// customer.
+func retrievedOnce[W any](r *result, kind string, seen map[string]int, model map[string]W, unknown map[string]bool, identity func(W) string) {
+	for _, key := range slices.Sorted(maps.Keys(seen)) {
+		if seen[key] > 1 {
+			r.fail("%s %s: retrieved %d times", kind, key, seen[key])
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(model)) {
+		if seen[key] == 0 && !unknown[key] {
+			r.fail("%s %s of %s: accepted by the model, not retrieved", kind, key, identity(model[key]))
+		}
+	}
 }
 
 // checkForgetsElsewhere: no forgotten person shows in the datasync
