@@ -117,14 +117,10 @@ func (w *workload) upload(ctx context.Context, u int) {
 			}
 			records = append(records, rec)
 		}
-		base := w.pick(rnd)
-		if base == "" {
+		e, ok := w.send(rnd, u, "customers", "upload", records)
+		if !ok {
 			continue
 		}
-		body, _ := json.Marshal(map[string]any{"customers": records})
-		e := w.api.call(base, "POST", "/api/customers/upload/", body)
-		e.Client, e.Op = fmt.Sprintf("uploader-%d", u), "upload"
-		w.hist.add(e)
 		if e.Status == 200 {
 			for _, rec := range records {
 				id := rec["external_id"].(string)
@@ -156,14 +152,22 @@ func (w *workload) uploadEvents(rnd *rand.Rand, u, seq int) {
 			"label":       fmt.Sprintf("ev-%d-%d-%d", u, seq, i),
 		})
 	}
+	w.send(rnd, u, "events", "upload-events", records)
+}
+
+// send sends records of entity to a node picked at random as uploader u,
+// and records the request and its answer as op; ok is false when no node
+// was up to send it to.
+func (w *workload) send(rnd *rand.Rand, u int, entity, op string, records []map[string]any) (e entry, ok bool) {
 	base := w.pick(rnd)
 	if base == "" {
-		return
+		return entry{}, false
 	}
-	body, _ := json.Marshal(map[string]any{"events": records})
-	e := w.api.call(base, "POST", "/api/events/upload/", body)
-	e.Client, e.Op = fmt.Sprintf("uploader-%d", u), "upload-events"
+	body, _ := json.Marshal(map[string]any{entity: records})
+	e = w.api.call(base, "POST", "/api/"+entity+"/upload/", body)
+	e.Client, e.Op = fmt.Sprintf("uploader-%d", u), op
 	w.hist.add(e)
+	return e, true
 }
 
 // uploadSales uploads 1-2 new sales (transactions with 1-2 rows each)
@@ -189,14 +193,10 @@ func (w *workload) uploadSales(rnd *rand.Rand, u, seq int, gone map[string]bool)
 			ids = append(ids, id)
 		}
 	}
-	base := w.pick(rnd)
-	if base == "" {
+	e, ok := w.send(rnd, u, "sales", "upload-sales", records)
+	if !ok {
 		return nil
 	}
-	body, _ := json.Marshal(map[string]any{"sales": records})
-	e := w.api.call(base, "POST", "/api/sales/upload/", body)
-	e.Client, e.Op = fmt.Sprintf("uploader-%d", u), "upload-sales"
-	w.hist.add(e)
 	if e.Status != 200 {
 		return nil
 	}
