@@ -270,7 +270,11 @@ type finalState struct {
 	queue     []string                // messages 1..last_message_number, canonical
 	lastNum   int
 	batches   map[string][]batch // accepted by the receiver, by outlet path
-	logs      map[string]string  // node logs by file name
+	// attempts are every request the receiver got, and outletLogs every
+	// outlet's log entries, by outlet path (every outlet's).
+	attempts   map[string][]attempt
+	outletLogs map[string][]logEntry
+	logs       map[string]string // node logs by file name
 	// projections is `clientele projections status` once every lag is 0.
 	projections []projection
 	events      []eventView
@@ -338,6 +342,7 @@ func check(entries []entry, fin finalState) []result {
 		checkMessages(entries, fin),
 		checkDelivery("/batched", fin),
 		checkDelivery("/single", fin),
+		checkAttempts(entries, fin),
 		checkProjections(fin),
 		checkRebuild(fin),
 		checkLogs(fin),

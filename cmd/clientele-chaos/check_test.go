@@ -37,6 +37,9 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 	for _, k := range faultKinds {
 		history = append(history, entry{Client: "nemesis", Op: "fault:" + k, Start: t0, End: t0})
 	}
+	// node-1, killed at 102.5 s, leaves its attempt of 102 s unlogged.
+	history = append(history, entry{Client: "nemesis", Op: "fault:node-kill", Node: "node-1", Start: t0.Add(102500 * time.Millisecond), End: t0.Add(104 * time.Second)})
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	good := func() finalState {
 		return finalState{
 			runs: map[string]importRun{"r1": {"completed", 2, 2, 0}, "r1e": {"completed", 1, 1, 0}, "r2": {"completed", 3, 2, 1},
@@ -52,7 +55,25 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 			queue:   []string{`{"a":1}`, `{"a":2}`},
 			lastNum: 2,
 			batches: map[string][]batch{"/batched": {{First: 1, Messages: []string{`{"a":1}`, `{"a":2}`}}}, "/single": {{First: 1, Messages: []string{`{"a":1}`}}, {First: 2, Messages: []string{`{"a":2}`}}}},
-			logs:    map[string]string{"node-0.log": `{"level":"WARN","msg":"request failed","status":503}`},
+			// /batched: a batch refused, then delivered; /single: message 1
+			// delivered by node-1, killed before it recorded it, and sent
+			// again by node-2; message 2 refused a connection, then
+			// delivered.
+			attempts: map[string][]attempt{
+				"/batched": {{At: at(100_002), Node: "node-0", First: 1, Size: 2, Messages: []string{`{"a":1}`, `{"a":2}`}, Status: 500},
+					{At: at(101_002), Node: "node-0", First: 1, Size: 2, Messages: []string{`{"a":1}`, `{"a":2}`}, Status: 200}},
+				"/single": {{At: at(102_002), Node: "node-1", First: 1, Size: 1, Messages: []string{`{"a":1}`}, Status: 200},
+					{At: at(135_002), Node: "node-2", First: 1, Size: 1, Messages: []string{`{"a":1}`}, Status: 200},
+					{At: at(137_002), Node: "node-2", First: 2, Size: 1, Messages: []string{`{"a":2}`}, Status: 200}},
+			},
+			outletLogs: map[string][]logEntry{
+				"/batched": {{N: 1, Date: at(100_000), First: 1, Size: 2, Status: "FAIL", HTTPStatus: 500, RequestTime: 5 * time.Millisecond},
+					{N: 2, Date: at(101_000), First: 1, Size: 2, Status: "OK", HTTPStatus: 200, RequestTime: 5 * time.Millisecond}},
+				"/single": {{N: 1, Date: at(135_000), First: 1, Size: 1, Status: "OK", HTTPStatus: 200, RequestTime: 5 * time.Millisecond},
+					{N: 2, Date: at(136_000), First: 2, Size: 1, Status: "FAIL"},
+					{N: 3, Date: at(137_000), First: 2, Size: 1, Status: "OK", HTTPStatus: 200, RequestTime: 5 * time.Millisecond}},
+			},
+			logs: map[string]string{"node-0.log": `{"level":"WARN","msg":"request failed","status":503}`},
 			projections: []projection{{name: "customer_index", kind: "inline", applied: 7},
 				{name: "customers", kind: "async", applied: 7}, {name: "events", kind: "async", applied: 7}},
 			documents: map[string]string{
@@ -198,6 +219,41 @@ func TestCheckerFindsEachViolation(t *testing.T) {
 		{"a fault kind never injected", func(h []entry, f *finalState) []entry {
 			return slices.DeleteFunc(h, func(e entry) bool { return e.Op == "fault:partition-nats" })
 		}, "every kind of fault"},
+		{"an attempt missing from the log with no fault near it", func(h []entry, f *finalState) []entry {
+			// node-1's kill at 102.5 s is near, but node-0 sent it.
+			f.outletLogs["/batched"] = f.outletLogs["/batched"][1:]
+			return h
+		}, "every attempt the receiver got is in its outlet's log"},
+		{"a logged OK attempt the receiver never got", func(h []entry, f *finalState) []entry {
+			f.attempts["/batched"] = f.attempts["/batched"][:1]
+			return h
+		}, "every attempt the receiver got is in its outlet's log"},
+		{"an unlogged attempt whose batch is never sent again", func(h []entry, f *finalState) []entry {
+			// node-2, cut off from PostgreSQL, sends message 1 again after
+			// it was delivered and logged: nothing logs it later.
+			f.attempts["/single"] = append(f.attempts["/single"], attempt{At: at(140_000), Node: "node-2", First: 1, Size: 1, Messages: []string{`{"a":1}`}, Status: 200})
+			return append(h, entry{Client: "nemesis", Op: "fault:partition-pg", Node: "node-2", Start: at(141_000), End: at(143_000)})
+		}, "every attempt the receiver got is in its outlet's log"},
+		{"an unlogged retry sent again with another size", func(h []entry, f *finalState) []entry {
+			// After the logged failure of messages 1-2, a retry cut by
+			// node-0's kill; the batch then logged is message 1 alone.
+			f.attempts["/batched"] = []attempt{f.attempts["/batched"][0],
+				{At: at(101_002), Node: "node-0", First: 1, Size: 2, Messages: []string{`{"a":1}`, `{"a":2}`}, Status: 200},
+				{At: at(140_002), Node: "node-1", First: 1, Size: 1, Messages: []string{`{"a":1}`}, Status: 200},
+				{At: at(141_002), Node: "node-1", First: 2, Size: 1, Messages: []string{`{"a":2}`}, Status: 200}}
+			f.outletLogs["/batched"] = []logEntry{f.outletLogs["/batched"][0],
+				{N: 2, Date: at(140_000), First: 1, Size: 1, Status: "OK", HTTPStatus: 200, RequestTime: 5 * time.Millisecond},
+				{N: 3, Date: at(141_000), First: 2, Size: 1, Status: "OK", HTTPStatus: 200, RequestTime: 5 * time.Millisecond}}
+			return append(h, entry{Client: "nemesis", Op: "fault:node-kill", Node: "node-0", Start: at(101_500), End: at(103_000)})
+		}, "every attempt the receiver got is in its outlet's log"},
+		{"a logged status the receiver did not answer", func(h []entry, f *finalState) []entry {
+			f.attempts["/batched"][0].Status = 200
+			return h
+		}, "every attempt the receiver got is in its outlet's log"},
+		{"a request without webhook-id", func(h []entry, f *finalState) []entry {
+			f.attempts["/single"][2].First, f.attempts["/single"][2].Size = 0, 0
+			return h
+		}, "every attempt the receiver got is in its outlet's log"},
 		{"a panic logged", func(h []entry, f *finalState) []entry {
 			f.logs["node-1.log"] = "panic: runtime error"
 			return h

@@ -248,6 +248,19 @@ func (c *cluster) bases() []string {
 	return out
 }
 
+// pids names the running serve processes by pid: node-<index>.
+func (c *cluster) pids() map[int]string {
+	out := map[int]string{}
+	for _, nd := range c.nodes {
+		nd.mu.Lock()
+		if nd.cmd != nil && nd.base != "" {
+			out[nd.cmd.Process.Pid] = fmt.Sprintf("node-%d", nd.index)
+		}
+		nd.mu.Unlock()
+	}
+	return out
+}
+
 // killNATS ends NATS server i with SIGKILL and waits for its end.
 func (c *cluster) killNATS(i int) {
 	c.nats.Servers[i].Kill()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,8 +18,10 @@ import (
 )
 
 // readSyncQueues reads every message of the datasync datatargets into
-// docs, one text per queue.
-func readSyncQueues(a *api, base string, dts targets, docs map[string]string, problem func(string)) {
+// docs, one text per queue, and returns each queue's update_ids in
+// message order, by the receiver's path of its outlet.
+func readSyncQueues(a *api, base string, dts targets, docs map[string]string, problem func(string)) map[string][]string {
+	updates := map[string][]string{}
 	for datatype, path := range syncPaths {
 		dt := dts.byPath[path].datatarget
 		var all []string
@@ -34,10 +37,75 @@ func readSyncQueues(a *api, base string, dts targets, docs map[string]string, pr
 			}
 			for _, m := range page.Messages {
 				all = append(all, string(m))
+				var v struct {
+					UpdateID string `json:"update_id"`
+				}
+				_ = json.Unmarshal(m, &v)
+				updates[path] = append(updates[path], v.UpdateID)
 			}
 		}
 		docs["datasync queue of "+datatype] = strings.Join(all, "\n")
 	}
+	return updates
+}
+
+// logEntry is an outlet log entry, as the list answers it: its batch's
+// first message (a datasync outlet's after_update taken to the number
+// of the message after it) and size, its date (taken just before the
+// request), how long the request took, its status and the receiver's
+// http_status (0: no reply came).
+type logEntry struct {
+	N           int
+	Date        time.Time
+	First, Size int
+	Status      string
+	HTTPStatus  int
+	RequestTime time.Duration
+}
+
+// readAttemptLogs reads every outlet's log, by the receiver's path of
+// the outlet; updates are the datasync queues' update_ids
+// (readSyncQueues), which place a datasync entry's batch.
+func readAttemptLogs(a *api, base string, dts targets, updates map[string][]string, problem func(string)) map[string][]logEntry {
+	out := map[string][]logEntry{}
+	for _, path := range slices.Sorted(maps.Keys(dts.byPath)) {
+		o := dts.byPath[path]
+		number := map[string]int{"": 1} // after_update to the first message of a batch
+		for i, u := range updates[path] {
+			number[u] = i + 2
+		}
+		readPages(a, base, fmt.Sprintf("/api/datatargets/%s/outlets/%s/log/?limit=1000&order=ascending", o.datatarget, o.id), "entries", func(raw json.RawMessage) {
+			var v struct {
+				N           int     `json:"entry_number"`
+				Date        string  `json:"date"`
+				Size        int     `json:"batch_size"`
+				First       int     `json:"first_message_number"`
+				AfterUpdate *string `json:"after_update"`
+				Status      string  `json:"status"`
+				HTTPStatus  int     `json:"http_status"`
+				RequestMS   int64   `json:"request_time_ms"`
+			}
+			_ = json.Unmarshal(raw, &v)
+			date, err := time.Parse(time.RFC3339Nano, v.Date)
+			if err != nil {
+				problem(fmt.Sprintf("outlet %s log entry %d: date %q", path, v.N, v.Date))
+			}
+			le := logEntry{N: v.N, Date: date, First: v.First, Size: v.Size, Status: v.Status, HTTPStatus: v.HTTPStatus, RequestTime: time.Duration(v.RequestMS) * time.Millisecond}
+			if slices.Contains(slices.Collect(maps.Values(syncPaths)), path) && v.First == 0 {
+				after := ""
+				if v.AfterUpdate != nil {
+					after = *v.AfterUpdate
+				}
+				n, ok := number[after]
+				if !ok {
+					problem(fmt.Sprintf("outlet %s log entry %d: after_update %q is no message of the queue", path, v.N, after))
+				}
+				le.First = n
+			}
+			out[path] = append(out[path], le)
+		}, problem)
+	}
+	return out
 }
 
 // readOutletLogs reads, for each datasync outlet, the raw request and

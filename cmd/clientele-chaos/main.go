@@ -103,7 +103,7 @@ func runChaos(o options) (int, error) {
 	}
 	logf("PostgreSQL primary and standby, %d NATS servers and 3 nodes up: %s", natsServers, strings.Join(c.bases(), " "))
 
-	rcv := newReceiver(o.seed)
+	rcv := newReceiver(o.seed, func(remote, local string) string { return socketOwner(remote, local, c.pids()) })
 	defer rcv.Close()
 	base := c.bases()[0]
 	token, err := createToken(base)
@@ -256,10 +256,25 @@ func lastMessage(a *api, base, dt string) (int, bool) {
 	return v.Datatarget.Last, true
 }
 
+// outletDelivered reads an outlet's last_delivered_message_number.
+func outletDelivered(a *api, base string, o outlet) (int, bool) {
+	e := a.call(base, "GET", "/api/datatargets/"+o.datatarget+"/outlets/"+o.id+"/", nil)
+	var v struct {
+		Outlet struct {
+			Delivered int `json:"last_delivered_message_number"`
+		}
+	}
+	if e.Status != 200 || json.Unmarshal(e.Answer, &v) != nil {
+		return 0, false
+	}
+	return v.Outlet.Delivered, true
+}
+
 // settle waits, up to 5 minutes, until every acknowledged run has ended
 // and both outlets delivered every message, then reads the final state.
 func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dts targets, entries []entry, logf func(string, ...any)) (finalState, error) {
 	fin := finalState{runs: map[string]importRun{}, customers: map[string]customerView{}, batches: map[string][]batch{}, logs: map[string]string{},
+		attempts:  map[string][]attempt{},
 		documents: map[string]string{}, problems: map[string][]string{}}
 	var runIDs []string
 	for _, e := range entries {
@@ -302,11 +317,16 @@ func settle(ctx context.Context, a *api, c *cluster, rcv *receiver, dts targets,
 			if path == "/batched" && ok {
 				fin.lastNum = last
 			}
+			// The outlet's progress is written with the log entry of the
+			// attempt that made it: past it, the log has every entry the
+			// receiver's requests may need (checkAttempts).
 			got := rcv.delivered(path)
-			if got < last {
+			recorded, ok := outletDelivered(a, base, dts.byPath[path])
+			read = read && ok
+			if got < last || recorded < last {
 				behind++
 			}
-			progress = append(progress, fmt.Sprintf("%s %d of %d", path, got, last))
+			progress = append(progress, fmt.Sprintf("%s %d of %d (recorded %d)", path, got, last, recorded))
 		}
 		state = fmt.Sprintf("%d of %d runs open; delivered %s", open, len(runIDs), strings.Join(progress, ", "))
 		if read && open == 0 && behind == 0 {
@@ -381,17 +401,23 @@ func readFinal(ctx context.Context, a *api, c *cluster, rcv *receiver, dts targe
 			fin.queue = append(fin.queue, canonical(m))
 		}
 	}
-	for _, p := range []string{"/batched", "/single"} {
-		fin.batches[p] = rcv.batches(p)
-	}
 	for _, nd := range c.nodes {
 		name := fmt.Sprintf("node-%d.log", nd.index)
 		b, _ := os.ReadFile(filepath.Join(c.dir, name))
 		fin.logs[name] = string(b)
 	}
 	forgetProblem := func(err string) { fin.problems["forgets"] = append(fin.problems["forgets"], err) }
-	readSyncQueues(a, base, dts, fin.documents, forgetProblem)
+	updates := readSyncQueues(a, base, dts, fin.documents, forgetProblem)
 	readOutletLogs(a, base, dts, fin.documents, forgetProblem)
+	// The logs before the receiver's requests: an attempt that came after
+	// the logs were read shows as one not logged.
+	fin.outletLogs = readAttemptLogs(a, base, dts, updates, func(err string) { fin.problems["attempts"] = append(fin.problems["attempts"], err) })
+	for _, p := range slices.Sorted(maps.Keys(dts.byPath)) {
+		fin.attempts[p] = rcv.requests(p)
+	}
+	for _, p := range []string{"/batched", "/single"} {
+		fin.batches[p] = accepted(fin.attempts[p])
+	}
 	fin.changesForgotten, fin.changesOpened = readChanges(a, base, fin.documents, forgetProblem)
 	fin.exportForgotten, fin.exportPersonal = readExport(ctx, c, fin.documents, forgetProblem)
 	fin.rebuilt, fin.rebuildDiffs = rebuildAndCompare(ctx, c, func(err string) { fin.problems["rebuild"] = append(fin.problems["rebuild"], err) })
