@@ -45,7 +45,7 @@ func checkAttempts(entries []entry, fin finalState) result {
 	for _, path := range slices.Sorted(maps.Keys(fin.attempts)) {
 		reqs, logs := fin.attempts[path], fin.outletLogs[path]
 		logged, seen := matchAttempts(reqs, logs)
-		excused, unreplied := map[string]int{}, 0
+		excused, unreplied, unknown := map[string]int{}, 0, 0
 		for i, e := range logs {
 			switch {
 			case seen[i]:
@@ -56,6 +56,9 @@ func checkAttempts(entries []entry, fin finalState) result {
 			}
 		}
 		for i, a := range reqs {
+			if a.Node == "" {
+				unknown++
+			}
 			if a.First == 0 {
 				r.fail("%s: request at %s from %s (answered %s): no webhook-id names its batch", path, a.At.Format("15:04:05.000"), nodeName(a.Node), answered(a.Status))
 				continue
@@ -81,6 +84,9 @@ func checkAttempts(entries []entry, fin finalState) result {
 		detail := fmt.Sprintf("%s %d requests, %d entries", path, len(reqs), len(logs))
 		if len(excused) > 0 {
 			detail += fmt.Sprintf(", unlogged after a fault %v", excused)
+		}
+		if unknown > 0 {
+			detail += fmt.Sprintf(", %d from a node not told", unknown)
 		}
 		if unreplied > 0 {
 			detail += fmt.Sprintf(", %d with no reply and no request", unreplied)

@@ -55,12 +55,13 @@ func readSyncQueues(a *api, base string, dts targets, docs map[string]string, pr
 // request), how long the request took, its status and the receiver's
 // http_status (0: no reply came).
 type logEntry struct {
-	N           int
-	Date        time.Time
-	First, Size int
-	Status      string
-	HTTPStatus  int
-	RequestTime time.Duration
+	N           int           `json:"entry_number"`
+	Date        time.Time     `json:"date"`
+	First       int           `json:"first"`
+	Size        int           `json:"size"`
+	Status      string        `json:"status"`
+	HTTPStatus  int           `json:"http_status,omitempty"`
+	RequestTime time.Duration `json:"request_time_ns"`
 }
 
 // readAttemptLogs reads every outlet's log, by the receiver's path of

@@ -418,6 +418,10 @@ func readFinal(ctx context.Context, a *api, c *cluster, rcv *receiver, dts targe
 	for _, p := range []string{"/batched", "/single"} {
 		fin.batches[p] = accepted(fin.attempts[p])
 	}
+	// Kept with a failing run: what the receiver got and what the logs say.
+	if b, err := json.MarshalIndent(map[string]any{"requests": fin.attempts, "log_entries": fin.outletLogs}, "", " "); err == nil {
+		_ = os.WriteFile(filepath.Join(c.dir, "attempts.json"), b, 0o644)
+	}
 	fin.changesForgotten, fin.changesOpened = readChanges(a, base, fin.documents, forgetProblem)
 	fin.exportForgotten, fin.exportPersonal = readExport(ctx, c, fin.documents, forgetProblem)
 	fin.rebuilt, fin.rebuildDiffs = rebuildAndCompare(ctx, c, func(err string) { fin.problems["rebuild"] = append(fin.problems["rebuild"], err) })
