@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,9 +22,11 @@ const (
 	recordingWindow = slowAnswer + 10*time.Second + 500*time.Millisecond
 	// matchSlack is how long after the end of its logged request time a
 	// request may still reach the receiver: the entry's date is taken
-	// before the body is rendered and signed, and request_time_ms is
-	// rounded down.
-	matchSlack = 500 * time.Millisecond
+	// before the body is rendered and signed (which a loaded machine may
+	// delay), and request_time_ms is rounded down. It can be generous:
+	// a request never matches an entry dated after it arrived, and the
+	// entries, taken in order, each take the earliest request they can.
+	matchSlack = 2 * time.Second
 )
 
 // checkAttempts: each outlet's log and the receiver agree, attempt for
@@ -137,8 +140,25 @@ func matchAttempts(reqs []attempt, logs []logEntry) (logged, seen []bool) {
 // from recording it: a kill of that node, a partition of it from
 // PostgreSQL or a fault on its link to PostgreSQL, or the failover,
 // overlapping the time from the attempt's earliest start to the end of
-// its recording; any node's when the sender is not known.
+// its recording; any node's when the sender is not known. The nearest
+// to the request's arrival comes first (the one named).
 func cuttingFaults(faults []entry, a attempt) []entry {
+	out := mayCut(faults, a)
+	distance := func(f entry) time.Duration {
+		switch {
+		case a.At.Before(f.Start):
+			return f.Start.Sub(a.At)
+		case a.At.After(f.End):
+			return a.At.Sub(f.End)
+		}
+		return 0
+	}
+	slices.SortStableFunc(out, func(f, g entry) int { return cmp.Compare(distance(f), distance(g)) })
+	return out
+}
+
+// mayCut is cuttingFaults in the history's order.
+func mayCut(faults []entry, a attempt) []entry {
 	var out []entry
 	for _, f := range faults {
 		if f.End.Before(a.At.Add(-attemptTimeout)) || f.Start.After(a.At.Add(recordingWindow)) {
