@@ -123,17 +123,36 @@ func (s *Store) Stage(ctx context.Context, run Run, records ingest.Records, limi
 }
 
 // scheduledCheckTimeout bounds the question whether a run whose
-// scheduling failed was scheduled after all.
-const scheduledCheckTimeout = 5 * time.Second
+// scheduling failed was scheduled after all; scheduledCheckRetry is how
+// long it waits before it asks again while the database cannot answer.
+const (
+	scheduledCheckTimeout = 5 * time.Second
+	scheduledCheckRetry   = 200 * time.Millisecond
+)
 
 // scheduled reports whether the run is past receiving: scheduled (or
-// done) by a transaction that committed.
+// done) by a transaction that committed. While the database cannot
+// answer, it asks again until scheduledCheckTimeout: the outage that
+// lost the commit's answer may be short (a failover leaves no primary
+// for a few seconds, and the commit is on the standby that takes over),
+// and a connection refused fails at once.
 func (s *Store) scheduled(ctx context.Context, runID string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scheduledCheckTimeout)
 	defer cancel()
-	var past bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM import_runs WHERE id = $1 AND state <> 'receiving')`, runID).Scan(&past)
-	return past, err
+	retry := time.NewTicker(scheduledCheckRetry)
+	defer retry.Stop()
+	for {
+		var past bool
+		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM import_runs WHERE id = $1 AND state <> 'receiving')`, runID).Scan(&past)
+		if err == nil {
+			return past, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, err
+		case <-retry.C:
+		}
+	}
 }
 
 // groupKeys are, by entity, the key of the records that must share a
