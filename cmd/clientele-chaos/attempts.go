@@ -25,7 +25,8 @@ const (
 	// before the body is rendered and signed (which a loaded machine may
 	// delay), and request_time_ms is rounded down. It can be generous:
 	// a request never matches an entry dated after it arrived, and the
-	// entries, taken in order, each take the earliest request they can.
+	// entries, taken in order, each take the earliest request they can
+	// (matchAttempts).
 	matchSlack = 2 * time.Second
 )
 
@@ -107,8 +108,12 @@ func checkAttempts(entries []entry, fin finalState) result {
 // same outlet: the same batch, the request's arrival within the entry's
 // date and the end of its request time (with matchSlack), and the status
 // the receiver answered the entry's http_status (any, or none, when the
-// entry has none). The entries are taken by the end of their span, each
-// with the earliest request it can have: the most pairs there can be.
+// entry has none). The entries with an http_status, which must have a
+// request, are paired first, then those without, which may have one (a
+// reply lost): otherwise one of those, failed without a reply, could
+// take the request of the retry that follows it within matchSlack. In
+// each pass the entries are taken by the end of their span, each with
+// the earliest request it can have: the most pairs there can be.
 func matchAttempts(reqs []attempt, logs []logEntry) (logged, seen []bool) {
 	logged, seen = make([]bool, len(reqs)), make([]bool, len(logs))
 	order := make([]int, len(logs))
@@ -117,20 +122,25 @@ func matchAttempts(reqs []attempt, logs []logEntry) (logged, seen []bool) {
 	}
 	end := func(e logEntry) time.Time { return e.Date.Add(e.RequestTime + matchSlack) }
 	slices.SortStableFunc(order, func(i, j int) int { return end(logs[i]).Compare(end(logs[j])) })
-	for _, i := range order {
-		e := logs[i]
-		best := -1
-		for j, a := range reqs {
-			if logged[j] || a.First != e.First || a.Size != e.Size || a.At.Before(e.Date) || a.At.After(end(e)) ||
-				(e.HTTPStatus != 0 && a.Status != e.HTTPStatus) {
+	for _, replied := range []bool{true, false} {
+		for _, i := range order {
+			e := logs[i]
+			if (e.HTTPStatus != 0) != replied {
 				continue
 			}
-			if best < 0 || a.At.Before(reqs[best].At) {
-				best = j
+			best := -1
+			for j, a := range reqs {
+				if logged[j] || a.First != e.First || a.Size != e.Size || a.At.Before(e.Date) || a.At.After(end(e)) ||
+					(replied && a.Status != e.HTTPStatus) {
+					continue
+				}
+				if best < 0 || a.At.Before(reqs[best].At) {
+					best = j
+				}
 			}
-		}
-		if best >= 0 {
-			logged[best], seen[i] = true, true
+			if best >= 0 {
+				logged[best], seen[i] = true, true
+			}
 		}
 	}
 	return logged, seen
