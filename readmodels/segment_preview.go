@@ -59,12 +59,12 @@ func (q *Segments) Preview(ctx context.Context, companyID string, rule segment.R
 }
 
 // previewKept decides rule on the membership projection's facts: in one
-// statement (previewInSQL), or, for a rule it cannot decide exactly or
-// with too many customers it leaves unknown, with segment.Decide on the
-// facts read in ranges (previewInGo).
+// statement (previewInSQL), or, for a rule it leaves unknown for too
+// many customers, with segment.Decide on the facts read in ranges
+// (previewInGo).
 func (q *Segments) previewKept(ctx context.Context, companyID string, rule segment.Rule, now time.Time, out *SegmentPreview) error {
-	p, err := q.previewInSQL(ctx, companyID, rule, now)
-	if errors.Is(err, errRuleNotCompiled) || errors.Is(err, errPreviewUnknown) {
+	p, err := q.previewInSQL(ctx, companyID, rule, now, previewUnknown)
+	if errors.Is(err, errPreviewUnknown) {
 		p, err = q.previewInGo(ctx, companyID, rule, now)
 	}
 	if err != nil {
@@ -121,14 +121,15 @@ var errPreviewUnknown = errors.New("readmodels: the preview's statement leaves t
 // statement (compileRule, segment_sql.go): it counts the members and
 // answers the first PreviewSample of them by customer id, and the
 // customers whose rule it cannot tell (a date in a form it does not
-// read), which segment.Decide decides on their facts.
-func (q *Segments) previewInSQL(ctx context.Context, companyID string, rule segment.Rule, now time.Time) (SegmentPreview, error) {
+// read), which segment.Decide decides on their facts: at most
+// maxUnknown of them (errPreviewUnknown beyond).
+func (q *Segments) previewInSQL(ctx context.Context, companyID string, rule segment.Rule, now time.Time, maxUnknown int) (SegmentPreview, error) {
 	out := SegmentPreview{Sample: []json.RawMessage{}}
 	compiled, err := compileRule(companyID, rule, now)
 	if err != nil {
 		return out, err
 	}
-	args := append(compiled.args, PreviewSample, previewUnknown+1)
+	args := append(compiled.args, PreviewSample, maxUnknown+1)
 	var sample, unknown []string
 	err = q.db.QueryRow(ctx, `WITH decided AS MATERIALIZED (`+compiled.sql+`)
 		SELECT (SELECT count(*) FROM decided WHERE member),
@@ -138,7 +139,7 @@ func (q *Segments) previewInSQL(ctx context.Context, companyID string, rule segm
 	if err != nil {
 		return out, err
 	}
-	if len(unknown) > previewUnknown {
+	if len(unknown) > maxUnknown {
 		return out, errPreviewUnknown
 	}
 	if len(unknown) > 0 {

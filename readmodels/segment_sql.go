@@ -2,7 +2,6 @@ package readmodels
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -50,11 +49,11 @@ import (
 //     compare with are rounded to the microsecond on the side that keeps
 //     the comparison (floor for > and <=, ceiling for >= and <).
 
-// errRuleNotCompiled is a rule the statement cannot decide exactly: a
-// string holding U+0000 (PostgreSQL's text cannot hold it, so no fact
-// does, but the parameter cannot be sent). Such a rule is decided by
-// segment.Decide.
-var errRuleNotCompiled = errors.New("readmodels: the rule cannot be decided in SQL")
+// A string of a rule holding U+0000 is no parameter (PostgreSQL's text
+// cannot hold it), and no fact holds it either: a field of that name is
+// absent, no event has that type, no sale that product, no field that
+// value. The compiler decides such leaves so, without sending them
+// (heldByNoText).
 
 // ruleSQL is a rule compiled to one statement over a company's
 // membership facts: the customer_id and the rule's value (TRUE, FALSE or
@@ -116,12 +115,14 @@ func (c *ruleCompiler) arg(v any) string {
 	return fmt.Sprintf("$%d", len(c.args))
 }
 
-// text adds a string parameter; a string holding U+0000 cannot be sent.
-func (c *ruleCompiler) text(s string) (string, error) {
-	if strings.ContainsRune(s, 0) {
-		return "", errRuleNotCompiled
-	}
-	return c.arg(s) + "::text", nil
+// text adds a string parameter.
+func (c *ruleCompiler) text(s string) string {
+	return c.arg(s) + "::text"
+}
+
+// heldByNoText reports whether no text of PostgreSQL holds s.
+func heldByNoText(s string) bool {
+	return strings.ContainsRune(s, 0)
 }
 
 func (c *ruleCompiler) rule(r segment.Rule) (string, error) {
@@ -143,21 +144,21 @@ func (c *ruleCompiler) rule(r segment.Rule) (string, error) {
 		sub, err := c.rule(*r.Not)
 		return "(NOT " + sub + ")", err
 	case r.Segment != "":
-		key, err := c.text(r.Segment)
-		if err != nil {
-			return "", err
+		if heldByNoText(r.Segment) {
+			return "false", nil
 		}
+		key := c.text(r.Segment)
 		alias := fmt.Sprintf("m%d", len(c.joins))
 		c.joins = append(c.joins, fmt.Sprintf(`LEFT JOIN segment_members %[1]s ON %[1]s.company_id = $1 AND %[1]s.segment_key = %[2]s
 			AND %[1]s.customer_id = c.customer_id`, alias, key))
 		return "(" + alias + ".customer_id IS NOT NULL)", nil
 	case r.Field != nil:
 		col, ok := c.fields[r.Field.Field]
+		if heldByNoText(r.Field.Field) {
+			col, ok = "NULL::jsonb", true
+		}
 		if !ok {
-			name, err := c.text(r.Field.Field)
-			if err != nil {
-				return "", err
-			}
+			name := c.text(r.Field.Field)
 			col = fmt.Sprintf("c.f%d", len(c.fieldCols))
 			c.fields[r.Field.Field] = col
 			c.fieldCols = append(c.fieldCols, fmt.Sprintf("nullif(doc -> %s, 'null'::jsonb) AS f%d", name, len(c.fieldCols)))
@@ -176,21 +177,22 @@ func (c *ruleCompiler) rule(r segment.Rule) (string, error) {
 // not FALSE (maybe); the leaf is TRUE when yes reaches its count, FALSE
 // when maybe does not, unknown between.
 func (c *ruleCompiler) event(l segment.EventLeaf) (string, error) {
-	typ, err := c.text(l.Type)
-	if err != nil {
-		return "", err
+	if heldByNoText(l.Type) {
+		// No event, and a count of at least 1.
+		return "false", nil
 	}
+	typ := c.text(l.Type)
 	alias := fmt.Sprintf("e%d", len(c.joins))
 	var cols []string
 	var where []string
 	seen := map[string]string{}
 	for _, w := range l.Where {
 		col, ok := seen[w.Field]
+		if heldByNoText(w.Field) {
+			col, ok = "NULL::jsonb", true
+		}
 		if !ok {
-			name, err := c.text(w.Field)
-			if err != nil {
-				return "", err
-			}
+			name := c.text(w.Field)
 			col = fmt.Sprintf("a.w%d", len(cols))
 			seen[w.Field] = col
 			cols = append(cols, fmt.Sprintf(", nullif(fields -> %s, 'null'::jsonb) AS w%d", name, len(cols)))
@@ -236,12 +238,12 @@ func (c *ruleCompiler) window(days int) string {
 func (c *ruleCompiler) sales(l segment.SalesLeaf) (string, error) {
 	alias := fmt.Sprintf("s%d", len(c.joins))
 	product := ""
+	if heldByNoText(l.ProductID) {
+		// No sale, and a count of at least 1.
+		return "false", nil
+	}
 	if l.ProductID != "" {
-		p, err := c.text(l.ProductID)
-		if err != nil {
-			return "", err
-		}
-		product = " AND products @> ARRAY[" + p + "]"
+		product = " AND products @> ARRAY[" + c.text(l.ProductID) + "]"
 	}
 	window := c.window(l.WithinDays)
 	c.joins = append(c.joins, fmt.Sprintf(`LEFT JOIN (SELECT customer_id, count(*) AS n, sum(revenue) AS total FROM segment_sales
@@ -275,10 +277,10 @@ func (c *ruleCompiler) field(col string, l segment.FieldLeaf) (string, error) {
 		return match, nil
 	case segment.Contains:
 		if w, ok := l.Value.(string); ok {
-			lw, err := c.text(segment.Fold(w))
-			if err != nil {
-				return "", err
+			if heldByNoText(w) {
+				return "false", nil
 			}
+			lw := c.text(segment.Fold(w))
 			elem, err := c.matchesAny(col, []any{w})
 			if err != nil {
 				return "", err
@@ -348,8 +350,8 @@ func (c *ruleCompiler) matchesAny(col string, values []any) (string, error) {
 				numbers = append(numbers, f)
 			}
 		case string, bool, nil:
-			if s, ok := v.(string); ok && strings.ContainsRune(s, 0) {
-				return "", errRuleNotCompiled
+			if s, ok := v.(string); ok && heldByNoText(s) {
+				continue
 			}
 			text, err := json.Marshal(v)
 			if err != nil {
