@@ -87,7 +87,7 @@ type ruleCompiler struct {
 func compileRule(company string, r segment.Rule, now time.Time) (ruleSQL, error) {
 	c := &ruleCompiler{now: now, fields: map[string]string{}}
 	c.arg(company)
-	expr, err := c.rule(r)
+	expr, err := c.rule(r, true)
 	if err != nil {
 		return ruleSQL{}, err
 	}
@@ -125,23 +125,28 @@ func heldByNoText(s string) bool {
 	return strings.ContainsRune(s, 0)
 }
 
-func (c *ruleCompiler) rule(r segment.Rule) (string, error) {
+// rule compiles r. required says that the rule is FALSE whenever r is:
+// r is the rule, or a part of it reached through all alone. The leaves
+// of events, sales and segments so required join only the customers
+// that have a row of them (an inner join, the rows of too few events
+// dropped): the rest are FALSE.
+func (c *ruleCompiler) rule(r segment.Rule, required bool) (string, error) {
 	switch {
 	case r.All != nil, r.Any != nil:
 		subs, op := r.All, " AND "
 		if r.Any != nil {
-			subs, op = r.Any, " OR "
+			subs, op, required = r.Any, " OR ", false
 		}
 		parts := make([]string, len(subs))
 		for i, sub := range subs {
 			var err error
-			if parts[i], err = c.rule(sub); err != nil {
+			if parts[i], err = c.rule(sub, required); err != nil {
 				return "", err
 			}
 		}
 		return "(" + strings.Join(parts, op) + ")", nil
 	case r.Not != nil:
-		sub, err := c.rule(*r.Not)
+		sub, err := c.rule(*r.Not, false)
 		return "(NOT " + sub + ")", err
 	case r.Segment != "":
 		if heldByNoText(r.Segment) {
@@ -149,8 +154,8 @@ func (c *ruleCompiler) rule(r segment.Rule) (string, error) {
 		}
 		key := c.text(r.Segment)
 		alias := fmt.Sprintf("m%d", len(c.joins))
-		c.joins = append(c.joins, fmt.Sprintf(`LEFT JOIN segment_members %[1]s ON %[1]s.company_id = $1 AND %[1]s.segment_key = %[2]s
-			AND %[1]s.customer_id = c.customer_id`, alias, key))
+		c.joins = append(c.joins, fmt.Sprintf(`%[3]s segment_members %[1]s ON %[1]s.company_id = $1 AND %[1]s.segment_key = %[2]s
+			AND %[1]s.customer_id = c.customer_id`, alias, key, join(required)))
 		return "(" + alias + ".customer_id IS NOT NULL)", nil
 	case r.Field != nil:
 		col, ok := c.fields[r.Field.Field]
@@ -165,18 +170,26 @@ func (c *ruleCompiler) rule(r segment.Rule) (string, error) {
 		}
 		return c.field(col, *r.Field)
 	case r.Event != nil:
-		return c.event(*r.Event)
+		return c.event(*r.Event, required)
 	case r.Sales != nil:
-		return c.sales(*r.Sales)
+		return c.sales(*r.Sales, required)
 	}
 	return "false", nil
+}
+
+// join is the join of a leaf's rows.
+func join(required bool) string {
+	if required {
+		return "JOIN"
+	}
+	return "LEFT JOIN"
 }
 
 // event joins the counts of the customers' events of the leaf's type in
 // its window: those whose where is TRUE (yes), and those whose where is
 // not FALSE (maybe); the leaf is TRUE when yes reaches its count, FALSE
 // when maybe does not, unknown between.
-func (c *ruleCompiler) event(l segment.EventLeaf) (string, error) {
+func (c *ruleCompiler) event(l segment.EventLeaf, required bool) (string, error) {
 	if heldByNoText(l.Type) {
 		// No event, and a count of at least 1.
 		return "false", nil
@@ -204,15 +217,20 @@ func (c *ruleCompiler) event(l segment.EventLeaf) (string, error) {
 		where = append(where, expr)
 	}
 	window := c.window(l.WithinDays)
-	counts := `count(*) AS yes, count(*) AS maybe`
+	yes, maybe := "count(*)", "count(*)"
 	if len(where) > 0 {
 		w := "(" + strings.Join(where, " AND ") + ")"
-		counts = fmt.Sprintf(`count(*) FILTER (WHERE %[1]s) AS yes, count(*) FILTER (WHERE %[1]s IS NOT FALSE) AS maybe`, w)
+		yes, maybe = "count(*) FILTER (WHERE "+w+")", "count(*) FILTER (WHERE "+w+" IS NOT FALSE)"
 	}
-	c.joins = append(c.joins, fmt.Sprintf(`LEFT JOIN (SELECT a.customer_id, %[2]s FROM (SELECT customer_id%[3]s FROM segment_activity
-			WHERE company_id = $1 AND type = %[4]s AND at <= %[6]s%[5]s OFFSET 0) a GROUP BY a.customer_id) %[1]s
-			ON %[1]s.customer_id = c.customer_id`, alias, counts, strings.Join(cols, ""), typ, window, c.nowAt()))
+	counts := yes + " AS yes, " + maybe + " AS maybe"
 	k := c.arg(l.MinCount)
+	having := ""
+	if required {
+		having = " HAVING " + maybe + " >= " + k
+	}
+	c.joins = append(c.joins, fmt.Sprintf(`%[8]s (SELECT a.customer_id, %[2]s FROM (SELECT customer_id%[3]s FROM segment_activity
+			WHERE company_id = $1 AND type = %[4]s AND at <= %[6]s%[5]s OFFSET 0) a GROUP BY a.customer_id%[7]s) %[1]s
+			ON %[1]s.customer_id = c.customer_id`, alias, counts, strings.Join(cols, ""), typ, window, c.nowAt(), having, join(required)))
 	return fmt.Sprintf(`(CASE WHEN coalesce(%[1]s.yes, 0) >= %[2]s THEN true WHEN coalesce(%[1]s.maybe, 0) < %[2]s THEN false END)`, alias, k), nil
 }
 
@@ -235,7 +253,7 @@ func (c *ruleCompiler) window(days int) string {
 // sales joins the count and the revenue of the customers' counted sales
 // in the leaf's window, of its product. Decide sums int64s: a sum beyond
 // their range is unknown.
-func (c *ruleCompiler) sales(l segment.SalesLeaf) (string, error) {
+func (c *ruleCompiler) sales(l segment.SalesLeaf, required bool) (string, error) {
 	alias := fmt.Sprintf("s%d", len(c.joins))
 	product := ""
 	if heldByNoText(l.ProductID) {
@@ -246,13 +264,21 @@ func (c *ruleCompiler) sales(l segment.SalesLeaf) (string, error) {
 		product = " AND products @> ARRAY[" + c.text(l.ProductID) + "]"
 	}
 	window := c.window(l.WithinDays)
-	c.joins = append(c.joins, fmt.Sprintf(`LEFT JOIN (SELECT customer_id, count(*) AS n, sum(revenue) AS total FROM segment_sales
-			WHERE company_id = $1 AND counted AND at IS NOT NULL AND at <= %[4]s%[2]s%[3]s GROUP BY customer_id) %[1]s
-			ON %[1]s.customer_id = c.customer_id`, alias, window, product, c.nowAt()))
-	return fmt.Sprintf(`(CASE WHEN coalesce(%[1]s.total, 0) BETWEEN -9223372036854775808 AND 9223372036854775807
+	k, m := c.arg(l.MinCount), c.arg(l.MinRevenue)
+	having := ""
+	if required {
+		having = fmt.Sprintf(" HAVING count(*) >= %s AND (sum(revenue) >= %s OR sum(revenue) NOT BETWEEN %s AND %s)", k, m, minInt64, maxInt64)
+	}
+	c.joins = append(c.joins, fmt.Sprintf(`%[6]s (SELECT customer_id, count(*) AS n, sum(revenue) AS total FROM segment_sales
+			WHERE company_id = $1 AND counted AND at IS NOT NULL AND at <= %[4]s%[2]s%[3]s GROUP BY customer_id%[5]s) %[1]s
+			ON %[1]s.customer_id = c.customer_id`, alias, window, product, c.nowAt(), having, join(required)))
+	return fmt.Sprintf(`(CASE WHEN coalesce(%[1]s.total, 0) BETWEEN %[4]s AND %[5]s
 			THEN coalesce(%[1]s.n, 0) >= %[2]s AND coalesce(%[1]s.total, 0) >= %[3]s END)`,
-		alias, c.arg(l.MinCount), c.arg(l.MinRevenue)), nil
+		alias, k, m, minInt64, maxInt64), nil
 }
+
+// The range of an int64, which Decide sums revenue in.
+const minInt64, maxInt64 = "-9223372036854775808", "9223372036854775807"
 
 // field is a field leaf on the jsonb column col (NULL: absent or null).
 func (c *ruleCompiler) field(col string, l segment.FieldLeaf) (string, error) {
