@@ -72,7 +72,7 @@ type ruleCompiler struct {
 	// once a window reads it.
 	nowArg string
 	// fields are the customer's fields read, by name: the column of the
-	// customers' subquery holding each.
+	// customers' lateral subquery holding each.
 	fields map[string]string
 	// fieldCols are the columns' definitions, in order.
 	fieldCols []string
@@ -94,18 +94,21 @@ func compileRule(company string, r segment.Rule, now time.Time) (ruleSQL, error)
 	var sb strings.Builder
 	sb.WriteString(`SELECT customer_id, member FROM (SELECT c.customer_id, `)
 	sb.WriteString(expr)
-	sb.WriteString(` AS member FROM (SELECT customer_id`)
-	for _, col := range c.fieldCols {
-		sb.WriteString(", ")
-		sb.WriteString(col)
+	// The fields are read once a customer (a lateral subquery kept
+	// apart by OFFSET 0), and segment_customers stays a table the joins
+	// may reach by its key.
+	sb.WriteString(` AS member FROM segment_customers c`)
+	if len(c.fieldCols) > 0 {
+		sb.WriteString(` CROSS JOIN LATERAL (SELECT `)
+		sb.WriteString(strings.Join(c.fieldCols, ", "))
+		sb.WriteString(` OFFSET 0) f`)
 	}
-	sb.WriteString(` FROM segment_customers WHERE company_id = $1 OFFSET 0) c`)
 	for _, j := range c.joins {
 		sb.WriteString("\n")
 		sb.WriteString(j)
 	}
 	sb.WriteString(`
-	OFFSET 0) d WHERE member IS NOT FALSE`)
+	WHERE c.company_id = $1 OFFSET 0) d WHERE member IS NOT FALSE`)
 	return ruleSQL{sql: sb.String(), args: c.args}, nil
 }
 
@@ -164,9 +167,9 @@ func (c *ruleCompiler) rule(r segment.Rule, required bool) (string, error) {
 		}
 		if !ok {
 			name := c.text(r.Field.Field)
-			col = fmt.Sprintf("c.f%d", len(c.fieldCols))
+			col = fmt.Sprintf("f.f%d", len(c.fieldCols))
 			c.fields[r.Field.Field] = col
-			c.fieldCols = append(c.fieldCols, fmt.Sprintf("nullif(doc -> %s, 'null'::jsonb) AS f%d", name, len(c.fieldCols)))
+			c.fieldCols = append(c.fieldCols, fmt.Sprintf("nullif(c.doc -> %s, 'null'::jsonb) AS f%d", name, len(c.fieldCols)))
 		}
 		return c.field(col, *r.Field)
 	case r.Event != nil:
