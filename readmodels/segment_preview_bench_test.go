@@ -28,9 +28,10 @@ const previewRule = `{"all": [{"field": "city", "eq": "Helsinki"}, {"event": {"t
 // events and 1 sale each and 20 active segments with their members (the
 // backfill's), on the membership facts: 20 previews decided with
 // segment.Decide on the facts read in ranges (the preview before, the
-// baseline), and 20 decided in one statement, in the same run; it
-// reports the p50 and p95 of each and logs their ratio and the plan of
-// the statement (EXPLAIN ANALYZE).
+// baseline), and 20 decided in one statement, without the indexes of
+// migration 00039 and with them, in the same run; it reports the p50
+// and p95 of each and logs their ratios and the plans of the statement
+// (EXPLAIN ANALYZE).
 //
 //	go test -run '^$' -bench BenchmarkSegmentPreview -benchtime 1x ./readmodels/
 //	CLIENTELE_PREVIEW_CUSTOMERS=1000000 go test -timeout 60m -run '^$' -bench BenchmarkSegmentPreview -benchtime 1x ./readmodels/
@@ -72,28 +73,64 @@ func BenchmarkSegmentPreview(b *testing.B) {
 	}
 	at := now.Add(time.Minute)
 	q := readmodels.NewSegments(pool)
-	sql, args, err := readmodels.PreviewStatement(company, rule, at)
+	explain := func(name string) {
+		sql, args, err := readmodels.PreviewStatement(company, rule, at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+sql, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%s: the statement's plan:\n%s", name, strings.Join(plan, "\n"))
+	}
+	// The indexes of migration 00039, dropped for the statement's run
+	// without them and made again for its run with them.
+	rows, err := pool.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes
+		WHERE indexname IN ('segment_activity_type_at', 'segment_sales_counted_at')`)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+sql, args...)
-	if err != nil {
-		b.Fatal(err)
+	indexes, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Name, Def string }])
+	if err != nil || len(indexes) != 2 {
+		b.Fatalf("the indexes of migration 00039: %v %v", indexes, err)
 	}
-	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("the statement's plan:\n%s", strings.Join(plan, "\n"))
 
 	const previews = 20
 	p50 := map[string]time.Duration{}
 	var answers []string
 	for _, way := range []struct {
 		name    string
+		before  func()
 		preview func(context.Context, string, segment.Rule, time.Time) (readmodels.SegmentPreview, error)
-	}{{"go", q.PreviewInGo}, {"sql", q.PreviewInSQL}} {
+	}{
+		{"go", func() {}, q.PreviewInGo},
+		{"sql-without-indexes", func() {
+			for _, ix := range indexes {
+				if _, err := pool.Exec(ctx, `DROP INDEX `+ix.Name); err != nil {
+					b.Fatal(err)
+				}
+			}
+			explain("without the indexes of 00039")
+		}, q.PreviewInSQL},
+		{"sql", func() {
+			for _, ix := range indexes {
+				if _, err := pool.Exec(ctx, ix.Def); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := pool.Exec(ctx, `VACUUM ANALYZE segment_activity, segment_sales`); err != nil {
+				b.Fatal(err)
+			}
+			explain("with the indexes of 00039")
+		}, q.PreviewInSQL},
+	} {
 		b.Run(way.name, func(b *testing.B) {
+			way.before()
 			for range b.N {
 				took := make([]time.Duration, previews)
 				var answer string
@@ -122,8 +159,10 @@ func BenchmarkSegmentPreview(b *testing.B) {
 			b.Errorf("the previews answer differently:\n%s\n%s", answers[0], a)
 		}
 	}
-	if p50["sql"] > 0 {
-		b.Logf("p50: the statement %.1f times faster than deciding in Go", p50["go"].Seconds()/p50["sql"].Seconds())
+	for _, name := range []string{"sql-without-indexes", "sql"} {
+		if p50[name] > 0 {
+			b.Logf("p50: %s %.1f times faster than deciding in Go", name, p50["go"].Seconds()/p50[name].Seconds())
+		}
 	}
 }
 

@@ -66,7 +66,7 @@ var previewFields = []string{"city", "age", "tags", "signup", "flag", "label", "
 // insertAwkwardFacts writes n generated customers of company into the
 // membership facts, with events, sales and memberships of segments s1
 // and s2.
-func insertAwkwardFacts(t *testing.T, pool *pgxpool.Pool, company string, n int, rnd *rand.Rand) {
+func insertAwkwardFacts(t testing.TB, pool *pgxpool.Pool, company string, n int, rnd *rand.Rand) {
 	t.Helper()
 	ctx := context.Background()
 	values := awkwardValues(previewNow)
@@ -398,4 +398,35 @@ func TestPreviewOfTextNoFactHolds(t *testing.T) {
 			t.Errorf("%s: %d members, want %d", c.rule, got.Size, c.size)
 		}
 	}
+}
+
+// FuzzPreviewInSQL: rules generated from the fuzzer's bytes (each byte a
+// choice of ruleGen) are previewed in SQL and in Go over 200 generated
+// customers with awkward values, and answer the same.
+//
+//	go test -run '^$' -fuzz '^FuzzPreviewInSQL$' -fuzztime 30s ./readmodels/
+func FuzzPreviewInSQL(f *testing.F) {
+	pool := pgtest.NewPool(f)
+	insertAwkwardFacts(f, pool, "co", 200, rand.New(rand.NewPCG(28, 2)))
+	q := NewSegments(pool)
+	f.Add([]byte{})
+	f.Add([]byte{1, 1, 2, 0, 3, 5, 4, 2, 9, 0, 1, 3, 3, 7, 2})
+	f.Add([]byte{1, 2, 1, 2, 2, 1, 0, 0, 1, 4, 0, 6, 1, 3, 2, 8, 1, 1})
+	f.Add([]byte("all of them, any of them, not these"))
+	f.Fuzz(func(t *testing.T, choices []byte) {
+		g := ruleGen{pick: func(n int) int {
+			if len(choices) == 0 {
+				return 0
+			}
+			b := choices[0]
+			choices = choices[1:]
+			return int(b) % n
+		}}
+		text := g.rule(0)
+		rule, err := segment.ParseRule(json.RawMessage(text))
+		if err != nil {
+			return
+		}
+		previewBothWays(t, q, "co", rule, text)
+	})
 }
