@@ -76,9 +76,11 @@ type ruleCompiler struct {
 	fields map[string]string
 	// fieldCols are the columns' definitions, in order.
 	fieldCols []string
-	joins     []string
-	// limits are the parameters holding the bounds of a double's range,
-	// once a number is compared.
+	// joins are the joins of the event, sales and segment leaves.
+	joins []string
+	// overflow and underflow are the parameters holding the bounds of a
+	// double's range, once a number is compared; fold those of the case
+	// folding's table, once a string's case is folded.
 	overflow, underflow string
 	fold                [2]string
 }
