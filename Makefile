@@ -96,7 +96,7 @@ FUZZ_TARGETS := \
 	./domain/dataquery:FuzzParse ./domain/access:FuzzScopes ./domain/datatarget:FuzzTemplate \
 	./domain/datatarget:FuzzOutlet ./internal/ingest:FuzzJSONRecords ./internal/ingest:FuzzCSVRecords \
 	./internal/ingest:FuzzCSVTable ./internal/ingest:FuzzCSVAgreesWithJSON ./api:FuzzAppendDoc \
-	./console:FuzzIndentBounded
+	./console:FuzzIndentBounded ./readmodels:FuzzPreviewInSQL
 
 fuzz:
 	@failed=; for t in $(FUZZ_TARGETS); do \

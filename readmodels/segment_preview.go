@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -57,10 +58,29 @@ func (q *Segments) Preview(ctx context.Context, companyID string, rule segment.R
 	return out, err
 }
 
-// previewKept decides rule on the membership projection's facts, read in
-// ranges of customers and reduced to what the rule reads (SegmentFacts.Range,
-// as a backfill reads them), and then reads the sample's documents.
+// previewKept decides rule on the membership projection's facts: in one
+// statement (previewInSQL), or, for a rule it leaves unknown for too
+// many customers, with segment.Decide on the facts read in ranges
+// (previewInGo).
 func (q *Segments) previewKept(ctx context.Context, companyID string, rule segment.Rule, now time.Time, out *SegmentPreview) error {
+	p, err := q.previewInSQL(ctx, companyID, rule, now, previewUnknown)
+	if errors.Is(err, errPreviewUnknown) {
+		p, err = q.previewInGo(ctx, companyID, rule, now)
+	}
+	if err != nil {
+		return err
+	}
+	*out = p
+	return nil
+}
+
+// previewInGo decides rule with segment.Decide on the membership
+// projection's facts, read in ranges of customers and reduced to what
+// the rule reads (SegmentFacts.Range, as a backfill reads them), and then
+// reads the sample's documents. It is the reference previewInSQL is
+// tested against.
+func (q *Segments) previewInGo(ctx context.Context, companyID string, rule segment.Rule, now time.Time) (SegmentPreview, error) {
+	out := SegmentPreview{Sample: []json.RawMessage{}}
 	facts := &SegmentFacts{db: q.db, src: membershipFacts}
 	reads := rule.Reads()
 	var sample []string
@@ -68,7 +88,7 @@ func (q *Segments) previewKept(ctx context.Context, companyID string, rule segme
 		r, err := facts.Range(ctx, FactQuery{Company: companyID, After: after, Limit: previewRange, Reads: reads, Members: reads.Segments})
 		if err != nil || len(r.IDs) == 0 {
 			if err != nil {
-				return err
+				return out, err
 			}
 			break
 		}
@@ -84,11 +104,71 @@ func (q *Segments) previewKept(ctx context.Context, companyID string, rule segme
 		}
 		after = r.IDs[len(r.IDs)-1]
 	}
-	if len(sample) == 0 {
+	err := q.previewSample(ctx, companyID, sample, &out)
+	return out, err
+}
+
+// previewUnknown bounds the customers whose rule the statement of
+// previewInSQL leaves unknown and segment.Decide decides on their facts;
+// beyond it the whole rule is decided with segment.Decide.
+const previewUnknown = 10_000
+
+// errPreviewUnknown is a rule the statement leaves unknown for more than
+// previewUnknown customers.
+var errPreviewUnknown = errors.New("readmodels: the preview's statement leaves too many customers unknown")
+
+// previewInSQL decides rule on the membership projection's facts in one
+// statement (compileRule, segment_sql.go): it counts the members and
+// answers the first PreviewSample of them by customer id, and the
+// customers whose rule it cannot tell (a date in a form it does not
+// read), which segment.Decide decides on their facts: at most
+// maxUnknown of them (errPreviewUnknown beyond).
+func (q *Segments) previewInSQL(ctx context.Context, companyID string, rule segment.Rule, now time.Time, maxUnknown int) (SegmentPreview, error) {
+	out := SegmentPreview{Sample: []json.RawMessage{}}
+	compiled, err := compileRule(companyID, rule, now)
+	if err != nil {
+		return out, err
+	}
+	args := append(compiled.args, PreviewSample, maxUnknown+1)
+	var sample, unknown []string
+	err = q.db.QueryRow(ctx, `WITH decided AS MATERIALIZED (`+compiled.sql+`)
+		SELECT (SELECT count(*) FROM decided WHERE member),
+			ARRAY(SELECT customer_id FROM decided WHERE member ORDER BY customer_id LIMIT $`+strconv.Itoa(len(args)-1)+`),
+			ARRAY(SELECT customer_id FROM decided WHERE member IS NULL ORDER BY customer_id LIMIT $`+strconv.Itoa(len(args))+`)`,
+		args...).Scan(&out.Size, &sample, &unknown)
+	if err != nil {
+		return out, err
+	}
+	if len(unknown) > maxUnknown {
+		return out, errPreviewUnknown
+	}
+	if len(unknown) > 0 {
+		facts := &SegmentFacts{db: q.db, src: membershipFacts}
+		p, err := facts.Customers(ctx, companyID, unknown, nil)
+		if err != nil {
+			return out, err
+		}
+		for _, id := range p.IDs {
+			f := *p.Facts[id]
+			f.Member = func(key string) (bool, time.Time) { return p.Members[id][key], time.Time{} }
+			if in, _ := segment.Decide(rule, f, now); in {
+				out.Size++
+				sample = append(sample, id)
+			}
+		}
+	}
+	err = q.previewSample(ctx, companyID, sample, &out)
+	return out, err
+}
+
+// previewSample reads the documents of the first PreviewSample of the
+// customers ids by customer id.
+func (q *Segments) previewSample(ctx context.Context, companyID string, ids []string, out *SegmentPreview) error {
+	if len(ids) == 0 {
 		return nil
 	}
 	rows, err := q.db.Query(ctx, `SELECT doc::text FROM segment_customers WHERE company_id = $1 AND customer_id = ANY($2)
-		ORDER BY customer_id`, companyID, sample)
+		ORDER BY customer_id LIMIT $3`, companyID, ids, PreviewSample)
 	if err != nil {
 		return err
 	}
