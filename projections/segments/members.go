@@ -449,7 +449,8 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 			decide = append(decide, id)
 		}
 	}
-	return evaluate(ctx, tx, f.company, &last, decide, docs, f.at, func(id string) string { return f.touched[id] })
+	return evaluate(ctx, tx, f.company, &last, decide, docs, func(string) time.Time { return f.at },
+		func(id string) string { return f.touched[id] })
 }
 
 // tick records that the company's members reflect its data as of at.
