@@ -209,6 +209,9 @@ func evaluate(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Po
 	if err := w.write(ctx, tx); err != nil {
 		return err
 	}
+	if !live.fed {
+		return nil // no datatarget to tell
+	}
 	return feed(ctx, tx, company, pos, w.changes, loaded.Docs)
 }
 

@@ -32,10 +32,25 @@ func (w *rowWriter) write(ctx context.Context, tx pgx.Tx) error {
 		}
 		history = append(history, []any{c.CompanyID, c.SegmentKey, c.CustomerID, c.Member, c.At, c.Cause})
 	}
+	// The statements in one round trip, then the copies. No row is both
+	// deleted and inserted: a customer enters or leaves a segment once.
+	var b pgx.Batch
 	if len(exitSeg) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM segment_members m USING unnest($2::text[], $3::text[]) AS x(segment_key, customer_id)
+		b.Queue(`DELETE FROM segment_members m USING unnest($2::text[], $3::text[]) AS x(segment_key, customer_id)
 			WHERE m.company_id = $1 AND m.segment_key = x.segment_key AND m.customer_id = x.customer_id`,
-			w.company, exitSeg, exitCust); err != nil {
+			w.company, exitSeg, exitCust)
+	}
+	if len(w.noTimer) > 0 {
+		b.Queue(`DELETE FROM segment_timers WHERE company_id = $1 AND customer_id = ANY($2)`, w.company, w.noTimer)
+	}
+	if len(w.timerIDs) > 0 {
+		b.Queue(`INSERT INTO segment_timers (company_id, customer_id, due_at)
+			SELECT $1, customer_id, due_at FROM unnest($2::text[], $3::timestamptz[]) AS t(customer_id, due_at)
+			ON CONFLICT (company_id, customer_id) DO UPDATE SET due_at = excluded.due_at`,
+			w.company, w.timerIDs, w.timerDue)
+	}
+	if b.Len() > 0 {
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
 	}
@@ -48,20 +63,6 @@ func (w *rowWriter) write(ctx context.Context, tx pgx.Tx) error {
 	if len(history) > 0 {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"segment_history"},
 			[]string{"company_id", "segment_key", "customer_id", "member", "at", "cause"}, pgx.CopyFromRows(history)); err != nil {
-			return err
-		}
-	}
-	if len(w.noTimer) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM segment_timers WHERE company_id = $1 AND customer_id = ANY($2)`,
-			w.company, w.noTimer); err != nil {
-			return err
-		}
-	}
-	if len(w.timerIDs) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO segment_timers (company_id, customer_id, due_at)
-			SELECT $1, customer_id, due_at FROM unnest($2::text[], $3::timestamptz[]) AS t(customer_id, due_at)
-			ON CONFLICT (company_id, customer_id) DO UPDATE SET due_at = excluded.due_at`,
-			w.company, w.timerIDs, w.timerDue); err != nil {
 			return err
 		}
 	}
