@@ -113,7 +113,10 @@ func readLive(ctx context.Context, tx pgx.Tx, company string, ids []string) (liv
 	})
 	b.Queue(`SELECT EXISTS (SELECT 1 FROM segment_sync_targets WHERE company_id = $1 AND NOT deleted)`, company).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&s.fed) })
-	b.Queue(`SELECT customer_id, due_at FROM segment_timers WHERE company_id = $1 AND customer_id = ANY($2)`, company, ids).
+	// Bounded by the least and greatest id too (readmodels.SegmentFacts.Customers
+	// says why).
+	b.Queue(`SELECT customer_id, due_at FROM segment_timers WHERE company_id = $1 AND customer_id = ANY($2)
+		AND customer_id BETWEEN $3 AND $4`, company, ids, slices.Min(ids), slices.Max(ids)).
 		Query(func(rows pgx.Rows) error {
 			var id string
 			var due time.Time
@@ -278,7 +281,8 @@ func fireDue(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Pos
 	}
 	for {
 		rows, err := tx.Query(ctx, `SELECT customer_id, due_at FROM segment_timers
-			WHERE company_id = $1 AND customer_id = ANY($2) AND due_at <= $3 ORDER BY due_at, customer_id`, company, ids, by)
+			WHERE company_id = $1 AND customer_id = ANY($2) AND customer_id BETWEEN $4 AND $5 AND due_at <= $3
+			ORDER BY due_at, customer_id`, company, ids, by, slices.Min(ids), slices.Max(ids))
 		if err != nil {
 			return err
 		}
