@@ -212,6 +212,9 @@ func decodeValue(text []byte) (any, error) {
 // Each event keeps only the fields its own type's leaves name.
 func (r *FactRange) readEvents(rows pgx.Rows, reads segment.Reads, fields []string, indexes map[string]int) error {
 	defer rows.Close()
+	if err := rows.Err(); err != nil {
+		return err // the query failed: its rows have no field descriptions
+	}
 	types := reads.EventTypes()
 	named := make([][]bool, len(types))
 	for i, t := range types {

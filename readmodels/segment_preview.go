@@ -144,12 +144,12 @@ func (q *Segments) previewInSQL(ctx context.Context, companyID string, rule segm
 	}
 	if len(unknown) > 0 {
 		facts := &SegmentFacts{db: q.db, src: membershipFacts}
-		p, err := facts.Customers(ctx, companyID, unknown, nil)
+		p, err := facts.Customers(ctx, CustomersQuery{Company: companyID, IDs: unknown, Reads: rule.Reads()})
 		if err != nil {
 			return out, err
 		}
-		for _, id := range p.IDs {
-			f := *p.Facts[id]
+		for i, id := range p.IDs {
+			f := p.Facts[i]
 			f.Member = func(key string) (bool, time.Time) { return p.Members[id][key], time.Time{} }
 			if in, _ := segment.Decide(rule, f, now); in {
 				out.Size++

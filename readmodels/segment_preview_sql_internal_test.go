@@ -430,3 +430,29 @@ func FuzzPreviewInSQL(f *testing.F) {
 		previewBothWays(t, q, "co", rule, text)
 	})
 }
+
+// TestPreviewInGoOfAFailedRead: a read of the facts that PostgreSQL
+// refuses (an event type holding U+0000, which its text cannot hold) is
+// an error of the preview in Go, not a panic on the failed query's rows
+// that left its connection held (and serve unable to stop).
+func TestPreviewInGoOfAFailedRead(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool := pgtest.NewPool(t)
+	q := NewSegments(pool)
+	insertSignups(t, pool)
+	rule, err := segment.ParseRule(json.RawMessage(`{"event": {"type": "A\u0000"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.previewInGo(ctx, "co", rule, previewNow); err == nil {
+		t.Fatal("the preview in Go read events of a type PostgreSQL cannot hold, and answered no error")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the preview in Go did not end")
+	}
+	if n := pool.Stat().AcquiredConns(); n != 0 {
+		t.Fatalf("%d connections still held after the preview", n)
+	}
+}

@@ -86,6 +86,7 @@ func TestBackfillSameAsDecidingEveryone(t *testing.T) {
 	t1 := t0.Add(49 * time.Hour)
 	const company, n = "co", 3000
 	segments.SetBackfillRange(t, 700) // five ranges, the last short
+	segments.DecideOnAllFacts(t)      // the reference decides on every fact
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

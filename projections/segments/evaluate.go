@@ -11,7 +11,6 @@ import (
 
 	"github.com/clientele/clientele/domain/segment"
 	"github.com/clientele/clientele/eventstore"
-	"github.com/clientele/clientele/projections/internal/bulk"
 	"github.com/clientele/clientele/readmodels"
 )
 
@@ -26,11 +25,20 @@ type compiled struct {
 // (none should) or that sits on a cycle (the commands refuse them) is
 // left out: it has no members.
 func activeRules(ctx context.Context, tx pgx.Tx, company string) ([]compiled, error) {
-	rows, err := tx.Query(ctx, `SELECT segment_key, rule FROM segment_rules WHERE company_id = $1 AND state = 'active'
-		ORDER BY segment_key`, company)
+	rows, err := tx.Query(ctx, activeRulesSQL, company)
 	if err != nil {
 		return nil, err
 	}
+	return collectRules(rows)
+}
+
+// activeRulesSQL reads the company's ($1) active rules, as collectRules
+// takes them.
+const activeRulesSQL = `SELECT segment_key, rule FROM segment_rules WHERE company_id = $1 AND state = 'active'
+	ORDER BY segment_key`
+
+// collectRules reads the rows of activeRulesSQL and orders the rules.
+func collectRules(rows pgx.Rows) ([]compiled, error) {
 	byKey := map[string]segment.Rule{}
 	var keys []string
 	var key, text string
@@ -75,119 +83,139 @@ func activeRules(ctx context.Context, tx pgx.Tx, company string) ([]compiled, er
 	return out, nil
 }
 
-// evaluate decides every active segment for the customers ids at the
-// instant at, records the entries and exits against segment_members with
+// customerFacts reads the facts evaluate decides on: only what the rules
+// read (a variable for the tests, which compare deciding on them with
+// deciding on every fact).
+var customerFacts = func(ctx context.Context, tx pgx.Tx, q readmodels.CustomersQuery) (readmodels.FactRange, error) {
+	return readmodels.SegmentFactsIn(tx).Customers(ctx, q)
+}
+
+// liveState is what deciding some customers of a company starts from:
+// the active rules in dependency order and the union of what they read,
+// whether a segment of the company has a datatarget (its entries then
+// carry whole documents), and the customers' timers now.
+type liveState struct {
+	rules  []compiled
+	reads  segment.Reads
+	fed    bool
+	timers map[string]time.Time
+}
+
+// readLive reads the liveState of the company's customers ids, in one
+// round trip.
+func readLive(ctx context.Context, tx pgx.Tx, company string, ids []string) (liveState, error) {
+	s := liveState{timers: make(map[string]time.Time, len(ids))}
+	var b pgx.Batch
+	b.Queue(activeRulesSQL, company).Query(func(rows pgx.Rows) error {
+		var err error
+		s.rules, err = collectRules(rows)
+		return err
+	})
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM segment_sync_targets WHERE company_id = $1 AND NOT deleted)`, company).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&s.fed) })
+	// Bounded by the least and greatest id too (readmodels.SegmentFacts.Customers
+	// says why).
+	b.Queue(`SELECT customer_id, due_at FROM segment_timers WHERE company_id = $1 AND customer_id = ANY($2)
+		AND customer_id BETWEEN $3 AND $4`, company, ids, slices.Min(ids), slices.Max(ids)).
+		Query(func(rows pgx.Rows) error {
+			var id string
+			var due time.Time
+			_, err := pgx.ForEachRow(rows, []any{&id, &due}, func() error {
+				s.timers[id] = due
+				return nil
+			})
+			return err
+		})
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return s, err
+	}
+	for _, c := range s.rules {
+		s.reads.Union(c.rule.Reads())
+	}
+	return s, nil
+}
+
+// evaluate decides every active segment for the customers ids, each at
+// its instant at(id), records the entries and exits against segment_members with
 // the cause causeOf gives, writes their messages to the segments'
 // datatargets (feed; pos is the position of the commit that decides
 // them, nil for a timer fired on its own), and sets each customer's
 // timer to the next instant its answers may change with no new data.
 // known are customers' documents the caller has just written
 // (writeFacts), not read again.
-func evaluate(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, ids []string, known map[string]json.RawMessage, at time.Time, causeOf func(id string) string) error {
+//
+// It reads only what the active rules read (their Reads: the named
+// fields, the events of the named types with the named fields, the sales
+// when a sales leaf reads them), whole documents only when a segment of
+// the company has a datatarget, and writes only the timers that move.
+func evaluate(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, ids []string, known map[string]json.RawMessage, at func(id string) time.Time, causeOf func(id string) string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rules, err := activeRules(ctx, tx, company)
+	live, err := readLive(ctx, tx, company, ids)
 	if err != nil {
 		return err
 	}
-	loaded, err := readmodels.SegmentFactsIn(tx).Customers(ctx, company, ids, known)
+	loaded, err := customerFacts(ctx, tx, readmodels.CustomersQuery{Company: company, IDs: ids,
+		Known: known, Reads: live.reads, Docs: live.fed})
 	if err != nil {
 		return err
 	}
-	facts, current := loaded.Facts, loaded.Members
+	index := make(map[string]int, len(loaded.IDs))
+	for i, id := range loaded.IDs {
+		index[id] = i
+	}
+	current := loaded.Members
 
-	type timer struct {
-		CompanyID  string     `json:"company_id"`
-		CustomerID string     `json:"customer_id"`
-		DueAt      *time.Time `json:"due_at"`
-	}
-	var changes []change
-	var timers []timer
+	w := &rowWriter{company: company}
+	decided := make(map[string]bool, len(live.rules))
+	nexts := make(map[string]time.Time, len(live.rules))
+	member := func(k string) (bool, time.Time) { return decided[k], nexts[k] }
 	for _, id := range ids {
-		want := map[string]bool{}
+		clear(decided)
+		clear(nexts)
+		when := at(id)
 		var next time.Time
-		if f := facts[id]; f != nil {
-			decided := map[string]bool{}
-			nexts := map[string]time.Time{}
-			f.Member = func(k string) (bool, time.Time) { return decided[k], nexts[k] }
-			for _, c := range rules {
-				in, n := segment.Decide(c.rule, *f, at)
+		if i, ok := index[id]; ok {
+			f := loaded.Facts[i]
+			f.Member = member
+			for _, c := range live.rules {
+				in, n := segment.Decide(c.rule, f, when)
 				decided[c.key], nexts[c.key] = in, n
-				if in {
-					want[c.key] = true
-				}
 				if !n.IsZero() && (next.IsZero() || n.Before(next)) {
 					next = n
 				}
 			}
 		}
 		cause := causeOf(id)
-		for _, k := range sortedKeys(want) {
-			if !current[id][k] {
-				changes = append(changes, change{company, k, id, true, at, cause})
+		for _, k := range sortedKeys(decided) {
+			if decided[k] && !current[id][k] {
+				w.changes = append(w.changes, change{company, k, id, true, when, cause})
 			}
 		}
 		for _, k := range sortedKeys(current[id]) {
-			if !want[k] {
-				changes = append(changes, change{company, k, id, false, at, cause})
+			if !decided[k] {
+				w.changes = append(w.changes, change{company, k, id, false, when, cause})
 			}
 		}
-		t := timer{CompanyID: company, CustomerID: id}
-		if !next.IsZero() {
-			t.DueAt = &next
-		}
-		timers = append(timers, t)
-	}
-	// Each statement only when it has rows, and the deletions by key
-	// arrays (a join on the primary key), not by a join with a decoded
-	// recordset, whose row count the planner cannot guess.
-	var b pgx.Batch
-	var exitSeg, exitCust, noTimer []string
-	var entries []change
-	for _, c := range changes {
-		if c.Member {
-			entries = append(entries, c)
-		} else {
-			exitSeg, exitCust = append(exitSeg, c.SegmentKey), append(exitCust, c.CustomerID)
+		// Only the timers that move are written.
+		has, ok := live.timers[id]
+		switch {
+		case next.IsZero():
+			if ok {
+				w.noTimer = append(w.noTimer, id)
+			}
+		case !ok || !has.Equal(next):
+			w.timerIDs, w.timerDue = append(w.timerIDs, id), append(w.timerDue, next)
 		}
 	}
-	var due []timer
-	for _, t := range timers {
-		if t.DueAt == nil {
-			noTimer = append(noTimer, t.CustomerID)
-		} else {
-			due = append(due, t)
-		}
-	}
-	if len(exitSeg) > 0 {
-		b.Queue(`DELETE FROM segment_members m USING unnest($2::text[], $3::text[]) AS x(segment_key, customer_id)
-			WHERE m.company_id = $1 AND m.segment_key = x.segment_key AND m.customer_id = x.customer_id`, company, exitSeg, exitCust)
-	}
-	if err := bulk.QueueRows(&b, "segment_members", `INSERT INTO segment_members (company_id, segment_key, customer_id, entered_at)
-		SELECT company_id, segment_key, customer_id, at FROM jsonb_to_recordset($1::jsonb)
-			AS r(company_id text, segment_key text, customer_id text, at timestamptz)`, entries); err != nil {
+	if err := w.write(ctx, tx); err != nil {
 		return err
 	}
-	if err := bulk.QueueRows(&b, "segment_members", `INSERT INTO segment_history (company_id, segment_key, customer_id, member, at, cause)
-		SELECT company_id, segment_key, customer_id, member, at, cause FROM jsonb_to_recordset($1::jsonb)
-			AS r(company_id text, segment_key text, customer_id text, member boolean, at timestamptz, cause text)`, changes); err != nil {
-		return err
+	if !live.fed {
+		return nil // no datatarget to tell
 	}
-	if len(noTimer) > 0 {
-		b.Queue(`DELETE FROM segment_timers WHERE company_id = $1 AND customer_id = ANY($2)`, company, noTimer)
-	}
-	if err := bulk.QueueRows(&b, "segment_members", `INSERT INTO segment_timers (company_id, customer_id, due_at)
-		SELECT company_id, customer_id, due_at FROM jsonb_to_recordset($1::jsonb) AS r(company_id text, customer_id text, due_at timestamptz)
-		ON CONFLICT (company_id, customer_id) DO UPDATE SET due_at = excluded.due_at`, due); err != nil {
-		return err
-	}
-	if b.Len() > 0 {
-		if err := bulk.SendBatch(ctx, tx, "segment_members", &b); err != nil {
-			return err
-		}
-	}
-	return feed(ctx, tx, company, pos, changes, loaded.Docs)
+	return feed(ctx, tx, company, pos, w.changes, loaded.Docs)
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -244,32 +272,34 @@ func boolSet(m map[string]string) map[string]bool {
 
 // fireDue fires the timers of the customers ids due by the instant by,
 // in the commit at pos: each customer is decided at its due instant, on
-// the facts it has.
+// the facts it has, all of them in one evaluation, in the order of their
+// instants (then ids), as one at a time would record them; again while
+// the decisions set timers due by then.
 func fireDue(ctx context.Context, tx pgx.Tx, company string, pos *eventstore.Position, ids []string, by time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	for {
 		rows, err := tx.Query(ctx, `SELECT customer_id, due_at FROM segment_timers
-			WHERE company_id = $1 AND customer_id = ANY($2) AND due_at <= $3 ORDER BY due_at, customer_id`, company, ids, by)
+			WHERE company_id = $1 AND customer_id = ANY($2) AND customer_id BETWEEN $4 AND $5 AND due_at <= $3
+			ORDER BY due_at, customer_id`, company, ids, by, slices.Min(ids), slices.Max(ids))
 		if err != nil {
 			return err
 		}
-		type due struct {
-			id string
-			at time.Time
-		}
-		list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-			var d due
-			return d, r.Scan(&d.id, &d.at)
-		})
-		if err != nil || len(list) == 0 {
+		due := map[string]time.Time{}
+		var order []string
+		var id string
+		var at time.Time
+		if _, err := pgx.ForEachRow(rows, []any{&id, &at}, func() error {
+			due[id] = at.UTC()
+			order = append(order, id)
+			return nil
+		}); err != nil || len(order) == 0 {
 			return err
 		}
-		for _, d := range list {
-			if err := evaluate(ctx, tx, company, pos, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
-				return err
-			}
+		if err := evaluate(ctx, tx, company, pos, order, nil, func(id string) time.Time { return due[id] },
+			func(string) string { return CauseTime }); err != nil {
+			return err
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clientele/clientele/readmodels"
 )
 
 // BackfillChanged backfills the changed segments of the company at at,
@@ -38,7 +40,8 @@ func DecideEveryone(ctx context.Context, tx pgx.Tx, company string, at time.Time
 		if len(ids) == 0 {
 			return nil
 		}
-		if err := evaluate(ctx, tx, company, nil, ids, nil, at, func(string) string { return CauseRule }); err != nil {
+		if err := evaluate(ctx, tx, company, nil, ids, nil, func(string) time.Time { return at },
+			func(string) string { return CauseRule }); err != nil {
 			return err
 		}
 		after = ids[len(ids)-1]
@@ -56,4 +59,31 @@ func SetBackfillRange(t testing.TB, n int) {
 	was := backfillRange
 	backfillRange = n
 	t.Cleanup(func() { backfillRange = was })
+}
+
+// DecideOnAllFacts makes the projector decide the customers it touches on
+// every fact they have (whole documents, every event with every field,
+// every sale), not only on what the rules read, until the test ends: the
+// reference the reduced read is compared with.
+func DecideOnAllFacts(t testing.TB) {
+	was := customerFacts
+	customerFacts = func(ctx context.Context, tx pgx.Tx, q readmodels.CustomersQuery) (readmodels.FactRange, error) {
+		all, err := readmodels.SegmentFactsIn(tx).AllCustomers(ctx, q.Company, q.IDs, q.Known)
+		if err != nil {
+			return readmodels.FactRange{}, err
+		}
+		r := readmodels.FactRange{Docs: all.Docs, Members: all.Members}
+		at := map[string]bool{}
+		for _, id := range all.IDs {
+			at[id] = true
+		}
+		for _, id := range q.IDs {
+			if at[id] {
+				r.IDs = append(r.IDs, id)
+				r.Facts = append(r.Facts, *all.Facts[id])
+			}
+		}
+		return r, nil
+	}
+	t.Cleanup(func() { customerFacts = was })
 }

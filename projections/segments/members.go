@@ -350,12 +350,12 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 	if err != nil {
 		return err
 	}
-	if err := tick(ctx, tx, f.company, f.at); err != nil {
-		return err
-	}
+	// The clock ticks (tick), and records the commit as applied.
 	last := events[len(events)-1].Position
-	if _, err := tx.Exec(ctx, `UPDATE segment_clock SET applied_tx = $2, applied_global = $3 WHERE company_id = $1`,
-		f.company, int64(last.TxID), last.Global); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO segment_clock (company_id, computed_at, applied_tx, applied_global) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (company_id) DO UPDATE SET computed_at = greatest(segment_clock.computed_at, excluded.computed_at),
+			applied_tx = excluded.applied_tx, applied_global = excluded.applied_global`,
+		f.company, f.at, int64(last.TxID), last.Global); err != nil {
 		return err
 	}
 	// The customers whose events were deleted, and the former customers
@@ -449,7 +449,8 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 			decide = append(decide, id)
 		}
 	}
-	return evaluate(ctx, tx, f.company, &last, decide, docs, f.at, func(id string) string { return f.touched[id] })
+	return evaluate(ctx, tx, f.company, &last, decide, docs, func(string) time.Time { return f.at },
+		func(id string) string { return f.touched[id] })
 }
 
 // tick records that the company's members reflect its data as of at.

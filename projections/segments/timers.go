@@ -98,7 +98,8 @@ func (m *Members) fireBatch(ctx context.Context, db Beginner, now time.Time) (in
 		if err := tick(ctx, tx, d.company, d.at.UTC()); err != nil {
 			return 0, false, err
 		}
-		if err := evaluate(ctx, tx, d.company, nil, []string{d.id}, nil, d.at.UTC(), func(string) string { return CauseTime }); err != nil {
+		if err := evaluate(ctx, tx, d.company, nil, []string{d.id}, nil, func(string) time.Time { return d.at.UTC() },
+			func(string) string { return CauseTime }); err != nil {
 			return 0, false, fmt.Errorf("projections: segment_members: timer of %s/%s: %w", d.company, d.id, err)
 		}
 		fired++
