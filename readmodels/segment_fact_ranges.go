@@ -84,41 +84,14 @@ func (s *SegmentFacts) Range(ctx context.Context, q FactQuery) (FactRange, error
 		})
 	}
 	if q.Reads.Sales {
-		products := `NULL::text[]`
-		if q.Reads.Products {
-			products = `products`
-		}
-		b.Queue(`SELECT customer_id, at, revenue, `+products+` FROM segment_sales
+		b.Queue(`SELECT customer_id, at, revenue, `+salesProducts(q.Reads)+` FROM segment_sales
 			WHERE company_id = $1 AND customer_id > $2 AND customer_id <= $3 AND counted AND at IS NOT NULL`,
-			q.Company, q.After, last).Query(func(rows pgx.Rows) error {
-			var id string
-			var when time.Time
-			var revenue int64
-			var products []string
-			_, err := pgx.ForEachRow(rows, []any{&id, &when, &revenue, &products}, func() error {
-				if i, ok := at[id]; ok {
-					f := &r.Facts[i]
-					f.Sales = append(f.Sales, segment.Sale{At: when, Revenue: revenue, Products: slices.Clone(products)})
-				}
-				return nil
-			})
-			return err
-		})
+			q.Company, q.After, last).Query(r.readSales(at))
 	}
 	if len(q.Members) > 0 {
 		b.Queue(`SELECT customer_id, segment_key FROM segment_members
 			WHERE company_id = $1 AND segment_key = ANY($2) AND customer_id > $3 AND customer_id <= $4`,
-			q.Company, q.Members, q.After, last).Query(func(rows pgx.Rows) error {
-			var id, key string
-			_, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error {
-				if r.Members[id] == nil {
-					r.Members[id] = map[string]bool{}
-				}
-				r.Members[id][key] = true
-				return nil
-			})
-			return err
-		})
+			q.Company, q.Members, q.After, last).Query(r.readMembers)
 	}
 	if b.Len() > 0 {
 		if err := s.db.SendBatch(ctx, &b); err != nil {
@@ -307,4 +280,45 @@ func (s *sharedDocs) doc(kind int, names []string, values [][]byte, keep []bool)
 		s.docs[string(s.key)] = doc
 	}
 	return doc, nil
+}
+
+// salesProducts is the column of the sales' products a query of the
+// facts selects: the products only when a leaf reads them.
+func salesProducts(reads segment.Reads) string {
+	if reads.Products {
+		return `products`
+	}
+	return `NULL::text[]`
+}
+
+// readSales returns the reader of a query's sales (customer_id, at,
+// revenue, products) into the facts of the customers at their indexes.
+func (r *FactRange) readSales(at map[string]int) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		var id string
+		var when time.Time
+		var revenue int64
+		var products []string
+		_, err := pgx.ForEachRow(rows, []any{&id, &when, &revenue, &products}, func() error {
+			if i, ok := at[id]; ok {
+				f := &r.Facts[i]
+				f.Sales = append(f.Sales, segment.Sale{At: when, Revenue: revenue, Products: slices.Clone(products)})
+			}
+			return nil
+		})
+		return err
+	}
+}
+
+// readMembers reads a query's memberships (customer_id, segment_key).
+func (r *FactRange) readMembers(rows pgx.Rows) error {
+	var id, key string
+	_, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error {
+		if r.Members[id] == nil {
+			r.Members[id] = map[string]bool{}
+		}
+		r.Members[id][key] = true
+		return nil
+	})
+	return err
 }

@@ -289,39 +289,12 @@ func (s *SegmentFacts) Customers(ctx context.Context, q CustomersQuery) (FactRan
 		})
 	}
 	if q.Reads.Sales {
-		products := `NULL::text[]`
-		if q.Reads.Products {
-			products = `products`
-		}
-		b.Queue(`SELECT customer_id, at, revenue, `+products+` FROM segment_sales
+		b.Queue(`SELECT customer_id, at, revenue, `+salesProducts(q.Reads)+` FROM segment_sales
 			WHERE company_id = $1 AND customer_id = ANY($2) AND customer_id BETWEEN $3 AND $4 AND counted AND at IS NOT NULL`,
-			q.Company, q.IDs, lo, hi).Query(func(rows pgx.Rows) error {
-			var id string
-			var when time.Time
-			var revenue int64
-			var products []string
-			_, err := pgx.ForEachRow(rows, []any{&id, &when, &revenue, &products}, func() error {
-				if i, ok := at[id]; ok {
-					f := &r.Facts[i]
-					f.Sales = append(f.Sales, segment.Sale{At: when, Revenue: revenue, Products: slices.Clone(products)})
-				}
-				return nil
-			})
-			return err
-		})
+			q.Company, q.IDs, lo, hi).Query(r.readSales(at))
 	}
 	b.Queue(`SELECT customer_id, segment_key FROM segment_members WHERE company_id = $1 AND customer_id = ANY($2)
-		AND customer_id BETWEEN $3 AND $4`, q.Company, q.IDs, lo, hi).Query(func(rows pgx.Rows) error {
-		var id, key string
-		_, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error {
-			if r.Members[id] == nil {
-				r.Members[id] = map[string]bool{}
-			}
-			r.Members[id][key] = true
-			return nil
-		})
-		return err
-	})
+		AND customer_id BETWEEN $3 AND $4`, q.Company, q.IDs, lo, hi).Query(r.readMembers)
 	if err := s.db.SendBatch(ctx, &b); err != nil {
 		return r, fmt.Errorf("readmodels: segment facts: %w", err)
 	}
