@@ -21,6 +21,7 @@ import (
 	"github.com/clientele/clientele/eventstore/esdb"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/eventstore/telemetry"
+	"github.com/clientele/clientele/internal/backoff"
 	"github.com/clientele/clientele/internal/bus"
 	"github.com/clientele/clientele/internal/crypto"
 	"github.com/clientele/clientele/internal/pg"
@@ -49,6 +50,9 @@ type globals struct {
 	// segmentMembers runs the segment membership projection
 	// (docs/segments.md, "The cost on imports").
 	segmentMembers bool
+	// databaseWait bounds the wait for an unavailable database at start
+	// (connect).
+	databaseWait time.Duration
 }
 
 func (g *globals) bind(root *cobra.Command) {
@@ -60,7 +64,47 @@ func (g *globals) bind(root *cobra.Command) {
 	f.StringVar(&g.logFormat, "log-format", envOr(g.getenv, "CLIENTELE_LOG_FORMAT", "json"), "json or text (env CLIENTELE_LOG_FORMAT)")
 	f.StringVar(&g.eventStore, "event-store", envOr(g.getenv, "CLIENTELE_EVENT_STORE", "postgres"), "event store: postgres (the log of --database-url), or EventStoreDB at an esdb:// or esdb+discover:// connection string (esdb://host:2113?tls=false); write-side state and read models stay in PostgreSQL, which then needs max_prepared_transactions (env CLIENTELE_EVENT_STORE; docs/operations.md)")
 	f.BoolVar(&g.segmentMembers, "segment-members", g.getenv("CLIENTELE_SEGMENT_MEMBERS") != "false", "compute the members of segments (the segment_members projection and its timers); --segment-members=false turns it off (env CLIENTELE_SEGMENT_MEMBERS=false; docs/segments.md)")
+	f.DurationVar(&g.databaseWait, "database-wait", envDuration(g.getenv, "CLIENTELE_DATABASE_WAIT", time.Minute), "how long to wait at start for a database that is unavailable (refused, unanswered, starting, failing over) before giving up; 0 gives up at the first failure (env CLIENTELE_DATABASE_WAIT)")
 	f.StringVar(&g.busURL, "bus", envOr(g.getenv, "CLIENTELE_BUS_URL", "postgres"), "message transport of the projections and the import worker: postgres, or NATS JetStream at nats://HOST:PORT[,nats://HOST:PORT...][?ack_wait=30s&replicas=3] (env CLIENTELE_BUS_URL; docs/operations.md)")
+}
+
+// connect opens the pool and applies the migrations, waiting up to
+// --database-wait while the database is unavailable: a node restarted
+// during a failover, or started before its database, comes up once the
+// database does instead of exiting (docs/operations.md). A failure that
+// waiting does not mend (a wrong password, a missing database, a broken
+// migration) ends it at once.
+func (g *globals) connect(ctx context.Context, log *slog.Logger, url string) (*pgxpool.Pool, error) {
+	giveUp := time.Now().Add(g.databaseWait)
+	delays := backoff.Doubling{Min: 250 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
+	for failures := 1; ; failures++ {
+		pool, err := pg.Open(ctx, url)
+		if err == nil {
+			if err = pg.Migrate(ctx, pool); err == nil {
+				return pool, nil
+			}
+			pool.Close()
+		}
+		wait := delays.After(failures)
+		if !pg.Transient(err) || ctx.Err() != nil || time.Now().Add(wait).After(giveUp) {
+			return nil, err
+		}
+		log.Warn("the database is unavailable; waiting for it", "err", err, "attempt", failures, "retry_in", wait.Round(time.Millisecond), "gives_up_in", time.Until(giveUp).Round(time.Second))
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// envDuration reads a duration (Go's form, such as 720h) from the
+// environment, def when unset or unreadable.
+func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(getenv(key)); err == nil {
+		return v
+	}
+	return def
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -128,15 +172,11 @@ func (g *globals) open(ctx context.Context) (*app, error) {
 		})
 		url = emb.URL()
 	}
-	if a.pool, err = pg.Open(ctx, url); err != nil {
+	if a.pool, err = g.connect(ctx, log, url); err != nil {
 		a.close()
 		return nil, err
 	}
 	a.closers = append(a.closers, a.pool.Close)
-	if err := pg.Migrate(ctx, a.pool); err != nil {
-		a.close()
-		return nil, err
-	}
 	if a.keys, err = g.keyStore(ctx, a); err != nil {
 		a.close()
 		return nil, err

@@ -85,15 +85,6 @@ func newServeCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// envDuration reads a duration (Go's form, such as 720h) from the
-// environment, def when unset or unreadable.
-func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(getenv(key)); err == nil {
-		return v
-	}
-	return def
-}
-
 func envFloat(getenv func(string) string, key string, def float64) float64 {
 	if v, err := strconv.ParseFloat(getenv(key), 64); err == nil {
 		return v
