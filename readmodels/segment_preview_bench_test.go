@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clientele/clientele/readmodels/segmentfactstest"
 	"os"
 	"slices"
 	"strconv"
@@ -53,7 +54,7 @@ func BenchmarkSegmentPreview(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	insertPreviewFacts(b, ctx, tx, company, n, now)
+	segmentfactstest.Insert(b, ctx, tx, company, n, now)
 	insertPreviewMembers(b, ctx, tx, company, now)
 	if err := tx.Commit(ctx); err != nil {
 		b.Fatal(err)
@@ -153,39 +154,6 @@ func BenchmarkSegmentPreview(b *testing.B) {
 	for _, name := range []string{"sql", "sql-with-window-indexes"} {
 		if p50[name] > 0 {
 			b.Logf("p50: %s %.1f times faster than deciding in Go", name, p50["go"].Seconds()/p50[name].Seconds())
-		}
-	}
-}
-
-// insertPreviewFacts writes n customers of the company into the facts
-// tables, with 5 events and 1 sale each, as BenchmarkBackfill's
-// (projections/segments) do.
-func insertPreviewFacts(tb testing.TB, ctx context.Context, tx pgx.Tx, company string, n int, now time.Time) {
-	tb.Helper()
-	for _, sql := range []string{
-		`INSERT INTO segment_customers SELECT $1, lpad(i::text, 8, '0'), jsonb_strip_nulls(jsonb_build_object(
-				'id', lpad(i::text, 8, '0'),
-				'city', CASE WHEN i % 7 = 0 THEN NULL WHEN i % 3 = 0 THEN 'Turku' WHEN i % 3 = 1 THEN 'Helsinki' ELSE 'Espoo' END,
-				'tags', CASE WHEN i % 5 = 0 THEN '["vip", "a"]'::jsonb ELSE '["a", "b"]'::jsonb END,
-				'can_email', i % 3 = 0,
-				'signup', to_char($2::timestamptz - make_interval(days => i % 400), 'YYYY-MM-DD'),
-				'name', CASE WHEN i % 4 = 0 THEN 'Ann "A" Smith' END))
-			|| CASE WHEN i % 11 = 0 THEN '{"age": null}'::jsonb ELSE jsonb_build_object('age', i % 80) END
-			FROM generate_series(1, $3) i`,
-		`INSERT INTO segment_activity SELECT $1, i * 10 + j, lpad(i::text, 8, '0'),
-				(ARRAY['BROWSE', 'OPEN', 'CLICK'])[(i + j) % 3 + 1],
-				CASE WHEN (i + j) % 17 = 0 THEN $2::timestamptz + make_interval(days => j, hours => i % 24)
-					ELSE $2::timestamptz - make_interval(days => (i * 7 + j * 3) % 40, hours => i % 24) END,
-				jsonb_build_object('label', (ARRAY['home', 'cart', 'list'])[(i * j) % 3 + 1], 'price', (i * j) % 100,
-					'channel', CASE WHEN j = 1 THEN 'web' ELSE 'app' END)
-			FROM generate_series(1, $3) i, generate_series(1, 5) j`,
-		`INSERT INTO segment_sales SELECT $1, 'S' || i, lpad(i::text, 8, '0'),
-				CASE WHEN i % 13 <> 0 THEN $2::timestamptz - make_interval(days => i % 90, hours => i % 24) END,
-				(i % 100) * 100, CASE WHEN i % 2 = 0 THEN '{P1}'::text[] ELSE '{P2,P3}'::text[] END, i % 9 <> 0
-			FROM generate_series(1, $3) i`,
-	} {
-		if _, err := tx.Exec(ctx, sql, company, now, n); err != nil {
-			tb.Fatal(err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clientele/clientele/readmodels/segmentfactstest"
 	"os"
 	"slices"
 	"strconv"
@@ -80,7 +81,7 @@ func BenchmarkApplyImport(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	insertFacts(b, ctx, tx, company, n, now.Add(-time.Hour))
+	segmentfactstest.Insert(b, ctx, tx, company, n, now.Add(-time.Hour))
 	setMixedRules(b, ctx, tx, company)
 	if err := segments.BackfillChanged(ctx, tx, company, now.Add(-time.Hour), keysOf(mixedRules)); err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package segments_test
 import (
 	"context"
 	"fmt"
+	"github.com/clientele/clientele/readmodels/segmentfactstest"
 	"os"
 	"strconv"
 	"strings"
@@ -56,7 +57,7 @@ func BenchmarkBackfill(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	insertFacts(b, ctx, tx, company, n, now)
+	segmentfactstest.Insert(b, ctx, tx, company, n, now)
 	setMixedRules(b, ctx, tx, company)
 	if err := segments.BackfillChanged(ctx, tx, company, now, keysOf(mixedRules)); err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package segments_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/clientele/clientele/readmodels/segmentfactstest"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func TestBackfillSameAsDecidingEveryone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	insertFacts(t, ctx, tx, company, n, t0)
+	segmentfactstest.Insert(t, ctx, tx, company, n, t0)
 	setMixedRules(t, ctx, tx, company)
 	setRule(t, ctx, tx, company, "gone", `{"segment":"s01"}`, "archived")
 	if err := segments.DecideEveryone(ctx, tx, company, t0); err != nil {
