@@ -44,9 +44,10 @@ type EventLog interface {
 	NextCommit(ctx context.Context, q Querier, pos Position, upTo uint64) (uint64, bool, error)
 	// CountEvents counts the events after `after` up to and including
 	// upTo, each a position of an event or zero (as checkpoints and heads
-	// are): a scan of what it counts (PostgreSQL: cheap for a lag, the
-	// whole log from zero) or a subtraction (EventStoreDB).
-	CountEvents(ctx context.Context, q Querier, after, upTo Position) (int64, error)
+	// are), but no more than atMost when it is above zero: a scan of what
+	// it counts (PostgreSQL: cheap for a small lag, the whole log from
+	// zero; atMost bounds it) or a subtraction (EventStoreDB).
+	CountEvents(ctx context.Context, q Querier, after, upTo Position, atMost int64) (int64, error)
 	// CommitHasType reports whether the commit of transaction txID holds
 	// an event of type eventType; an unknown commit holds none.
 	CommitHasType(ctx context.Context, q Querier, txID uint64, eventType string) (bool, error)

@@ -145,11 +145,12 @@ func resetCheckpoint(ctx context.Context, tx pgx.Tx, name string, pos eventstore
 	return nil
 }
 
-// countEvents counts the events after `after` up to and including upTo
-// (eventstore.EventLog.CountEvents), reading log in q: cheap for a lag, a
-// full scan from the start of a log in PostgreSQL.
-func countEvents(ctx context.Context, log eventstore.EventLog, q eventstore.Querier, after, upTo eventstore.Position) (int64, error) {
-	n, err := log.CountEvents(ctx, q, after, upTo)
+// countEvents counts the events after `after` up to and including upTo,
+// no more than atMost when it is above zero
+// (eventstore.EventLog.CountEvents), reading log in q: cheap for a small
+// lag, a full scan from the start of a log in PostgreSQL.
+func countEvents(ctx context.Context, log eventstore.EventLog, q eventstore.Querier, after, upTo eventstore.Position, atMost int64) (int64, error) {
+	n, err := log.CountEvents(ctx, q, after, upTo, atMost)
 	if err != nil {
 		return 0, fmt.Errorf("projections: count events: %w", err)
 	}

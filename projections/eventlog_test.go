@@ -210,9 +210,11 @@ func TestEventLogs(t *testing.T) {
 	t.Run("CountEvents", func(t *testing.T) {
 		for _, after := range ats {
 			for _, upTo := range ats {
-				same(t, fmt.Sprintf("CountEvents(%v, %v)", after, upTo), func(l *logUnder) (any, error) {
-					return l.log.CountEvents(ctx, l.q, l.pos(after), l.pos(upTo))
-				})
+				for _, atMost := range []int64{0, 1, 3} {
+					same(t, fmt.Sprintf("CountEvents(%v, %v, %d)", after, upTo, atMost), func(l *logUnder) (any, error) {
+						return l.log.CountEvents(ctx, l.q, l.pos(after), l.pos(upTo), atMost)
+					})
+				}
 			}
 		}
 	})

@@ -31,7 +31,7 @@ func newMetrics(names []string) *metrics {
 		}, []string{"projection"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "clientele_projection_lag_events",
-			Help: "Events in the log after the projection's checkpoint (0 for inline projections), refreshed periodically.",
+			Help: "Events in the log after the projection's checkpoint, counted up to 100,000 (0 for inline projections), refreshed periodically.",
 		}, []string{"projection"}),
 		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "clientele_projection_stalled_companies",

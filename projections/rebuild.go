@@ -167,7 +167,7 @@ func (rb *rebuilder) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if rb.total, err = countEvents(ctx, rb.log, rb.pool, eventstore.Position{}, head); err != nil {
+	if rb.total, err = countEvents(ctx, rb.log, rb.pool, eventstore.Position{}, head, 0); err != nil {
 		return err
 	}
 	rb.progress(0, rb.total)
@@ -331,7 +331,7 @@ func (rb *rebuilder) advance(ctx context.Context, events []eventstore.RecordedEv
 		if err != nil {
 			return err
 		}
-		rest, err := countEvents(ctx, rb.log, rb.pool, rb.pos, head)
+		rest, err := countEvents(ctx, rb.log, rb.pool, rb.pos, head, 0)
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log
 	}
 	out := make([]ProjectionStatus, 0, len(inline)+len(async))
 	if len(inline) > 0 {
-		total, err := countEvents(ctx, log, pool, eventstore.Position{}, head)
+		total, err := countEvents(ctx, log, pool, eventstore.Position{}, head, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +105,7 @@ func Status(ctx context.Context, pool *pgxpool.Pool, store eventstore.Store, log
 		if err != nil {
 			return nil, err
 		}
-		lag, err := countEvents(ctx, log, pool, cp.Position, head)
+		lag, err := countEvents(ctx, log, pool, cp.Position, head, 0)
 		if err != nil {
 			return nil, err
 		}

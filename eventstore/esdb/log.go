@@ -73,12 +73,16 @@ func (l Log) NextCommit(ctx context.Context, _ eventstore.Querier, pos eventstor
 // of the bounds' Global. Both must be positions of events or zero (as
 // checkpoints, heads and the positions of read events are); a position
 // between two events, which the PostgreSQL log counts by its place, is
-// not supported.
-func (Log) CountEvents(_ context.Context, _ eventstore.Querier, after, upTo eventstore.Position) (int64, error) {
+// not supported. atMost, above zero, caps the count.
+func (Log) CountEvents(_ context.Context, _ eventstore.Querier, after, upTo eventstore.Position, atMost int64) (int64, error) {
 	if !after.Less(upTo) {
 		return 0, nil
 	}
-	return upTo.Global - after.Global, nil
+	n := upTo.Global - after.Global
+	if atMost > 0 {
+		n = min(n, atMost)
+	}
+	return n, nil
 }
 
 // CommitHasType reports whether the commit of transaction txID holds an

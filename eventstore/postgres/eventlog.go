@@ -19,8 +19,8 @@ func (EventLog) NextCommit(ctx context.Context, q eventstore.Querier, pos events
 }
 
 // CountEvents implements eventstore.EventLog (Log.CountEvents).
-func (EventLog) CountEvents(ctx context.Context, q eventstore.Querier, after, upTo eventstore.Position) (int64, error) {
-	return NewLog(q).CountEvents(ctx, after, upTo)
+func (EventLog) CountEvents(ctx context.Context, q eventstore.Querier, after, upTo eventstore.Position, atMost int64) (int64, error) {
+	return NewLog(q).CountEvents(ctx, after, upTo, atMost)
 }
 
 // CommitHasType implements eventstore.EventLog (Log.CommitHasType).

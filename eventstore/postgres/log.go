@@ -69,18 +69,24 @@ func (l Log) NextCommit(ctx context.Context, pos eventstore.Position, upTo uint6
 }
 
 // CountEvents counts the events after `after` up to and including upTo,
-// of every transaction, visible or not yet. The range is a scan of the
-// events primary key, so it costs what it counts: cheap for a lag, a full
-// scan from the start of the log.
-func (l Log) CountEvents(ctx context.Context, after, upTo eventstore.Position) (int64, error) {
+// of every transaction, visible or not yet, but no more than atMost when
+// it is above zero. The range is a scan of the events primary key, so it
+// costs what it counts: cheap for a small lag, a full scan from the start
+// of the log; atMost bounds it (a gauge of a projector a million events
+// behind read them all every time: 823 ms a call at 300,000).
+func (l Log) CountEvents(ctx context.Context, after, upTo eventstore.Position, atMost int64) (int64, error) {
 	if !after.Less(upTo) {
 		return 0, nil
 	}
+	var limit *int64 // NULL: no LIMIT
+	if atMost > 0 {
+		limit = &atMost
+	}
 	var n int64
-	err := l.q.QueryRow(ctx, `SELECT count(*) FROM events
+	err := l.q.QueryRow(ctx, `SELECT count(*) FROM (SELECT FROM events
 		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
-		  AND (transaction_id, global_position) <= ($3::text::xid8, $4)`,
-		strconv.FormatUint(after.TxID, 10), after.Global, strconv.FormatUint(upTo.TxID, 10), upTo.Global).Scan(&n)
+		  AND (transaction_id, global_position) <= ($3::text::xid8, $4) LIMIT $5) counted`,
+		strconv.FormatUint(after.TxID, 10), after.Global, strconv.FormatUint(upTo.TxID, 10), upTo.Global, limit).Scan(&n)
 	if err != nil {
 		return 0, err
 	}

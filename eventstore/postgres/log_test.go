@@ -53,13 +53,16 @@ func TestLog(t *testing.T) {
 	for _, c := range []struct {
 		name        string
 		after, upTo eventstore.Position
+		atMost      int64
 		want        int64
 	}{
-		{"whole log", eventstore.Position{}, a3.Last, 6},
-		{"after a commit", a1.Last, a2.Last, 2},
-		{"empty range", a2.Last, a1.Last, 0},
+		{"whole log", eventstore.Position{}, a3.Last, 0, 6},
+		{"after a commit", a1.Last, a2.Last, 0, 2},
+		{"empty range", a2.Last, a1.Last, 0, 0},
+		{"whole log, at most 4", eventstore.Position{}, a3.Last, 4, 4},
+		{"whole log, at most 7", eventstore.Position{}, a3.Last, 7, 6},
 	} {
-		if n, err := log.CountEvents(ctx, c.after, c.upTo); err != nil || n != c.want {
+		if n, err := log.CountEvents(ctx, c.after, c.upTo, c.atMost); err != nil || n != c.want {
 			t.Errorf("CountEvents %s = %d, %v; want %d", c.name, n, err, c.want)
 		}
 	}
