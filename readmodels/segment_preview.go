@@ -131,12 +131,20 @@ func (q *Segments) previewInSQL(ctx context.Context, companyID string, rule segm
 	}
 	args := append(compiled.args, PreviewSample, maxUnknown+1)
 	var sample, unknown []string
-	err = q.db.QueryRow(ctx, `WITH decided AS MATERIALIZED (`+compiled.sql+`)
+	// One round trip: the statement in a transaction of its own, with
+	// its settings.
+	var b pgx.Batch
+	b.Queue(`BEGIN READ ONLY`)
+	for _, set := range compiled.settings() {
+		b.Queue(set)
+	}
+	b.Queue(`WITH decided AS MATERIALIZED (`+compiled.sql+`)
 		SELECT (SELECT count(*) FROM decided WHERE member),
 			ARRAY(SELECT customer_id FROM decided WHERE member ORDER BY customer_id LIMIT $`+strconv.Itoa(len(args)-1)+`),
 			ARRAY(SELECT customer_id FROM decided WHERE member IS NULL ORDER BY customer_id LIMIT $`+strconv.Itoa(len(args))+`)`,
-		args...).Scan(&out.Size, &sample, &unknown)
-	if err != nil {
+		args...).QueryRow(func(row pgx.Row) error { return row.Scan(&out.Size, &sample, &unknown) })
+	b.Queue(`COMMIT`)
+	if err := q.db.SendBatch(ctx, &b); err != nil {
 		return out, err
 	}
 	if len(unknown) > maxUnknown {

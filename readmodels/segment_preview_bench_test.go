@@ -75,11 +75,21 @@ func BenchmarkSegmentPreview(b *testing.B) {
 	at := now.Add(time.Minute)
 	q := readmodels.NewSegments(pool)
 	explain := func(name string) {
-		sql, args, err := readmodels.PreviewStatement(company, rule, at)
+		settings, sql, args, err := readmodels.PreviewStatement(company, rule, at)
 		if err != nil {
 			b.Fatal(err)
 		}
-		rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+sql, args...)
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		for _, set := range settings {
+			if _, err := tx.Exec(ctx, set); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+sql, args...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -173,7 +183,7 @@ func insertPreviewMembers(tb testing.TB, ctx context.Context, tx pgx.Tx, company
 		if err != nil {
 			tb.Fatal(err)
 		}
-		sql, args, err := readmodels.PreviewStatement(company, rule, now)
+		_, sql, args, err := readmodels.PreviewStatement(company, rule, now)
 		if err != nil {
 			tb.Fatal(err)
 		}

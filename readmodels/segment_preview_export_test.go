@@ -19,8 +19,8 @@ func (q *Segments) PreviewInSQL(ctx context.Context, companyID string, rule segm
 }
 
 // PreviewStatement is the statement previewInSQL runs for rule, with its
-// arguments, for EXPLAIN.
-func PreviewStatement(companyID string, rule segment.Rule, now time.Time) (string, []any, error) {
+// arguments and the settings of its transaction, for EXPLAIN.
+func PreviewStatement(companyID string, rule segment.Rule, now time.Time) (settings []string, sql string, args []any, err error) {
 	c, err := compileRule(companyID, rule, now)
-	return c.sql, c.args, err
+	return c.settings(), c.sql, c.args, err
 }
