@@ -67,12 +67,25 @@ type ruleSQL struct {
 	ordered bool
 }
 
-// settings are the statement's settings, for its transaction: JIT off
-// (at a million customers it compiled the statement for 0.13 to 0.38 s,
-// more than it saved), and the joins run in their written order when
-// they are ordered.
+// settings are the statement's settings, for its transaction:
+//   - a plan made for its values each time: the same rule's statement
+//     run a sixth time on a connection may otherwise get PostgreSQL's
+//     generic plan, blind to the windows' dates (at 100,000 customers,
+//     21 s a preview instead of 0.2);
+//   - JIT off: at a million customers it compiled the statement for 0.13
+//     to 0.38 s, more than it saved;
+//   - the memory to aggregate a window's customers and hash them without
+//     spilling to disk (at a million, 274,513 customers with an event in
+//     7 days: the default 4 MB sent the aggregate to disk in 5 batches);
+//     the previews run one statement each, rarely (staff, bounded by
+//     PreviewTimeout);
+//   - hash joins, not merge joins: the planner cannot estimate how many
+//     customers a window keeps (17,598 for 274,513), and sorted both
+//     sides of each join for a merge;
+//   - the joins in their written order, when they are ordered.
 func (r ruleSQL) settings() []string {
-	s := []string{`SET LOCAL jit = off`}
+	s := []string{`SET LOCAL plan_cache_mode = force_custom_plan`, `SET LOCAL jit = off`,
+		`SET LOCAL work_mem = '64MB'`, `SET LOCAL enable_mergejoin = off`}
 	if r.ordered {
 		s = append(s, `SET LOCAL join_collapse_limit = 1`)
 	}
@@ -118,8 +131,8 @@ type leafJoin struct {
 // it, at a million customers, every set was hashed against the million
 // documents before the next was joined (docs/benchmarks.md, "The preview
 // in one statement"). So the required aggregates are joined first, one
-// to the next, and the documents read by key for what they keep; the
-// statement is run in that order (ordered).
+// to the next, and then the documents; the statement is run in that
+// order (ordered).
 func compileRule(company string, r segment.Rule, now time.Time) (ruleSQL, error) {
 	c := &ruleCompiler{now: now, fields: map[string]string{}}
 	c.arg(company)
