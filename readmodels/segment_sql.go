@@ -130,7 +130,7 @@ type leafJoin struct {
 // the planner cannot estimate any of them (counts in windows): left to
 // it, at a million customers, every set was hashed against the million
 // documents before the next was joined (docs/benchmarks.md, "The preview
-// in one statement"). So the required aggregates are joined first, one
+// at a million, ordered"). So the required aggregates are joined first, one
 // to the next, and then the documents; the statement is run in that
 // order (ordered).
 func compileRule(company string, r segment.Rule, now time.Time) (ruleSQL, error) {
