@@ -135,24 +135,30 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 	// A segment created now is backfilled: c1 and c3 live in Helsinki.
 	e.createSegment(admin, map[string]any{"segment_key": "hel", "name": "Helsinki", "rule": map[string]any{"field": "city", "eq": "Helsinki"}})
 	e.waitProjections()
-	if got, _ := e.segmentState(co); len(got) != 3 {
+	// (c1 may have left "hot" already: its window is a few seconds.)
+	if got, _ := e.segmentState(co); len(got) < 2 || got[0][:7] != "hel/c1/" || got[1][:7] != "hel/c3/" {
 		t.Fatalf("after the backfill: %v", got)
 	}
-	// c3 moves: it leaves, by its own change.
-	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "c3", "city": "Oulu"}]`)
-
 	// The window passes: c1 leaves "hot" at the instant it closed.
 	e.waitFor(30*time.Second, "c1 to leave hot", func() bool {
 		m, _ := e.segmentState(co)
-		return len(m) == 1
+		return len(m) == 2
 	})
+	// Then c3 moves: it leaves, by its own change. (After the window, not
+	// before it: the window is a few seconds, and on a loaded machine the
+	// backfill alone took them.)
+	e.importAll(admin, "/api/customers/upload/", `[{"external_id": "c3", "city": "Oulu"}]`)
+	e.waitProjections()
 	got, history = e.segmentState(co)
+	if len(history) != 5 {
+		t.Fatalf("history %+v: want 5 rows", history)
+	}
 	want := []historyRow{
 		{"hot", c1, true, entered, segments.CauseEvent},
 		{"hel", c1, true, history[1].At, segments.CauseRule},
 		{"hel", c3, true, history[1].At, segments.CauseRule},
-		{"hel", c3, false, history[3].At, segments.CauseCustomer},
 		{"hot", c1, false, eventAt.Add(24 * time.Hour), segments.CauseTime},
+		{"hel", c3, false, history[4].At, segments.CauseCustomer},
 	}
 	if diff := cmp.Diff(want, history); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
@@ -175,8 +181,8 @@ func TestSegmentMembersFollowTheLogAndTime(t *testing.T) {
 	if len(page.Customers) != 1 || page.Customers[0]["external_id"] != "c1" || page.NextURL != "" {
 		t.Errorf("members of hel: %+v", page)
 	}
-	if s := segmentOf(t, e.do(http.MethodGet, "/api/segments/hel/", bearer(admin))); s.Size != 1 || s.ComputedAt != eventAt.Add(24*time.Hour).Format(time.RFC3339Nano) {
-		t.Errorf("size of hel %d, computed_at %s (the window's end: the last change)", s.Size, s.ComputedAt)
+	if s := segmentOf(t, e.do(http.MethodGet, "/api/segments/hel/", bearer(admin))); s.Size != 1 || s.ComputedAt != history[4].At.Format(time.RFC3339Nano) {
+		t.Errorf("size of hel %d, computed_at %s (c3's move: the last change)", s.Size, s.ComputedAt)
 	}
 	globex := e.userToken(e.globexAd, globexHost)
 	e.do(http.MethodGet, "/api/customers/"+c1+"/segments/", bearer(globex), host(globexHost)).wantError(t, http.StatusNotFound, "not_found")

@@ -395,21 +395,17 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 		}
 	}
 
-	// The timers due by the commit fire first, on the facts before it.
-	touched := make([]string, 0, len(f.touched))
-	for id := range f.touched {
-		touched = append(touched, id)
-	}
-	slices.Sort(touched)
-	if err := fireDue(ctx, tx, f.company, &last, touched, f.at); err != nil {
+	// Every timer of the company due by the commit fires first, on the
+	// facts and rules before it: the touched customers' (decided on the
+	// facts before the commit), a backfill's (it decides everyone at T
+	// on the new rules), and every other: the history then holds a
+	// window that passed before the commit ahead of the commit's rows,
+	// as the timer loop recorded it live, and a rebuild, which replays
+	// the commits before any timer loop runs, records it in the same
+	// place (it recorded it after the commit's rows: the history's order
+	// differed from the live one's).
+	if err := fireDueCompany(ctx, tx, f.company, &last, f.at); err != nil {
 		return err
-	}
-	if len(f.rules) > 0 {
-		// The backfill decides every customer at T on the new rules: the
-		// timers due by T fire first, on the rules they were set by.
-		if err := fireDueCompany(ctx, tx, f.company, &last, f.at); err != nil {
-			return err
-		}
 	}
 
 	// Then the facts change.
@@ -444,11 +440,12 @@ func (m *Members) applyCommit(ctx context.Context, tx pgx.Tx, events []eventstor
 		}
 	}
 	var decide []string
-	for _, id := range touched {
+	for id := range f.touched {
 		if _, ok := gone[id]; !ok {
 			decide = append(decide, id)
 		}
 	}
+	slices.Sort(decide)
 	return evaluate(ctx, tx, f.company, &last, decide, docs, func(string) time.Time { return f.at },
 		func(id string) string { return f.touched[id] })
 }
