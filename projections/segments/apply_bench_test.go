@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clientele/clientele/domain/activity"
-	"github.com/clientele/clientele/domain/customer"
 	"github.com/clientele/clientele/eventstore"
 	"github.com/clientele/clientele/eventstore/postgres"
 	"github.com/clientele/clientele/internal/crypto"
@@ -113,7 +112,11 @@ func BenchmarkApplyImport(b *testing.B) {
 		for i := range ids {
 			ids[i] = fmt.Sprintf("n%07d", k*benchCustomersCommit+i)
 		}
-		customerCommits = append(customerCommits, keep(appendCustomers(b, ctx, store, keys, company, ids)))
+		// New customers, a third of them in Helsinki.
+		customerCommits = append(customerCommits, keep(upsertCustomers(b, ctx, store, keys, company, ids, func(i int) map[string]any {
+			return map[string]any{"external_id": ids[i], "city": []string{"Helsinki", "Turku", "Espoo"}[i%3], "age": i % 80,
+				"can_email": i%2 == 0, "tags": []string{"a", "vip"}[i%2:]}
+		})))
 		var evs []eventstore.Event
 		for i := range benchEventsCommit {
 			c := 1 + (k*benchEventsCommit+i)*7%n
@@ -177,38 +180,6 @@ func BenchmarkApplyImport(b *testing.B) {
 	run("events", eventCommits, benchEventsCommit, false)
 	run("customers-page", customerCommits, benchCustomersCommit, true)
 	run("events-page", eventCommits, benchEventsCommit, true)
-}
-
-// appendCustomers appends one commit creating the customers ids, sealed
-// as the write side seals them, half in Helsinki.
-func appendCustomers(b *testing.B, ctx context.Context, store *postgres.Store, keys crypto.KeyStore, company string, ids []string) eventstore.Committed {
-	b.Helper()
-	var out eventstore.Committed
-	err := pgx.BeginFunc(ctx, store.Pool(), func(tx pgx.Tx) error {
-		dk, err := keys.Create(ctx, tx, company, ids)
-		if err != nil {
-			return err
-		}
-		var streams []eventstore.StreamAppend
-		for i, id := range ids {
-			city := []string{"Helsinki", "Turku", "Espoo"}[i%3]
-			plain, _ := json.Marshal(customer.Changes{Set: map[string]any{"external_id": id, "city": city, "age": i % 80,
-				"can_email": i%2 == 0, "tags": []string{"a", "vip"}[i%2:]}})
-			sealed, err := crypto.Seal(dk[id], plain, []byte(id))
-			if err != nil {
-				return err
-			}
-			data, _ := json.Marshal(customer.Upserted{CustomerID: id, Created: true, Fields: []string{"city", "age", "can_email", "tags"}, Sealed: sealed})
-			streams = append(streams, eventstore.StreamAppend{StreamID: customer.Stream(company, id), ExpectedVersion: eventstore.NoStream,
-				Events: []eventstore.Event{{Type: customer.TypeUpserted, Data: data}}})
-		}
-		out, err = store.AppendTx(ctx, tx, eventstore.Commit{Metadata: eventstore.Metadata{CompanyID: company, Source: "test"}, Streams: streams})
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return out
 }
 
 // statementTimes is a pgx tracer that adds up the wall clock of each
